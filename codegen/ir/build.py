@@ -1,0 +1,323 @@
+"""IR builder: turns a resolved ACP schema into a `Protocol` (definitions, methods, order).
+
+Owns the classification of every `$defs` entry (enum, tagged union, struct, alias), the
+hoisting of union variants into named structs (`<Union><Tag>`, `<Union>Unknown`), nested
+unions (a variant whose payload is itself a tagged union), leniency hints, and the final
+ordering. Method tables come from `codegen.ir.methods`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from codegen.errors import fail, pointer_join
+from codegen.ir import naming
+from codegen.ir.methods import build_methods
+from codegen.ir.nodes import (
+    Alias,
+    Const,
+    Definition,
+    Enum,
+    EnumValue,
+    Field,
+    Lenience,
+    Protocol,
+    Ref,
+    Scalar,
+    Struct,
+    TaggedUnion,
+    TypeExpr,
+    UnionOf,
+    Variant,
+)
+from codegen.ir.order import order_definitions
+from codegen.ir.shapes import DOC_KEYS, EnumShape, UnionShape, enum_shape, union_shape
+from codegen.ir.types import is_object_schema, type_of
+from codegen.resolve import ResolvedSchema, ref_name
+
+LENIENCE_KEYS: dict[str, Lenience] = {
+    "x-deserialize-default-on-error": "default_on_error",
+    "x-deserialize-default-on-null": "default_on_null",
+    "x-deserialize-skip-invalid-items": "skip_invalid_items",
+}
+UNSTABLE_MARK = "**UNSTABLE**"
+
+
+def is_unstable(description: str | None) -> bool:
+    """Whether a description carries the schema's UNSTABLE marker."""
+    return bool(description) and UNSTABLE_MARK in (description or "")
+
+
+class Builder:
+    """Stateful walk over one schema; `build()` returns the finished Protocol."""
+
+    def __init__(self, resolved: ResolvedSchema) -> None:
+        self.resolved = resolved
+        self.defs = resolved.defs
+        self.out: dict[str, Definition] = {}
+        self.def_names: dict[str, str] = {}
+        self.in_progress: set[str] = set()
+        self.warnings: list[str] = []
+        self.reserved = {naming.class_name(k) for k in self.defs}
+
+    # -- entry points -------------------------------------------------------------------------
+    def build(self) -> Protocol:
+        """Build every definition and method."""
+        for key in self.defs:
+            self.def_ref(key)
+        methods, roots = build_methods(self.resolved, self.def_names, self.out)
+        doc = self.resolved.loaded.document
+        return Protocol(
+            title=str(doc.get("title", "")),
+            source=self.resolved.loaded.source,
+            sha256=self.resolved.loaded.sha256,
+            definitions=order_definitions(self.out),
+            methods=methods,
+            roots=roots,
+            warnings=tuple(self.warnings),
+        )
+
+    def def_ref(self, def_key: str) -> str:
+        """Python name for a `$defs` key, building the definition on first use."""
+        name = naming.class_name(def_key)
+        if def_key in self.def_names or def_key in self.in_progress:
+            return name
+        self.in_progress.add(def_key)
+        self.def_names[def_key] = name
+        self._build_named(name, self.defs[def_key], pointer_join("/$defs", def_key), def_key)
+        self.in_progress.discard(def_key)
+        return name
+
+    def hoist(self, name: str, schema: dict[str, Any], pointer: str) -> str:
+        """Name and build an inline object/union schema."""
+        name = self._fresh(name)
+        self._build_named(name, schema, pointer, None)
+        return name
+
+    # -- classification -----------------------------------------------------------------------
+    def _build_named(self, name: str, schema: Any, pointer: str, def_key: str | None) -> None:
+        if not isinstance(schema, dict):
+            self._add(Alias(name, Scalar("any"), None, pointer, def_key))
+            return
+        description = schema.get("description")
+        enum = enum_shape(schema)
+        if enum is not None:
+            self._add(self._enum(name, enum, description, pointer, def_key))
+            return
+        shape = union_shape(schema)
+        if shape is not None:
+            self._union(name, schema, shape, pointer, def_key)
+            return
+        if is_object_schema(schema) or (schema.get("type") == "object" and "allOf" in schema):
+            self._add(self._struct(name, schema, pointer, def_key=def_key))
+            return
+        self._add(Alias(name, type_of(schema, self, name, pointer), description, pointer, def_key))
+
+    def _enum(self, name: str, shape: EnumShape, description: str | None, pointer: str, def_key: str | None) -> Enum:
+        values = tuple(EnumValue(v, naming.constant(v), d) for v, d in shape.values)
+        return Enum(name, values, shape.open, description, pointer, def_key)
+
+    # -- structs ------------------------------------------------------------------------------
+    def _struct(
+        self,
+        name: str,
+        schema: dict[str, Any],
+        pointer: str,
+        *,
+        def_key: str | None = None,
+        skip: frozenset[str] = frozenset(),
+        role: str = "plain",
+        base: str | None = None,
+        leading: tuple[Field, ...] = (),
+    ) -> Struct:
+        fields: list[Field] = list(leading)
+        taken = {f.wire_name for f in fields} | set(skip)
+        for i, part in enumerate(schema.get("allOf") or ()):
+            if not isinstance(part, dict):
+                continue
+            part_ptr = f"{pointer}/allOf/{i}"
+            if "$ref" in part:
+                target_key = ref_name(part["$ref"])
+                target = self.out.get(self.def_ref(target_key))
+                if isinstance(target, Struct) and base is None and not fields:
+                    base = target.name
+                    taken |= {f.wire_name for f in self._all_fields(target)}
+                    continue
+                part = self.defs[target_key]
+                part_ptr = pointer_join("/$defs", target_key)
+            for f in self._fields_of(name, part, part_ptr):
+                if f.wire_name not in taken:
+                    fields.append(f)
+                    taken.add(f.wire_name)
+        for f in self._fields_of(name, schema, pointer):
+            if f.wire_name not in taken:
+                fields.append(f)
+                taken.add(f.wire_name)
+            elif f.wire_name not in skip and not any(x.wire_name == f.wire_name for x in leading):
+                fields = [f if x.wire_name == f.wire_name else x for x in fields]
+        extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
+        description = schema.get("description")
+        return Struct(
+            name=name,
+            description=description,
+            fields=tuple(fields),
+            pointer=pointer,
+            base=base,
+            extra="forbid" if extra is False else "allow",
+            def_name=def_key,
+            role=role,  # type: ignore[arg-type]
+            unstable=is_unstable(description),
+        )
+
+    def _all_fields(self, struct: Struct) -> list[Field]:
+        chain: list[Field] = []
+        if struct.base:
+            base = self.out.get(struct.base)
+            if isinstance(base, Struct):
+                chain.extend(self._all_fields(base))
+        return chain + list(struct.fields)
+
+    def _fields_of(self, owner: str, schema: dict[str, Any], pointer: str) -> list[Field]:
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return []
+        required = set(schema.get("required") or ())
+        return [self._field(owner, wire, prop, wire in required, pointer_join(pointer, "properties", wire)) for wire, prop in props.items()]
+
+    def _field(self, owner: str, wire: str, prop: Any, required: bool, pointer: str) -> Field:
+        prop = prop if isinstance(prop, dict) else {}
+        lenience: list[Lenience] = []
+        for key, value in prop.items():
+            if key in LENIENCE_KEYS and value:
+                lenience.append(LENIENCE_KEYS[key])
+            elif key.startswith("x-deserialize-") and key not in LENIENCE_KEYS:
+                self.warnings.append(f"{self.resolved.label}#{pointer}: unknown leniency hint {key!r} ignored")
+        description = prop.get("description")
+        return Field(
+            wire_name=wire,
+            py_name=naming.field_name(wire),
+            type=type_of(prop, self, owner + naming.pascal(wire), pointer),
+            required=required,
+            description=description,
+            pointer=pointer,
+            default_json=json.dumps(prop["default"], sort_keys=True) if "default" in prop else None,
+            lenience=tuple(sorted(set(lenience))),
+            unstable=is_unstable(description),
+        )
+
+    # -- tagged unions ------------------------------------------------------------------------
+    def _union(self, name: str, schema: dict[str, Any], shape: UnionShape, pointer: str, def_key: str | None) -> None:
+        tag = shape.tag
+        key = "anyOf" if "anyOf" in schema else "oneOf"
+        options = schema[key]
+        base: str | None = None
+        base_tag: Field | None = None
+        if isinstance(schema.get("properties"), dict):
+            base_struct = self._struct(self._fresh(name + "Base"), schema, pointer, role="base")
+            base_tag = next((f for f in base_struct.fields if f.wire_name == tag), None)
+            base_struct = Struct(**{**base_struct.__dict__, "fields": tuple(f for f in base_struct.fields if f.wire_name != tag)})
+            self._add(base_struct)
+            base = base_struct.name
+        tag_enum: str | None = None
+        if shape.fallback is not None:
+            tag_enum = self._tag_enum(name, shape, base_tag is not None, pointer)
+        variants: list[Variant] = []
+        for tag_value, option in shape.known:
+            i = options.index(option)
+            target = self._variant(name, tag, tag_value, option, f"{pointer}/{key}/{i}", base, tag_enum if base_tag else None)
+            variants.append(Variant(tag_value, target, option.get("description")))
+        if shape.none is not None:
+            i = options.index(shape.none)
+            none_name = self._fresh(name + "None")
+            self._add(self._struct(none_name, shape.none, f"{pointer}/{key}/{i}", role="variant", base=base))
+            variants.append(Variant(None, none_name, shape.none.get("description")))
+        unknown: str | None = None
+        if shape.fallback is not None:
+            i = options.index(shape.fallback)
+            unknown = self._fresh(name + "Unknown")
+            tag_field = self._tag_field(tag, Ref(tag_enum) if tag_enum else Scalar("str"), f"{pointer}/{key}/{i}", None)
+            self._add(self._struct(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,)))
+        lenient_tag = base_tag is not None and "default_on_error" in base_tag.lenience
+        self._add(
+            TaggedUnion(name, tag, naming.field_name(tag), tuple(variants), unknown, schema.get("description"), pointer, tag_enum, def_key, lenient_tag)
+        )
+
+    def _tag_field(self, tag: str, type_: TypeExpr, pointer: str, const: str | None) -> Field:
+        return Field(
+            wire_name=tag,
+            py_name=naming.field_name(tag),
+            type=type_,
+            required=const is None,
+            description=None,
+            pointer=pointer_join(pointer, "properties", tag),
+            default_json=json.dumps(const) if const is not None else None,
+            tag=True,
+        )
+
+    def _tag_enum(self, union: str, shape: UnionShape, tag_is_field: bool, pointer: str) -> str:
+        preferred = naming.pascal(shape.tag) if tag_is_field else union + "Tag"
+        name = preferred if preferred not in self.reserved and preferred not in self.out else self._fresh(union + "Tag")
+        values = tuple(EnumValue(v, naming.constant(v), opt.get("description")) for v, opt in shape.known)
+        fallback = shape.fallback or {}
+        fallback_desc = (fallback.get("properties") or {}).get(shape.tag, {}).get("description")
+        self._add(Enum(name, values, True, fallback_desc or f"Tag values of `{union}`.", pointer, None))
+        return name
+
+    def _variant(
+        self, union: str, tag: str, value: str, option: dict[str, Any], pointer: str, base: str | None, tag_enum: str | None
+    ) -> str:
+        name = self._fresh(union + naming.pascal(value))
+        tag_type: TypeExpr = Ref(tag_enum) if tag_enum else Const(value)
+        tag_field = self._tag_field(tag, tag_type, pointer, value)
+        refs = [p for p in option.get("allOf") or () if isinstance(p, dict) and "$ref" in p]
+        own = {k for k in (option.get("properties") or {}) if k != tag}
+        if len(refs) == 1 and not own and base is None:
+            inner = self.out.get(self.def_ref(ref_name(refs[0]["$ref"])))
+            if isinstance(inner, TaggedUnion):
+                return self._nested(name, inner, tag_field)
+        struct = self._struct(name, option, pointer, role="variant", base=base, skip=frozenset({tag}), leading=(tag_field,))
+        self._add(struct)
+        return name
+
+    def _nested(self, name: str, inner: TaggedUnion, tag_field: Field) -> str:
+        """A variant whose payload is another tagged union: re-tag each inner variant."""
+        variants: list[Variant] = []
+        for v in inner.variants:
+            target = self.out[v.target]
+            suffix = v.target[len(inner.name) :] if v.target.startswith(inner.name) else v.target
+            sub = self._fresh(name + suffix)
+            if isinstance(target, TaggedUnion):
+                self._nested(sub, target, tag_field)
+            else:
+                self._add(Struct(sub, target.description if isinstance(target, Struct) else None, (tag_field,), tag_field.pointer, base=v.target, role="variant"))
+            variants.append(Variant(v.tag, sub, v.description))
+        unknown = None
+        if inner.unknown:
+            unknown = self._fresh(name + "Unknown")
+            self._add(Struct(unknown, None, (tag_field,), tag_field.pointer, base=inner.unknown, role="unknown"))
+        self._add(
+            TaggedUnion(name, inner.tag_wire, inner.tag_py, tuple(variants), unknown, inner.description, inner.pointer, inner.tag_enum, None, inner.lenient_tag)
+        )
+        return name
+
+    # -- bookkeeping --------------------------------------------------------------------------
+    def _fresh(self, name: str) -> str:
+        """A hoisted name: never a `$defs` class name, never one already built."""
+        candidate = name
+        while candidate in self.out or candidate in self.reserved:
+            candidate += "_"
+        return candidate
+
+    def _add(self, definition: Definition) -> None:
+        if definition.name in self.out:
+            raise fail("name-clash", f"two definitions named {definition.name!r}", file=self.resolved.label, pointer=definition.pointer)
+        self.out[definition.name] = definition
+
+
+def build_protocol(resolved: ResolvedSchema) -> Protocol:
+    """Build the IR of a resolved schema."""
+    return Builder(resolved).build()
+
+
+__all__ = ["build_protocol", "is_unstable", "DOC_KEYS", "UnionOf"]

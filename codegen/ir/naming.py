@@ -1,0 +1,89 @@
+"""Naming rules: how wire names become Python identifiers (fields, classes, constants, handlers).
+
+All spellings are pure functions of the wire text, so the same schema name always gives the same
+Python name whatever else changes in a revision.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
+
+# Attributes of pydantic.BaseModel (and our own helpers) a field must not shadow.
+_RESERVED_FIELDS = frozenset(
+    {
+        "copy",
+        "dict",
+        "json",
+        "schema",
+        "schema_json",
+        "construct",
+        "validate",
+        "fields",
+        "from_orm",
+        "parse_obj",
+        "parse_raw",
+        "parse_file",
+        "update_forward_refs",
+        "to_json",
+        "from_json",
+        "to_dict",
+        "from_dict",
+    }
+)
+
+
+def words(text: str) -> list[str]:
+    """Split a wire name (camelCase, snake_case, kebab, paths) into lower-case words."""
+    out: list[str] = []
+    for chunk in _NON_WORD.split(text):
+        if chunk:
+            out.extend(w.lower() for w in _CAMEL_BOUNDARY.split(chunk) if w)
+    return out
+
+
+def snake(text: str) -> str:
+    """`sessionId` -> `session_id`, `session/request_permission` -> `session_request_permission`."""
+    name = "_".join(words(text)) or "value"
+    if name[0].isdigit():
+        name = "v_" + name
+    return name
+
+
+def field_name(wire: str) -> str:
+    """Python attribute for a wire property; avoids keywords and BaseModel attributes."""
+    name = snake(wire)
+    if keyword.iskeyword(name) or name in _RESERVED_FIELDS or name.startswith("model_"):
+        name += "_"
+    return name
+
+
+def pascal(text: str) -> str:
+    """`end_turn` -> `EndTurn`, `resource_link` -> `ResourceLink`, `date-time` -> `DateTime`."""
+    name = "".join(w[:1].upper() + w[1:] for w in words(text)) or "Value"
+    if name[0].isdigit():
+        name = "V" + name
+    return name
+
+
+def constant(text: str) -> str:
+    """`in_progress` -> `IN_PROGRESS`, `date-time` -> `DATE_TIME`."""
+    name = "_".join(w.upper() for w in words(text)) or "VALUE"
+    if name[0].isdigit():
+        name = "V_" + name
+    return name
+
+
+def handler_name(wire_method: str) -> str:
+    """Handler method for a wire method: `session/prompt` -> `session_prompt`."""
+    return snake(wire_method)
+
+
+def class_name(def_key: str) -> str:
+    """Python class name for a `$defs` key (kept as is when already an identifier)."""
+    if def_key.isidentifier() and not keyword.iskeyword(def_key) and def_key[:1].isupper():
+        return def_key
+    return pascal(def_key)

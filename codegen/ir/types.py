@@ -1,0 +1,112 @@
+"""Type expressions: turns a property's JSON Schema into a `TypeExpr`, hoisting inline objects.
+
+Owns the mapping of JSON Schema keywords (`type`, `$ref`, `allOf`, `anyOf`/`oneOf`, `const`,
+`enum`, `items`, `additionalProperties`, numeric and string constraints) to IR type nodes.
+Inline objects and inline tagged unions are hoisted into named definitions by the builder
+(`Hoister.hoist`), named after their owner and property so the name never depends on position.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
+from codegen.ir.shapes import DOC_KEYS, options_of
+from codegen.resolve import ref_name
+
+_STRING_CONSTRAINTS = ("minLength", "maxLength", "pattern")
+_NUMBER_CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_ARRAY_CONSTRAINTS = ("minItems", "maxItems", "uniqueItems")
+_SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "bool", "null": "none"}
+
+
+class Hoister(Protocol):
+    """What type conversion needs from the builder."""
+
+    def def_ref(self, def_key: str) -> str:
+        """Python name of the definition for a `$defs` key (building it if needed)."""
+
+    def hoist(self, name: str, schema: dict[str, Any], pointer: str) -> str:
+        """Build a named definition for an inline schema; return its Python name."""
+
+
+def _constraints(schema: dict[str, Any], keys: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, schema[k]) for k in keys if k in schema)
+
+
+def union(options: list[TypeExpr]) -> TypeExpr:
+    """Flatten and de-duplicate options into one union (or the single option)."""
+    flat: list[TypeExpr] = []
+    for opt in options:
+        for o in opt.options if isinstance(opt, UnionOf) else (opt,):
+            if o not in flat:
+                flat.append(o)
+    if any(isinstance(o, Scalar) and o.kind == "any" for o in flat):
+        return Scalar("any")
+    return flat[0] if len(flat) == 1 else UnionOf(tuple(flat))
+
+
+def is_object_schema(schema: dict[str, Any]) -> bool:
+    """An object with declared properties (a struct rather than a map)."""
+    t = schema.get("type")
+    return isinstance(schema.get("properties"), dict) and (t is None or t == "object" or (isinstance(t, list) and "object" in t))
+
+
+def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr:
+    """Convert a property schema to a type expression; `owner` names hoisted inline types."""
+    if schema is True or schema is None or (isinstance(schema, dict) and not set(schema) - DOC_KEYS):
+        return Scalar("any")
+    if schema is False or not isinstance(schema, dict):
+        return Scalar("any")
+    if "$ref" in schema:
+        return Ref(builder.def_ref(ref_name(schema["$ref"])))
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and not (set(schema) - DOC_KEYS - {"allOf", "x-deserialize-default-on-error", "x-deserialize-default-on-null", "x-deserialize-skip-invalid-items"}):
+        return type_of(all_of[0], builder, owner, pointer + "/allOf/0")
+    if "const" in schema:
+        value = schema["const"]
+        return Const(value) if isinstance(value, (str, int, bool)) or value is None else Scalar("any")
+    opts = options_of(schema)
+    if opts is not None and (is_object_schema(schema) or _tagged_or_enum(schema)):
+        return Ref(builder.hoist(owner, schema, pointer))
+    if opts is not None:
+        key = "anyOf" if "anyOf" in schema else "oneOf"
+        return union([type_of(o, builder, owner, f"{pointer}/{key}/{i}") for i, o in enumerate(opts)])
+    if isinstance(schema.get("enum"), list):
+        return union([Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any") for v in schema["enum"]])
+    types = schema.get("type")
+    type_list = types if isinstance(types, list) else [types] if isinstance(types, str) else []
+    if not type_list:
+        return Ref(builder.hoist(owner, schema, pointer)) if is_object_schema(schema) else Scalar("any")
+    return union([_one_type(t, schema, builder, owner, pointer) for t in type_list])
+
+
+def _tagged_or_enum(schema: dict[str, Any]) -> bool:
+    from codegen.ir.shapes import enum_shape, union_shape
+
+    return union_shape(schema) is not None or (enum_shape(schema) is not None and enum_shape(schema).open)  # type: ignore[union-attr]
+
+
+def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str) -> TypeExpr:
+    if t == "object":
+        if is_object_schema(schema):
+            return Ref(builder.hoist(owner, schema, pointer))
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and set(extra) - DOC_KEYS:
+            return MapOf(type_of(extra, builder, owner + "Value", pointer + "/additionalProperties"))
+        return Scalar("object")
+    if t == "array":
+        item = type_of(schema.get("items", {}), builder, owner + "Item", pointer + "/items")
+        return ArrayOf(
+            item,
+            _constraints(schema, _ARRAY_CONSTRAINTS),
+            skip_invalid=bool(schema.get("x-deserialize-skip-invalid-items")),
+        )
+    kind = _SCALARS.get(t)
+    if kind is None:
+        return Scalar("any")
+    if kind == "str":
+        return Scalar("str", schema.get("format"), _constraints(schema, _STRING_CONSTRAINTS))
+    if kind in ("int", "number"):
+        return Scalar(kind, schema.get("format"), _constraints(schema, _NUMBER_CONSTRAINTS))  # type: ignore[arg-type]
+    return Scalar(kind)  # type: ignore[arg-type]
