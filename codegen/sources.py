@@ -1,0 +1,364 @@
+"""Schema sources: source specs (path, url, npm, github) and fetching their bytes.
+
+Pinned remote sources are looked up in the cache, then in the shared directory, then on the
+network; whatever is used is checked against the pinned sha256 before it is cached or returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
+from urllib.parse import quote
+
+from codegen import __version__
+from codegen.errors import CodegenError, Diagnostic, fail
+
+if TYPE_CHECKING:
+    from codegen.pins import Pin
+
+Origin = Literal["local", "cache", "shared", "network"]
+
+NPM_TIMEOUT_SECONDS = 180.0
+HTTP_TIMEOUT_SECONDS = 20.0
+
+_NAME = r"[A-Za-z0-9_~][A-Za-z0-9._~-]*"
+_NPM = re.compile(rf"npm:(?P<package>(?:@{_NAME}/)?{_NAME})@(?P<version>[^\s#@/]+)#(?P<path>.+)")
+_GITHUB = re.compile(
+    r"github:(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)@(?P<commit>[^\s#@]+)#(?P<path>.+)"
+)
+
+
+@dataclass(frozen=True)
+class PathSource:
+    """A local file; a relative path is relative to the current directory."""
+
+    kind: ClassVar[str] = "path"
+    text: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class UrlSource:
+    """A plain http(s) URL."""
+
+    kind: ClassVar[str] = "url"
+    text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class NpmSource:
+    """A file inside a published npm package: `npm:<package>@<version>#<path>`."""
+
+    kind: ClassVar[str] = "npm"
+    text: str
+    package: str
+    version: str
+    path: str
+
+
+@dataclass(frozen=True)
+class GithubSource:
+    """A file of a GitHub repository at a commit: `github:<owner>/<repo>@<commit>#<path>`."""
+
+    kind: ClassVar[str] = "github"
+    text: str
+    owner: str
+    repo: str
+    commit: str
+    path: str
+
+    @property
+    def url(self) -> str:
+        """The raw.githubusercontent.com URL of the file."""
+        base = "https://raw.githubusercontent.com"
+        return f"{base}/{self.owner}/{self.repo}/{self.commit}/{self.path}"
+
+
+SourceSpec = PathSource | UrlSource | NpmSource | GithubSource
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """The bytes of a source, their sha256, and where they came from."""
+
+    data: bytes
+    sha256: str
+    source: str
+    label: str
+    origin: Origin
+
+
+def parse_source(text: str) -> SourceSpec:
+    """Parse a source spec; malformed npm: and github: specs raise `bad-source`."""
+    if text.startswith("npm:"):
+        match = _NPM.fullmatch(text)
+        if match is None or not _is_inner_path(match["path"]):
+            raise fail("bad-source", f"malformed npm source {text!r}: expected "
+                       "npm:<package>@<version>#<path inside the package>", file=text)
+        return NpmSource(text, match["package"], match["version"], match["path"])
+    if text.startswith("github:"):
+        match = _GITHUB.fullmatch(text)
+        if match is None or not _is_inner_path(match["path"]):
+            raise fail("bad-source", f"malformed github source {text!r}: expected "
+                       "github:<owner>/<repo>@<commit>#<path inside the repository>", file=text)
+        return GithubSource(text, match["owner"], match["repo"], match["commit"], match["path"])
+    if text.startswith(("http://", "https://")):
+        return UrlSource(text, text)
+    if not text:
+        raise fail("bad-source", "empty source spec")
+    return PathSource(text, Path(text))
+
+
+def project_root() -> Path:
+    """The project's root directory (the one holding `codegen/` and `schema/`)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def default_cache_dir() -> Path:
+    """`$ACP_CODEGEN_CACHE`, else `<project root>/.cache/acp-codegen`."""
+    env = os.environ.get("ACP_CODEGEN_CACHE")
+    return Path(env) if env else project_root() / ".cache" / "acp-codegen"
+
+
+def default_shared_dir() -> Path:
+    """`$ACP_CODEGEN_SHARED`, else `<project root>/../shared/schemas/acp` (may not exist)."""
+    env = os.environ.get("ACP_CODEGEN_SHARED")
+    return Path(env) if env else project_root().parent / "shared" / "schemas" / "acp"
+
+
+def fetch(
+    spec: SourceSpec,
+    *,
+    expected_sha256: str | None,
+    cache_dir: Path,
+    shared_dir: Path | None,
+    offline: bool = False,
+) -> Fetched:
+    """Get a source's bytes (cache, shared directory, then network) and verify their sha256."""
+    expected = expected_sha256.lower() if expected_sha256 else None
+    if isinstance(spec, PathSource):
+        return _verified(spec, _read_local(spec), expected, "local")
+    if expected is not None:
+        cached = _read_matching(cache_dir / expected, expected)
+        if cached is not None:
+            return Fetched(cached, expected, spec.text, spec.text, "cache")
+        found = _find_shared(shared_dir, expected) if shared_dir is not None else None
+        if found is not None:
+            return _store(cache_dir, _verified(spec, found.read_bytes(), expected, "shared"))
+    if isinstance(spec, NpmSource):
+        return _fetch_npm(spec, expected, cache_dir, offline)
+    if offline:
+        raise fail("fetch-failed", "offline, and the source is in neither the cache nor the "
+                   "shared directory", file=spec.text)
+    return _store(cache_dir, _verified(spec, _http_get(spec.url, spec.text), expected, "network"))
+
+
+def pull(
+    pins: Iterable[Pin],
+    cache_dir: Path,
+    shared_dir: Path | None,
+    *,
+    include_history: bool = False,
+    offline: bool = False,
+) -> list[Fetched]:
+    """Fetch and verify every pinned source (optionally history too); report all failures."""
+    wanted: list[tuple[str, str]] = []
+    for pin in pins:
+        wanted.append((pin.source, pin.sha256))
+        if include_history:
+            wanted.extend((old.source, old.sha256) for old in pin.history)
+    results: list[Fetched] = []
+    problems: list[Diagnostic] = []
+    for source, sha256 in dict.fromkeys(wanted):
+        try:
+            spec = parse_source(source)
+            results.append(fetch(spec, expected_sha256=sha256, cache_dir=cache_dir,
+                                 shared_dir=shared_dir, offline=offline))
+        except CodegenError as exc:
+            problems.extend(exc.diagnostics)
+    if problems:
+        raise CodegenError(*problems)
+    return results
+
+
+def _is_inner_path(path: str) -> bool:
+    """A relative path that stays inside its package or repository."""
+    parts = path.split("/")
+    return not path.startswith("/") and all(part not in ("", ".", "..") for part in parts)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _verified(spec: SourceSpec, data: bytes, expected: str | None, origin: Origin) -> Fetched:
+    """Wrap fetched bytes, raising `sha256-mismatch` when they are not the pinned ones."""
+    actual = _sha256(data)
+    if expected is not None and actual != expected:
+        raise fail("sha256-mismatch", f"{spec.text} ({origin}): expected sha256 {expected}, "
+                   f"got {actual}", file=spec.text)
+    return Fetched(data, actual, spec.text, spec.text, origin)
+
+
+def _read_local(spec: PathSource) -> bytes:
+    try:
+        return spec.path.read_bytes()
+    except FileNotFoundError:
+        raise fail("file-not-found", "no such file", file=spec.text) from None
+    except OSError as exc:
+        raise fail("fetch-failed", f"cannot read: {exc.strerror or exc}", file=spec.text) from None
+
+
+def _read_matching(path: Path, expected: str) -> bytes | None:
+    """The file's bytes if it exists and hashes to `expected`."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if _sha256(data) == expected else None
+
+
+def _find_shared(shared_dir: Path, expected: str) -> Path | None:
+    """A file of the shared directory claimed (by manifest.json) or found to have that sha256."""
+    if not shared_dir.is_dir():
+        return None
+    manifest = shared_dir / "manifest.json"
+    index = _manifest_index(shared_dir, manifest) if manifest.is_file() else None
+    if index is not None:
+        path = index.get(expected)
+        return path if path is not None and path.is_file() else None
+    for path in sorted(shared_dir.rglob("*.json")):
+        if path != manifest and _read_matching(path, expected) is not None:
+            return path
+    return None
+
+
+def _manifest_index(shared_dir: Path, manifest: Path) -> dict[str, Path] | None:
+    """sha256 -> file from `{"revisions": [{"id", "files": {name: sha256}}]}`; None if unusable."""
+    try:
+        revisions = json.loads(manifest.read_bytes())["revisions"]
+        index = {
+            str(sha256).lower(): shared_dir / str(revision["id"]) / str(name)
+            for revision in revisions
+            for name, sha256 in revision["files"].items()
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return index
+
+
+def _store(cache_dir: Path, fetched: Fetched, *extra: tuple[Path, bytes]) -> Fetched:
+    """Best-effort cache write of verified bytes (as `<sha256>`) and any extra files."""
+    for path, data in ((cache_dir / fetched.sha256, fetched.data), *extra):
+        try:
+            _write_atomic(path, data)
+        except OSError:
+            pass  # a read-only or full cache must not fail a fetch that succeeded
+    return fetched
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fetch_npm(spec: NpmSource, expected: str | None, cache_dir: Path, offline: bool) -> Fetched:
+    """Read the file out of the package tarball, cached by package@version."""
+    tarball = cache_dir / "npm" / (quote(f"{spec.package}@{spec.version}", safe="@") + ".tgz")
+    try:
+        blob = tarball.read_bytes()
+    except OSError:
+        if offline:
+            raise fail("fetch-failed", f"offline, and {spec.package}@{spec.version} is not in "
+                       "the cache", file=spec.text) from None
+        blob = _npm_pack(spec)
+        fetched = _verified(spec, _extract(blob, spec), expected, "network")
+        return _store(cache_dir, fetched, (tarball, blob))
+    return _store(cache_dir, _verified(spec, _extract(blob, spec), expected, "cache"))
+
+
+def _npm_pack(spec: NpmSource) -> bytes:
+    """Download a package tarball with the npm client."""
+    npm = shutil.which("npm")
+    what = f"{spec.package}@{spec.version}"
+    if npm is None:
+        raise fail("fetch-failed", f"cannot fetch {what}: the `npm` client is not on PATH",
+                   file=spec.text)
+    env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
+    with tempfile.TemporaryDirectory(prefix="acp-codegen-npm-") as tmp:
+        command = [npm, "pack", what, "--pack-destination", tmp, "--silent", "--loglevel=error"]
+        try:
+            done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
+                                  timeout=NPM_TIMEOUT_SECONDS, check=False)
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            raise fail("fetch-failed", f"`npm pack {what}`: {exc}", file=spec.text) from None
+        if done.returncode != 0:
+            raise fail("fetch-failed", f"`npm pack {what}` failed (exit {done.returncode}): "
+                       f"{_npm_reason(done.stderr)}", file=spec.text)
+        tarballs = list(Path(tmp).glob("*.tgz"))
+        if len(tarballs) != 1:
+            raise fail("fetch-failed", f"`npm pack {what}` left {len(tarballs)} tarballs",
+                       file=spec.text)
+        return tarballs[0].read_bytes()
+
+
+def _npm_reason(stderr: str) -> str:
+    """The first informative line of npm's error output (skipping `npm error code E404`)."""
+    lines = [line.removeprefix("npm error").strip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line]
+    fallback = lines[0] if lines else "no error output"
+    return next((line for line in lines if not line.startswith("code ")), fallback)
+
+
+def _extract(blob: bytes, spec: NpmSource) -> bytes:
+    """`package/<path>` out of an npm tarball."""
+    what = f"{spec.package}@{spec.version}"
+    try:
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+            try:
+                member = tar.extractfile(f"package/{spec.path}")
+            except KeyError:
+                member = None
+            if member is None:
+                raise fail("fetch-failed", f"{what} has no file {spec.path}", file=spec.text)
+            return member.read()
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise fail("fetch-failed", f"cannot read the tarball of {what}: {exc}",
+                   file=spec.text) from None
+
+
+def _http_get(url: str, label: str) -> bytes:
+    request = urllib.request.Request(url, headers={"User-Agent": f"acp-codegen/{__version__}"})
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
+            data: bytes = response.read()
+            return data
+    except urllib.error.HTTPError as exc:
+        reason = f"HTTP {exc.code} {exc.reason}"
+    except urllib.error.URLError as exc:
+        reason = str(exc.reason)
+    except (http.client.HTTPException, OSError) as exc:
+        reason = str(exc) or type(exc).__name__
+    raise fail("fetch-failed", f"cannot fetch {url}: {reason}", file=label)
