@@ -1,0 +1,5 @@
+"""`python -m codegen` runs the CLI."""
+
+from codegen.cli import main
+
+main()

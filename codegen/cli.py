@@ -1,0 +1,93 @@
+"""Command-line interface (Typer). Holds no logic: parses options, calls the pipeline, prints.
+
+Every failure arrives as a `CodegenError`; its diagnostics are printed once, one line each,
+and the exit status is 2. `--check` drift exits 1.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from codegen import __version__
+from codegen.errors import CodegenError
+from codegen.pins import default_pin_path, load_pins
+from codegen.sources import default_cache_dir, default_shared_dir, pull
+from codegen.ui import Reporter
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Generate typed Python bindings from the ACP JSON Schema.")
+
+PinsOption = Annotated[Path, typer.Option("--pins", help="Pin file listing the tracked targets.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and the summary line.")]
+
+
+def _fail(error: CodegenError, reporter: Reporter) -> NoReturn:
+    reporter.diagnostics(error.diagnostics)
+    raise typer.Exit(2)
+
+
+@app.command()
+def generate(
+    targets: Annotated[Optional[list[str]], typer.Argument(help="Pinned target names (default: all).")] = None,
+    schema: Annotated[Optional[str], typer.Option("--schema", help="Ad-hoc source: path, URL, npm:... or github:...")] = None,
+    package: Annotated[Optional[str], typer.Option("--package", help="Package name for --schema.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("generated"),
+    sha256: Annotated[Optional[str], typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the formatting cache.")] = False,
+    pins: PinsOption = default_pin_path(),
+    quiet: QuietOption = False,
+) -> None:
+    """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
+    from codegen.pipeline import Target, generate as run, pinned_targets
+
+    reporter = Reporter(quiet=quiet)
+    started = time.perf_counter()
+    try:
+        if schema is not None:
+            chosen = [Target(package or "acp_schema", package or "acp_schema", schema, sha256)]
+        else:
+            chosen = pinned_targets(load_pins(pins), targets or ())
+        results = run(chosen, out, check=check, use_cache=not no_cache, on_done=reporter.target_done)
+    except CodegenError as error:
+        _fail(error, reporter)
+    drifted = [r.drift for r in results if r.drift is not None and not r.drift.clean]
+    for drift in drifted:
+        sys.stdout.write(drift.diff)
+    reporter.generate_summary(results, time.perf_counter() - started, check=check)
+    if drifted:
+        reporter.note("generated/ is out of date: run `nox -s regen` (or `acp-codegen generate`) and commit the result.")
+        raise typer.Exit(1)
+
+
+@app.command("pull")
+def pull_command(
+    history: Annotated[bool, typer.Option("--history", help="Also fetch each target's history.")] = False,
+    pins: PinsOption = default_pin_path(),
+    quiet: QuietOption = False,
+) -> None:
+    """Fetch every pinned source into the cache and verify its sha256."""
+    reporter = Reporter(quiet=quiet)
+    started = time.perf_counter()
+    try:
+        fetched = pull(load_pins(pins), default_cache_dir(), default_shared_dir(), include_history=history)
+    except CodegenError as error:
+        _fail(error, reporter)
+    for item in fetched:
+        reporter.fetched(item)
+    reporter.summary(f"pulled {len(fetched)} source(s) in {time.perf_counter() - started:.2f}s")
+
+
+@app.command()
+def version() -> None:
+    """Print the generator version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    """Entry point for `python -m codegen`."""
+    app()

@@ -1,0 +1,138 @@
+"""The generation pipeline: load -> resolve -> IR -> render -> format -> write or check.
+
+Owns the order of the stages and what a "target" is (a source plus an output package). Each
+stage lives in its own module; this one only connects them and collects per-target results.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.errors import CodegenError, Diagnostic
+from codegen.fmt import format_files
+from codegen.ir.build import build_protocol
+from codegen.ir.methods import check_meta
+from codegen.ir.nodes import Protocol
+from codegen.load import LoadedSchema, load_document
+from codegen.pins import Pin, PinFile
+from codegen.render.package import render_package
+from codegen.resolve import resolve
+from codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
+from codegen.write import Drift, check_package, write_package
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to generate: where the schema comes from and which package it becomes."""
+
+    name: str
+    package: str
+    source: str
+    sha256: str | None = None
+
+    @classmethod
+    def from_pin(cls, pin: Pin) -> Target:
+        """The target a pin describes."""
+        return cls(pin.name, pin.package, pin.source, pin.sha256)
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """What generating one target did."""
+
+    target: Target
+    written: int
+    unchanged: int
+    drift: Drift | None
+    warnings: tuple[str, ...]
+    seconds: float
+
+
+def load(source: str, sha256: str | None = None, *, offline: bool = False) -> LoadedSchema:
+    """Load stage: fetch and parse one source (pinned sha256 verified when given)."""
+    spec = parse_source(source)
+    cache = default_cache_dir()
+    fetched = fetch(spec, expected_sha256=sha256, cache_dir=cache, shared_dir=default_shared_dir(), offline=offline)
+    return load_document(fetched)
+
+
+def build_ir(loaded: LoadedSchema) -> Protocol:
+    """Resolve and build the IR; cross-check with a `meta*.json` beside a local schema file."""
+    protocol = build_protocol(resolve(loaded))
+    spec = parse_source(loaded.source)
+    if isinstance(spec, PathSource):
+        meta = spec.path.with_name(spec.path.name.replace("schema", "meta", 1))
+        if meta != spec.path and meta.is_file():
+            try:
+                table = json.loads(meta.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise CodegenError(Diagnostic("error", "invalid-json", f"invalid JSON: {exc}", str(meta), None)) from None
+            check_meta(protocol, table, str(meta))
+    return protocol
+
+
+def ir_for(source: str, sha256: str | None = None) -> Protocol:
+    """Load + resolve + build for one source."""
+    return build_ir(load(source, sha256))
+
+
+def package_dir(out_dir: Path, package: str) -> Path:
+    """Where a (possibly dotted) package lives under the output directory."""
+    return out_dir.joinpath(*package.split("."))
+
+
+def render_target(target: Target, *, format_cache: Path | None) -> tuple[dict[str, str], Protocol]:
+    """Every file of a target's package, formatted."""
+    protocol = ir_for(target.source, target.sha256)
+    files = render_package(protocol, target.package)
+    return format_files(files, format_cache), protocol
+
+
+def generate(
+    targets: Iterable[Target],
+    out_dir: Path,
+    *,
+    check: bool = False,
+    use_cache: bool = True,
+    on_done: Callable[[TargetResult], None] | None = None,
+) -> list[TargetResult]:
+    """Generate (or check) every target; nothing is written for a target that fails."""
+    format_cache = default_cache_dir() / "black" if use_cache else None
+    rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
+    for target in targets:  # render everything first: a failure writes nothing at all
+        started = time.perf_counter()
+        files, protocol = render_target(target, format_cache=format_cache)
+        rendered.append((target, files, protocol, time.perf_counter() - started))
+    results: list[TargetResult] = []
+    for target, files, protocol, seconds in rendered:
+        directory = package_dir(out_dir, target.package)
+        if check:
+            drift: Drift | None = check_package(files, directory, target.package)
+            written, unchanged = 0, len(files)
+        else:
+            drift = None
+            written, unchanged = write_package(files, directory)
+        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds)
+        results.append(result)
+        if on_done is not None:
+            on_done(result)
+    return results
+
+
+def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:
+    """Targets for the named pins (all pins when no names are given)."""
+    wanted = list(names)
+    if not wanted:
+        return [Target.from_pin(p) for p in pins.targets]
+    out: list[Target] = []
+    for name in wanted:
+        pin = pins.get(name)
+        if pin is None:
+            known = ", ".join(p.name for p in pins.targets)
+            raise CodegenError(Diagnostic("error", "unknown-target", f"no pinned target {name!r} (known: {known})", str(pins.path), None))
+        out.append(Target.from_pin(pin))
+    return out
