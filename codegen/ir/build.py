@@ -9,6 +9,7 @@ ordering. Method tables come from `codegen.ir.methods`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from codegen.errors import fail, pointer_join
@@ -216,7 +217,7 @@ class Builder:
         if isinstance(schema.get("properties"), dict):
             base_struct = self._struct(self._fresh(name + "Base"), schema, pointer, role="base")
             base_tag = next((f for f in base_struct.fields if f.wire_name == tag), None)
-            base_struct = Struct(**{**base_struct.__dict__, "fields": tuple(f for f in base_struct.fields if f.wire_name != tag)})
+            base_struct = replace(base_struct, fields=tuple(f for f in base_struct.fields if f.wire_name != tag))
             self._add(base_struct)
             base = base_struct.name
         tag_enum: str | None = None
@@ -230,12 +231,18 @@ class Builder:
         if shape.none is not None:
             i = options.index(shape.none)
             none_name = self._fresh(name + "None")
-            self._add(self._struct(none_name, shape.none, f"{pointer}/{key}/{i}", role="variant", base=base))
+            none_struct = self._struct(none_name, shape.none, f"{pointer}/{key}/{i}", role="variant", base=base)
+            if base_tag is not None:  # the absent/null tag keeps the base property's leniency
+                fields = tuple(
+                    replace(f, lenience=base_tag.lenience) if f.wire_name == tag else f for f in none_struct.fields
+                )
+                none_struct = replace(none_struct, fields=fields)
+            self._add(none_struct)
             variants.append(Variant(None, none_name, shape.none.get("description")))
         unknown: str | None = None
         if shape.fallback is not None:
             i = options.index(shape.fallback)
-            unknown = self._fresh(name + "Unknown")
+            unknown = self._fresh("Unknown" + name)
             tag_field = self._tag_field(tag, Ref(tag_enum) if tag_enum else Scalar("str"), f"{pointer}/{key}/{i}", None)
             self._add(self._struct(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,)))
         lenient_tag = base_tag is not None and "default_on_error" in base_tag.lenience
@@ -294,7 +301,7 @@ class Builder:
             variants.append(Variant(v.tag, sub, v.description))
         unknown = None
         if inner.unknown:
-            unknown = self._fresh(name + "Unknown")
+            unknown = self._fresh("Unknown" + name)
             self._add(Struct(unknown, None, (tag_field,), tag_field.pointer, base=inner.unknown, role="unknown"))
         self._add(
             TaggedUnion(name, inner.tag_wire, inner.tag_py, tuple(variants), unknown, inner.description, inner.pointer, inner.tag_enum, None, inner.lenient_tag)
