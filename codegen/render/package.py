@@ -15,6 +15,7 @@ import jinja2
 from codegen import __version__
 from codegen.ir.nodes import Enum, Protocol, Struct
 from codegen.render import pytypes
+from codegen.render.dispatch import dispatch_context
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 
@@ -76,6 +77,7 @@ def render_package(protocol: Protocol, package: str) -> dict[str, str]:
         "definitions": protocol.definitions,
         "enums": [d for d in protocol.definitions if isinstance(d, Enum)],
         "structs": [d for d in protocol.definitions if isinstance(d, Struct)],
+        **dispatch_context(protocol),
     }
     files = {path: env.get_template(template).render(context) for path, template in PACKAGE_FILES}
     files["py.typed"] = ""
