@@ -456,7 +456,9 @@ class Connection:
             await asyncio.wait([task])
         await self._shutdown()
         owned = self._owned_run_task
-        if owned is not None and owned.done() and not owned.cancelled():
+        if owned is not None and not owned.done():
+            await asyncio.wait([owned])  # it had not started yet: run() returns at once
+        if owned is not None and not owned.cancelled():
             exc = owned.exception()
             if exc is not None:
                 logger.error("connection run() failed", exc_info=exc)
@@ -583,10 +585,15 @@ class Connection:
             return
         method: str = message["method"]
         params = message.get("params")
-        if "id" in message:
-            await self._handle_request(message["id"], method, params)
-        else:
-            self._handle_notification(method, params)
+        try:
+            if "id" in message:
+                await self._handle_request(message["id"], method, params)
+            else:
+                self._handle_notification(method, params)
+        except Exception as exc:  # e.g. a validator or order_key raising something unexpected
+            logger.exception("dispatching %s failed", method)
+            if "id" in message:
+                await self._reply_error(reply_id, RpcError.internal_error(_exception_text(exc)))
 
     # ------------------------------------------------------------------ inbound responses
 
