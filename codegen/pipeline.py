@@ -7,6 +7,7 @@ stage lives in its own module; this one only connects them and collects per-targ
 from __future__ import annotations
 
 import json
+import keyword
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from codegen.ir.nodes import Protocol
 from codegen.load import LoadedSchema, load_document
 from codegen.pins import Pin, PinFile
 from codegen.render.package import render_package
-from codegen.resolve import resolve
+from codegen.resolve import check_type_cycles, resolve
 from codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
 from codegen.write import Drift, check_package, write_package
 
@@ -63,6 +64,7 @@ def load(source: str, sha256: str | None = None, *, offline: bool = False) -> Lo
 def build_ir(loaded: LoadedSchema) -> Protocol:
     """Resolve and build the IR; cross-check with a `meta*.json` beside a local schema file."""
     protocol = build_protocol(resolve(loaded))
+    check_type_cycles(protocol, loaded.label)
     spec = parse_source(loaded.source)
     if isinstance(spec, PathSource):
         meta = spec.path.with_name(spec.path.name.replace("schema", "meta", 1))
@@ -80,8 +82,22 @@ def ir_for(source: str, sha256: str | None = None) -> Protocol:
     return build_ir(load(source, sha256))
 
 
+def check_package_name(package: str) -> None:
+    """Raise `bad-package` unless `package` is a dotted Python identifier (`a.b_c`).
+
+    Besides making the package importable, this keeps every write inside the output directory:
+    a name such as `./x` or `..x` would otherwise turn into a path outside it.
+    """
+    parts = package.split(".")
+    if not all(part.isidentifier() and not keyword.iskeyword(part) for part in parts):
+        raise CodegenError(
+            Diagnostic("error", "bad-package", f"package {package!r} is not a dotted Python identifier", "--package", None)
+        )
+
+
 def package_dir(out_dir: Path, package: str) -> Path:
     """Where a (possibly dotted) package lives under the output directory."""
+    check_package_name(package)
     return out_dir.joinpath(*package.split("."))
 
 
@@ -101,6 +117,9 @@ def generate(
     on_done: Callable[[TargetResult], None] | None = None,
 ) -> list[TargetResult]:
     """Generate (or check) every target; nothing is written for a target that fails."""
+    targets = list(targets)
+    for target in targets:  # before any work: a bad name must not cost a render, nor write
+        check_package_name(target.package)
     format_cache = default_cache_dir() / "black" if use_cache else None
     rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
     for target in targets:  # render everything first: a failure writes nothing at all

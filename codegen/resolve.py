@@ -2,21 +2,33 @@
 
 Owns: the ACP shape check (`$defs` plus at least one `x-method`), `$ref` targets (dangling
 references), reference cycles that no Python type can represent (a definition that is only an
-alias of itself through `$ref`/`allOf` chains), and the `x-side` vocabulary. Produces a
-`ResolvedSchema`: the document with its definitions and a lookup for local references.
+alias of itself through `$ref`/`allOf` chains; after the IR is built, `check_type_cycles` also
+catches type aliases that mention each other through unions or containers), the `x-method` and
+`x-side` vocabulary, and the combinators (`allOf`/`anyOf`/`oneOf` must be non-empty arrays).
+Only schema positions are inspected: property names and data (`const`, `enum`, `default`,
+`examples`) are never mistaken for keywords. Produces a `ResolvedSchema`: the document with its
+definitions and a lookup for local references.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.errors import CodegenError, Diagnostic, fail, pointer_join
 from codegen.load import LoadedSchema
 
+if TYPE_CHECKING:
+    from codegen.ir.nodes import Protocol
+
 KNOWN_SIDES = ("agent", "client", "both", "protocol", "proxy")
 DEFS_PREFIX = "#/$defs/"
+# Keywords whose value maps names (not keywords) to schemas.
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+# Keywords whose value is instance data, never a schema.
+_DATA = frozenset({"const", "enum", "default", "examples", "required", "x-method", "x-side"})
+_COMBINATORS = ("allOf", "anyOf", "oneOf")
 
 
 @dataclass(frozen=True)
@@ -43,14 +55,22 @@ def ref_name(ref: str) -> str:
 
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield (pointer, object) for every JSON object in the document."""
-    if isinstance(node, dict):
-        yield pointer, node
-        for key, value in node.items():
-            yield from _walk(value, pointer_join(pointer, key))
-    elif isinstance(node, list):
+    """Yield (pointer, object) for every schema object in the document (not data, not names)."""
+    if isinstance(node, list):
         for index, value in enumerate(node):
             yield from _walk(value, pointer_join(pointer, index))
+        return
+    if not isinstance(node, dict):
+        return
+    yield pointer, node
+    for key, value in node.items():
+        if key in _DATA:
+            continue
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            for name, sub in value.items():
+                yield from _walk(sub, pointer_join(pointer, key, name))
+        else:
+            yield from _walk(value, pointer_join(pointer, key))
 
 
 def _alias_target(schema: Any) -> str | None:
@@ -87,6 +107,28 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
                 )
         if "x-method" in obj:
             has_method = True
+            method = obj["x-method"]
+            if not isinstance(method, str) or not method:
+                problems.append(
+                    Diagnostic(
+                        "error",
+                        "bad-method",
+                        f"x-method must be a non-empty string, got {method!r}",
+                        label,
+                        pointer_join(pointer, "x-method"),
+                    )
+                )
+        for key in _COMBINATORS:
+            if key in obj and (not isinstance(obj[key], list) or not obj[key]):
+                problems.append(
+                    Diagnostic(
+                        "error",
+                        "bad-schema",
+                        f"{key} must be a non-empty array of schemas, got {obj[key]!r}",
+                        label,
+                        pointer_join(pointer, key),
+                    )
+                )
         side = obj.get("x-side")
         if side is not None and side not in KNOWN_SIDES:
             problems.append(
@@ -133,3 +175,56 @@ def _alias_cycles(defs: Mapping[str, Any], label: str) -> list[Diagnostic]:
                 break
             chain.append(current)
     return found
+
+
+def check_type_cycles(protocol: Protocol, label: str) -> None:
+    """Raise `ref-cycle` for type aliases that need each other to be defined first.
+
+    Aliases and tagged unions are evaluated when the generated module is imported, so an alias
+    that mentions itself (directly, or through other aliases, unions or containers such as
+    `list[...]`) has no Python type to stand for. Classes break such cycles; aliases cannot.
+    """
+    from codegen.ir.nodes import Alias, TaggedUnion
+    from codegen.ir.order import type_refs
+
+    eager: dict[str, set[str]] = {}
+    for d in protocol.definitions:
+        if isinstance(d, Alias):
+            eager[d.name] = set(type_refs(d.type))
+        elif isinstance(d, TaggedUnion):
+            eager[d.name] = {v.target for v in d.variants} | ({d.unknown} if d.unknown else set())
+    pointers = {d.name: d.pointer for d in protocol.definitions}
+    found: list[Diagnostic] = []
+    reported: set[str] = set()
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+
+    def visit(name: str, stack: list[str]) -> None:
+        state[name] = 1
+        stack.append(name)
+        for dep in sorted(eager.get(name, ())):
+            if dep not in eager:
+                continue
+            if state.get(dep) == 1:
+                cycle = stack[stack.index(dep) :]
+                if not reported.intersection(cycle):
+                    reported.update(cycle)
+                    path = " -> ".join([*cycle, dep])
+                    found.append(
+                        Diagnostic(
+                            "error",
+                            "ref-cycle",
+                            f"type alias cycle {path} has no type to stand for (no class breaks it)",
+                            label,
+                            pointers.get(dep),
+                        )
+                    )
+            elif dep not in state:
+                visit(dep, stack)
+        stack.pop()
+        state[name] = 2
+
+    for name in sorted(eager):
+        if name not in state:
+            visit(name, [])
+    if found:
+        raise CodegenError(*found)

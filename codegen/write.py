@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen.errors import fail
+
 
 @dataclass(frozen=True)
 class Drift:
@@ -60,28 +62,45 @@ def check_package(files: dict[str, str], directory: Path, package: str) -> Drift
 
 
 def write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
-    """Atomically replace `directory` with exactly `files`; return (written, unchanged) counts."""
+    """Atomically replace `directory` with exactly `files`; return (written, unchanged) counts.
+
+    An OSError (unwritable or occupied output path, full disk) becomes a `write-failed`
+    CodegenError; the old package is left in place.
+    """
+    try:
+        return _write_package(files, directory)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = exc.filename if isinstance(exc.filename, str) else str(directory)
+        raise fail("write-failed", f"cannot write package: {reason} ({where})", file=str(directory)) from None
+
+
+def _write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
     old = _existing(directory)
     written = sum(1 for k, v in files.items() if old.get(k) != v.encode())
     if written == 0 and set(old) == set(files):
         return 0, len(files)
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-new-", dir=directory.parent))
+    backup_root: Path | None = None
     try:
         for name, text in files.items():
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="\n")
-        backup = directory.parent / f".{directory.name}-old-{os.getpid()}"
-        if directory.exists():
+        if directory.exists() or directory.is_symlink():
+            backup_root = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
+            backup = backup_root / directory.name
             os.replace(directory, backup)
-        try:
-            os.replace(staging, directory)
-        except BaseException:
-            if backup.exists():
+            try:
+                os.replace(staging, directory)
+            except BaseException:
                 os.replace(backup, directory)
-            raise
-        shutil.rmtree(backup, ignore_errors=True)
+                raise
+        else:
+            os.replace(staging, directory)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if backup_root is not None:
+            shutil.rmtree(backup_root, ignore_errors=True)
     return written, len(files) - written
