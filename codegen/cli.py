@@ -91,3 +91,7 @@ def version() -> None:
 def main() -> None:
     """Entry point for `python -m codegen`."""
     app()
+
+from codegen.diff.command import diff as _diff  # noqa: E402
+
+app.command("diff")(_diff)

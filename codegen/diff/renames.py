@@ -1,0 +1,83 @@
+"""Renamed definitions: `$defs` entries that got a new key but stand in the same place.
+
+A `$defs` key never travels on the wire, so a renamed definition is not a wire change by
+itself. Owns finding them: a definition that exists only in the old revision is paired with
+one that exists only in the new revision when a kept method uses them as its params/result, or
+a kept field's type moved from one to the other. Paired definitions are compared as one (their
+hoisted children follow the new prefix), and the rename is reported as `DEFINITION_RENAMED`
+plus a generated-code `CLASS_RENAMED`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from codegen.diff.facts import Facts
+from codegen.diff.typecmp import split_null
+from codegen.ir.nodes import ArrayOf, MapOf, Ref, Struct, TypeExpr
+
+_SEPARATORS = (".", "[", "(", "#", "|")
+
+
+def find_renames(old: Facts, new: Facts) -> dict[str, str]:
+    """Old wire path -> new wire path for every named definition judged renamed."""
+    renames: dict[str, str] = {}
+
+    def pair(a: str | None, b: str | None) -> None:
+        if a is None or b is None or a == b or a in renames or b in renames.values():
+            return
+        if a in new.by_path or b in old.by_path:
+            return
+        if not old.by_path[a].def_name or not new.by_path[b].def_name:
+            return
+        renames[a] = b
+
+    before = {(m.side, m.wire_name, m.kind): m for m in old.protocol.methods}
+    for m in new.protocol.methods:
+        o = before.get((m.side, m.wire_name, m.kind))
+        if o is not None:
+            for x, y in ((o.params, m.params), (o.result, m.result)):
+                if x is not None and y is not None:
+                    pair(old.path(x), new.path(y))
+    for _ in range(4):  # a pair found inside a renamed struct can reveal another
+        count = len(renames)
+        mapper = path_mapper(renames)
+        for path, a in sorted(old.by_path.items()):
+            b = new.at(mapper(path))
+            if not isinstance(a, Struct) or not isinstance(b, Struct):
+                continue
+            fields = {f.wire_name: f for f in b.fields}
+            for f in a.fields:
+                other = fields.get(f.wire_name)
+                if other is not None:
+                    x, y = _ref(f.type), _ref(other.type)
+                    pair(None if x is None else old.path(x), None if y is None else new.path(y))
+        if len(renames) == count:
+            break
+    return renames
+
+
+def _ref(expr: TypeExpr) -> str | None:
+    """The definition a field's type is about: `X`, `X | null`, `array<X>`, `map<X>`."""
+    expr, _ = split_null(expr)
+    if isinstance(expr, ArrayOf):
+        expr = expr.item
+    elif isinstance(expr, MapOf):
+        expr = expr.value
+    return expr.name if isinstance(expr, Ref) else None
+
+
+def path_mapper(renames: dict[str, str]) -> Callable[[str], str]:
+    """A function taking an old wire path to where it lives in the new revision."""
+    if not renames:
+        return lambda path: path
+
+    def mapped(path: str) -> str:
+        if path in renames:
+            return renames[path]
+        for old_prefix in sorted(renames, key=len, reverse=True):
+            if path.startswith(old_prefix) and path[len(old_prefix) : len(old_prefix) + 1] in _SEPARATORS:
+                return renames[old_prefix] + path[len(old_prefix) :]
+        return path
+
+    return mapped
