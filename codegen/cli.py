@@ -49,7 +49,8 @@ def generate(
     started = time.perf_counter()
     try:
         if schema is not None:
-            chosen = [Target(package or "acp_schema", package or "acp_schema", schema, sha256)]
+            name = package if package is not None else "acp_schema"
+            chosen = [Target(name, name, schema, sha256)]
         else:
             chosen = pinned_targets(load_pins(pins), targets or ())
         results = run(chosen, out, check=check, use_cache=not no_cache, on_done=reporter.target_done)
