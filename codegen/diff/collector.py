@@ -52,9 +52,11 @@ class Collector:
         old: str | None = None,
         new: str | None = None,
         breaks: tuple[str, ...] | None = None,
+        senders: tuple[str, ...] | None = None,
     ) -> None:
-        """Record one change found in the definition at wire path `at`."""
-        senders = self.senders(at)
+        """Record one change found in the definition at wire path `at` (or with given senders)."""
+        if senders is None:
+            senders = self.senders(at)
         if breaks is None:
             breaks = breaks_for(rule(rule_id).role, senders)
         self.changes.append(Change(rule_id, path, message, breaks, senders, old, new))

@@ -46,7 +46,7 @@ def compare_methods(c: Collector) -> None:
         if other is not None:
             gone.remove(key)
             new.remove(other)
-            c.emit("METHOD_KIND_CHANGED", wire, f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}", at=wire, old=kind, new=other[2], breaks=SIDES)
+            c.emit("METHOD_KIND_CHANGED", wire, f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}", at=wire, old=kind, new=other[2], breaks=SIDES, senders=callers(side))
     for wire, kind in sorted({(k[1], k[2]) for k in gone} & {(k[1], k[2]) for k in new}):
         old_sides = sorted(k[0] for k in gone if k[1:] == (wire, kind))
         new_sides = sorted(k[0] for k in new if k[1:] == (wire, kind))
@@ -54,13 +54,13 @@ def compare_methods(c: Collector) -> None:
             gone = [k for k in gone if k[1:] != (wire, kind)]
             new = [k for k in new if k[1:] != (wire, kind)]
             shown_old, shown_new = ", ".join(old_sides), ", ".join(new_sides)
-            c.emit("METHOD_SIDE_CHANGED", wire, f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})", at=wire, old=shown_old, new=shown_new, breaks=SIDES)
+            c.emit("METHOD_SIDE_CHANGED", wire, f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})", at=wire, old=shown_old, new=shown_new, breaks=SIDES, senders=SIDES)
     for key in sorted(gone):
         m = before[key]
-        c.emit("METHOD_REMOVED", m.wire_name, f"{m.kind} `{m.wire_name}` (handled by {m.side}) removed", at=m.wire_name, breaks=callers(m.side))
+        c.emit("METHOD_REMOVED", m.wire_name, f"{m.kind} `{m.wire_name}` (handled by {m.side}) removed", at=m.wire_name, breaks=callers(m.side), senders=callers(m.side))
     for key in sorted(new):
         m = after[key]
-        c.emit("METHOD_ADDED", m.wire_name, f"new {m.kind} `{m.wire_name}` (handled by {m.side})", at=m.wire_name, breaks=())
+        c.emit("METHOD_ADDED", m.wire_name, f"new {'UNSTABLE ' if m.unstable else ''}{m.kind} `{m.wire_name}` (handled by {m.side})", at=m.wire_name, breaks=(), senders=callers(m.side))
     for key in sorted(set(before) & set(after)):
         _compare_method(c, before[key], after[key])
 
@@ -72,12 +72,12 @@ def _compare_method(c: Collector, old: Method, new: Method) -> None:
         pb = None if b is None else c.new.path(b)
         if pa != pb:
             rule_id = "METHOD_PARAMS_CHANGED" if slot == "params" else "METHOD_RESULT_CHANGED"
-            c.emit(rule_id, wire, f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}", at=wire, old=pa, new=pb, breaks=SIDES)
+            c.emit(rule_id, wire, f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}", at=wire, old=pa, new=pb, breaks=SIDES, senders=callers(new.side))
     what = f"method `{wire}` (handled by {new.side})"
     if old.unstable != new.unstable:
         rule_id = "UNSTABLE_MARK_REMOVED" if old.unstable else "UNSTABLE_MARK_ADDED"
         message = f"{what} stabilised (UNSTABLE marker removed)" if old.unstable else f"{what} is now marked UNSTABLE"
-        c.emit(rule_id, wire, message, at=wire, breaks=() if old.unstable else SIDES)
+        c.emit(rule_id, wire, message, at=wire, breaks=() if old.unstable else SIDES, senders=callers(new.side))
 
 
 # -- definitions ------------------------------------------------------------------------------
@@ -97,7 +97,8 @@ def compare_definitions(c: Collector) -> None:
             named = (b if a is None else a).def_name is not None  # type: ignore[union-attr]
             if named and path not in method_defs:
                 rule_id = "DEFINITION_ADDED" if a is None else "DEFINITION_REMOVED"
-                c.emit(rule_id, path, f"definition {path} {'added' if a is None else 'removed'}", at=path)
+                unstable = "UNSTABLE " if b is not None and _unstable(b) else ""
+                c.emit(rule_id, path, f"{unstable}definition {path} {'added' if a is None else 'removed'}", at=path)
             continue
         if a.kind != b.kind:
             c.emit("DEFINITION_KIND_CHANGED", path, f"{path} changed from {_KINDS[a.kind]} to {_KINDS[b.kind]}", at=path, old=_KINDS[a.kind], new=_KINDS[b.kind])
@@ -130,10 +131,14 @@ def compare_union(c: Collector, path: str, old: TaggedUnion, new: TaggedUnion) -
         return
     before = [variant_key(v.tag) for v in old.variants]
     after = [variant_key(v.tag) for v in new.variants]
+    targets = {variant_key(v.tag): c.new.protocol.get(v.target) for v in new.variants}
     for tag in after:
         if tag not in before:  # new senders send it; old receivers keep it if the old union was open
             rule_id = "VARIANT_ADDED" if old.unknown else "VARIANT_ADDED_TO_CLOSED_UNION"
-            c.emit(rule_id, f"{path}[{tag}]", f"new variant `{tag}` in {'open' if old.unknown else 'closed'} union {path}", at=path, new=tag)
+            target = targets.get(tag)
+            unstable = "UNSTABLE " if target is not None and _unstable(target) else ""
+            message = f"new {unstable}variant `{tag}` in {'open' if old.unknown else 'closed'} union {path}"
+            c.emit(rule_id, f"{path}[{tag}]", message, at=path, new=tag)
     for tag in before:
         if tag not in after:  # old senders send it; new receivers fall back if the new union is open
             if new.unknown:
@@ -183,6 +188,6 @@ def compare_generated(c: Collector) -> None:
         path = c.rename(c.old.path(definition.name))
         other = c.new.at(path)
         if other is not None and other.name != definition.name:
-            c.emit("CLASS_RENAMED", path, f"class {definition.name} renamed to {other.name}", at=path, old=definition.name, new=other.name)
+            c.emit("CLASS_RENAMED", path, f"class `{definition.name}` renamed to `{other.name}`", at=path, old=definition.name, new=other.name)
         elif other is None and definition.name not in new_names:
-            c.emit("CLASS_REMOVED", path, f"class {definition.name} removed from the generated package", at=path, old=definition.name)
+            c.emit("CLASS_REMOVED", path, f"class `{definition.name}` removed from the generated package", at=path, old=definition.name)

@@ -76,7 +76,7 @@ def compare_struct(c: Collector, path: str, old: Struct, new: Struct) -> None:
             rule_id = "REQUIRED_FIELD_ADDED"
         else:
             rule_id = "FIELD_ADDED_TO_CLOSED_STRUCT" if old.extra == "forbid" else "FIELD_ADDED"
-        kind = "required" if f.required else "nullable optional" if f.nullable else "optional"
+        kind = ("UNSTABLE " if f.unstable else "") + ("required" if f.required else "nullable optional" if f.nullable else "optional")
         c.emit(rule_id, f"{path}.{wire}", f"new {kind} field `{wire}` ({show(f.type, c.new)}) in {path}", at=path, new=show(f.type, c.new))
     for wire, slot in before.items():
         other = after.get(wire)
@@ -117,7 +117,8 @@ def compare_field(c: Collector, owner: str, old: Field, new: Field) -> None:
         c.emit(rule_id, path, f"{what} is now {'required' if new.required else 'optional'}", at=owner)
     compare_type(c, path, what, strip_leniency(old.type), strip_leniency(new.type), owner=owner, nullable_rules=True)
     if old.default_json != new.default_json:
-        c.emit("DEFAULT_CHANGED", path, f"default of {what} changed", at=owner, old=old.default_json, new=new.default_json)
+        message = f"default of {what} changed: {old.default_json or 'none'} -> {new.default_json or 'none'}"
+        c.emit("DEFAULT_CHANGED", path, message, at=owner, old=old.default_json, new=new.default_json)
     lost = sorted(set(old.lenience) - set(new.lenience))
     gained = sorted(set(new.lenience) - set(old.lenience))
     if gained:

@@ -72,14 +72,17 @@ def render_markdown(results: Sequence[DiffResult]) -> str:
                 lines += [f"### {_TITLE[group]} ({len(changes)})", ""]
             for c in changes:
                 who = "" if group == "docs" else f" — {_breaks(c)}"
-                lines.append(f"- `{c.rule}` **{_md(c.path)}**: {_md(c.message)}{who}")
+                lines.append(f"- `{c.rule}` `{c.path}`: {_md(c.message)}{who}")
             lines += ["", "</details>", ""] if group == "docs" else [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _md(text: str) -> str:
-    """Escape the Markdown that could break a list item (backticks are kept for code spans)."""
-    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;").replace("\n", " ")
+    """Escape Markdown outside the message's code spans (`...`), which are kept as they are."""
+    parts = text.replace("\n", " ").split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside code spans
+        parts[i] = "".join("\\" + ch if ch in "\\*_[]<>#|" else ch for ch in parts[i])
+    return "`".join(parts)
 
 
 # -- json -------------------------------------------------------------------------------------

@@ -1,0 +1,52 @@
+"""Helpers shared by the diff tests and `regen.py`: fixture and golden locations, running a diff.
+
+Fixtures (`fixtures/<RULE_ID>/{old,new,expected}.json`) are tiny ACP-like schemas, one pair per
+rule; goldens (`golden/<old>__<new>.{json,md}`) are diffs of real revisions from the shared
+schema directory, with sources written as `<shared>/...` so they do not depend on the machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from codegen.diff.compare import diff_protocols
+from codegen.diff.model import DiffResult
+from codegen.diff.run import RevisionRef, diff_series
+from codegen.pipeline import ir_for
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+GOLDEN = HERE / "golden"
+SCHEMA_FILE = "schema.unstable.json"
+# (old revision id, new revision id) in the shared directory; see golden/README.md.
+GOLDEN_PAIRS = (("git-9ac13511", "git-bb2ef8f7"), ("npm-2.2.0", "npm-2.4.0"), ("git-bb2ef8f7", "npm-1.8.0"))
+
+
+def fixture_dirs() -> list[Path]:
+    """Every rule fixture directory, sorted by rule ID."""
+    return sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def fixture_changes(directory: Path) -> list[dict[str, Any]]:
+    """The JSON changes between a fixture's old.json and new.json."""
+    old = ir_for(str(directory / "old.json"))
+    new = ir_for(str(directory / "new.json"))
+    return [change.to_json() for change in diff_protocols(old, new)]
+
+
+def golden_name(old_id: str, new_id: str) -> str:
+    """File stem of a golden pair."""
+    return f"{old_id}__{new_id}"
+
+
+def golden_result(shared: Path, old_id: str, new_id: str) -> DiffResult:
+    """The diff of two shared revisions, labelled by revision id, sources as `<shared>/...`."""
+    refs = [RevisionRef(f"{rev}/{SCHEMA_FILE}", str(shared / rev / SCHEMA_FILE)) for rev in (old_id, new_id)]
+    (result,) = diff_series(refs)
+    return replace(
+        result,
+        old=replace(result.old, source=f"<shared>/{old_id}/{SCHEMA_FILE}"),
+        new=replace(result.new, source=f"<shared>/{new_id}/{SCHEMA_FILE}"),
+    )
