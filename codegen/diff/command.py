@@ -9,13 +9,19 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from codegen.diff.model import fails
-from codegen.diff.render import render_github, render_json, render_markdown, render_rules, render_text
+from codegen.diff.render import (
+    render_github,
+    render_json,
+    render_markdown,
+    render_rules,
+    render_text,
+)
 from codegen.diff.run import run_diff
 from codegen.errors import CodegenError
 from codegen.pins import default_pin_path
@@ -40,14 +46,14 @@ class FailOn(str, enum.Enum):
 
 
 def diff(
-    revisions: Annotated[Optional[list[str]], typer.Argument(help="OLD NEW: paths, URLs, npm:..., github:... or pinned target names.", show_default=False)] = None,
+    revisions: Annotated[list[str] | None, typer.Argument(help="OLD NEW: paths, URLs, npm:..., github:... or pinned target names.", show_default=False)] = None,
     series: Annotated[bool, typer.Option("--series", help="Compare each consecutive pair of the revisions given (A B C ...).")] = False,
-    history: Annotated[Optional[str], typer.Option("--history", metavar="TARGET", help="Compare each consecutive pair of a pinned target's history, ending at its current source.")] = None,
-    fmt: Annotated[Optional[Format], typer.Option("--format", help="Output format (default: text on a terminal, markdown otherwise).")] = None,
+    history: Annotated[str | None, typer.Option("--history", metavar="TARGET", help="Compare each consecutive pair of a pinned target's history, ending at its current source.")] = None,
+    fmt: Annotated[Format | None, typer.Option("--format", help="Output format (default: text on a terminal, markdown otherwise).")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 if a change reaches this level.")] = FailOn.breaking,
     no_docs: Annotated[bool, typer.Option("--no-docs", help="Hide description-only changes.")] = False,
     rules: Annotated[bool, typer.Option("--rules", help="List the rules and exit.")] = False,
-    pins: Annotated[Path, typer.Option("--pins", help="Pin file for target names and --history.")] = default_pin_path(),
+    pins: Annotated[Path | None, typer.Option("--pins", help="Pin file for target names and --history [default: schema/pins.toml].")] = None,
 ) -> None:
     """Show what changed between schema revisions, and whom it breaks (agent, client)."""
     out = Console(highlight=False, soft_wrap=True)
@@ -58,7 +64,7 @@ def diff(
             sys.stdout.write(table)
         return
     try:
-        results = run_diff(revisions or [], series=series, history=history, pins_path=pins)
+        results = run_diff(revisions or [], series=series, history=history, pins_path=pins or default_pin_path())
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)

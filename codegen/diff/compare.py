@@ -86,15 +86,14 @@ def compare_definitions(c: Collector) -> None:
     method_defs = {c.rename(p) for p in _method_defs(c.old)} | _method_defs(c.new)
     for old_path, new_path in sorted(c.renames.items()):
         c.emit("DEFINITION_RENAMED", new_path, f"definition {old_path} renamed to {new_path}", at=new_path, old=old_path, new=new_path)
-    pairs = {c.rename(p): (a, None) for p, a in c.old.by_path.items()}
-    for path, b in c.new.by_path.items():
-        pairs[path] = (pairs.get(path, (None, None))[0], b)
-    for path in sorted(pairs):
+    olds: dict[str, Definition] = {c.rename(p): a for p, a in c.old.by_path.items()}
+    for path in sorted(set(olds) | set(c.new.by_path)):
         if c.old.in_envelope(c.unrename(path)) or c.new.in_envelope(path):
             continue
-        a, b = pairs[path]
+        a, b = olds.get(path), c.new.at(path)
         if a is None or b is None:
-            named = (b if a is None else a).def_name is not None  # type: ignore[union-attr]
+            either = b if a is None else a
+            named = either is not None and either.def_name is not None
             if named and path not in method_defs:
                 rule_id = "DEFINITION_ADDED" if a is None else "DEFINITION_REMOVED"
                 unstable = "UNSTABLE " if b is not None and _unstable(b) else ""
@@ -165,14 +164,14 @@ def compare_enum(c: Collector, path: str, old: Enum, new: Enum) -> None:
         if value not in before:
             rule_id = "ENUM_VALUE_ADDED" if old.open else "CLOSED_ENUM_VALUE_ADDED"
             c.emit(rule_id, f"{path}[{value}]", f"new value `{value}` in {'open' if old.open else 'closed'} enum {path}", at=path, new=value)
-    for value in before:
+    for value, known in before.items():
         if value not in after:
             if new.open:
                 c.emit("ENUM_VALUE_REMOVED", f"{path}[{value}]", f"value `{value}` removed from open enum {path}: now an unknown string", at=path, old=value)
             else:
                 c.emit("CLOSED_ENUM_VALUE_REMOVED", f"{path}[{value}]", f"value `{value}` removed from closed enum {path}", at=path, old=value)
         else:
-            c.docs(f"{path}[{value}]", f"value `{value}` of {path}", before[value].description, after[value].description, at=path)
+            c.docs(f"{path}[{value}]", f"value `{value}` of {path}", known.description, after[value].description, at=path)
     if old.open != new.open:
         if new.open:
             c.emit("ENUM_OPENED", path, f"{path} now accepts any string", at=path)

@@ -25,7 +25,9 @@ _ANNOTATION = {"breaking": "error", "warning": "warning", "info": "notice"}
 
 def _groups(result: DiffResult) -> list[tuple[str, list[Change]]]:
     """(group, changes) for each non-empty group: the three levels, then docs."""
-    groups = [(level, [c for c in result.changes if c.level == level and c.category != "docs"]) for level in LEVELS]
+    groups: list[tuple[str, list[Change]]] = [
+        (level, [c for c in result.changes if c.level == level and c.category != "docs"]) for level in LEVELS
+    ]
     groups.append(("docs", [c for c in result.changes if c.category == "docs"]))
     return [(name, changes) for name, changes in groups if changes]
 

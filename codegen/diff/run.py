@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from codegen.diff.compare import diff_protocols
@@ -93,7 +94,7 @@ def diff_series(refs: Sequence[RevisionRef]) -> list[DiffResult]:
         raise CodegenError(*(d for error in problems for d in error.diagnostics))
     return [
         DiffResult(old_rev, new_rev, diff_protocols(old_ir, new_ir))
-        for (old_rev, old_ir), (new_rev, new_ir) in zip(loaded, loaded[1:])
+        for (old_rev, old_ir), (new_rev, new_ir) in pairwise(loaded)
     ]
 
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import json
 
-from diff_support import GOLDEN, GOLDEN_PAIRS, fixture_changes, fixture_dirs, golden_name, golden_result
+from diff_support import (
+    GOLDEN,
+    GOLDEN_PAIRS,
+    fixture_changes,
+    fixture_dirs,
+    golden_name,
+    golden_result,
+)
 
 from codegen.diff.render import render_json, render_markdown
 from codegen.sources import default_shared_dir
