@@ -77,7 +77,7 @@ def compare_struct(c: Collector, path: str, old: Struct, new: Struct) -> None:
         else:
             rule_id = "FIELD_ADDED_TO_CLOSED_STRUCT" if old.extra == "forbid" else "FIELD_ADDED"
         kind = ("UNSTABLE " if f.unstable else "") + ("required" if f.required else "nullable optional" if f.nullable else "optional")
-        c.emit(rule_id, f"{path}.{wire}", f"new {kind} field `{wire}` ({show(f.type, c.new)}) in {path}", at=path, new=show(f.type, c.new))
+        c.emit(rule_id, f"{path}.{wire}", f"new {kind} field `{wire}` (`{show(f.type, c.new)}`) in {path}", at=path, new=show(f.type, c.new))
     for wire, slot in before.items():
         other = after.get(wire)
         if other is not None and not (slot.origin == other.origin != path):
@@ -144,7 +144,7 @@ def compare_type(
     if verdict != "same":
         rule_id = {"widened": "TYPE_WIDENED", "narrowed": "TYPE_NARROWED", "changed": "TYPE_CHANGED"}[verdict]
         shown_a, shown_b = show(a, c.old), show(b, c.new)
-        c.emit(rule_id, path, f"type of {what} {verdict}: {shown_a} -> {shown_b}", at=owner, old=shown_a, new=shown_b)
+        c.emit(rule_id, path, f"type of {what} {verdict}: `{shown_a}` -> `{shown_b}`", at=owner, old=shown_a, new=shown_b)
     before, after = constraints(old_type), constraints(new_type)
     for key in sorted(set(before) | set(after)):
         x, y = before.get(key), after.get(key)

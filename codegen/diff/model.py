@@ -109,12 +109,18 @@ class DiffResult:
         """How many changes have this level."""
         return sum(1 for c in self.changes if c.level == level)
 
+    def summary(self) -> dict[str, int]:
+        """Counts per level with description-only changes counted apart (`docs`)."""
+        counts = {level: sum(1 for c in self.changes if c.level == level and c.category != "docs") for level in LEVELS}
+        counts["docs"] = sum(1 for c in self.changes if c.category == "docs")
+        return counts
+
     def to_json(self) -> dict[str, Any]:
         """The result as one JSON object with a `changes` list."""
         return {
             "old": self.old.to_json(),
             "new": self.new.to_json(),
-            "summary": {level: self.count(level) for level in LEVELS},
+            "summary": self.summary(),
             "changes": [c.to_json() for c in self.changes],
         }
 

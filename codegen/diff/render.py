@@ -34,9 +34,7 @@ def _groups(result: DiffResult) -> list[tuple[str, list[Change]]]:
 
 def summary_line(result: DiffResult) -> str:
     """`2 breaking, 1 warning, 5 info, 3 docs` (docs counted apart from info)."""
-    docs = sum(1 for c in result.changes if c.category == "docs")
-    counts = {level: sum(1 for c in result.changes if c.level == level and c.category != "docs") for level in LEVELS}
-    return ", ".join([f"{counts[level]} {level}" for level in LEVELS] + [f"{docs} docs"])
+    return ", ".join(f"{count} {name}" for name, count in result.summary().items())
 
 
 def _breaks(change: Change) -> str:
