@@ -8,6 +8,7 @@ run formats files in parallel worker processes when there are several large ones
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -17,13 +18,14 @@ import black
 
 from codegen.errors import fail
 
-MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
 _PARALLEL_MIN_BYTES = 200_000
+_BLACK_VERSION = importlib.metadata.version("black")
 
 
 def _key(text: str) -> str:
     digest = hashlib.sha256()
-    digest.update(f"black={black.__version__};mode={MODE!r}\n".encode())
+    digest.update(f"black={_BLACK_VERSION};mode={MODE!r}\n".encode())
     digest.update(text.encode())
     return digest.hexdigest()
 
@@ -32,7 +34,7 @@ def format_source(text: str, label: str = "<generated>") -> str:
     """Format one Python source text with black (raises CodegenError on invalid code)."""
     try:
         return black.format_str(text, mode=MODE)
-    except Exception as exc:  # black raises several exception types for bad input
+    except Exception as exc:  # noqa: BLE001 - black raises several exception types for bad input
         raise fail("format-failed", f"black could not format generated code: {exc}", file=label) from None
 
 

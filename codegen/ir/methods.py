@@ -77,7 +77,7 @@ def build_methods(
     for (side, wire, kind), entry in sorted(entries.items()):
         if "params" not in entry and kind == "request":
             continue  # a result with no request: nothing to dispatch
-        description = entry.get("description")
+        description: str | None = entry.get("description")
         methods.append(
             Method(
                 wire_name=wire,
@@ -87,7 +87,7 @@ def build_methods(
                 result=entry.get("result") if kind == "request" else None,
                 handler=naming.handler_name(wire),
                 description=description,
-                unstable=bool(description) and "**UNSTABLE**" in description,
+                unstable=description is not None and "**UNSTABLE**" in description,
             )
         )
     return tuple(methods), tuple(roots)

@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from codegen.ir.nodes import Alias, ArrayOf, Definition, Enum, MapOf, Ref, Struct, TaggedUnion, TypeExpr, UnionOf
+from codegen.ir.nodes import (
+    Alias,
+    ArrayOf,
+    Definition,
+    Enum,
+    MapOf,
+    Ref,
+    Struct,
+    TaggedUnion,
+    TypeExpr,
+    UnionOf,
+)
 
 
 def type_refs(expr: TypeExpr) -> Iterable[str]:

@@ -31,9 +31,8 @@ def is_null_schema(schema: Any) -> bool:
 
 
 def _string_const(schema: Any) -> str | None:
-    if isinstance(schema, dict) and isinstance(schema.get("const"), str):
-        if schema.get("type", "string") == "string":
-            return str(schema["const"])
+    if isinstance(schema, dict) and isinstance(schema.get("const"), str) and schema.get("type", "string") == "string":
+        return str(schema["const"])
     return None
 
 
