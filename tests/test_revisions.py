@@ -1,0 +1,218 @@
+"""Every schema file of every revision in the shared directory generates and imports.
+
+The revisions are listed by `manifest.json` of the shared directory (12 revisions; their
+schema.unstable.json, schema.json and v1.schema.json, not the meta tables). Each is generated
+through the CLI with the manifest's sha256, then imported in a fresh interpreter where every
+`$defs` key must be importable from the package root. A schema with a sibling `meta*.json` (the
+git-* revisions) is cross-checked against it during generation; an altered meta table must fail.
+
+Generation runs once per session, as many CLI processes at a time as there are CPUs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen.sources import default_shared_dir
+from conftest import CliResult, run_cli, write_json
+
+EXPECTED_REVISIONS = 12
+
+
+@dataclass(frozen=True)
+class Case:
+    """One schema file of one revision."""
+
+    revision: str
+    name: str
+    path: Path
+    sha256: str
+
+    @property
+    def package(self) -> str:
+        return "rev_" + re.sub(r"\W", "_", f"{self.revision}_{self.name.removesuffix('.json')}").lower()
+
+    @property
+    def meta(self) -> Path:
+        return self.path.with_name(self.path.name.replace("schema", "meta", 1))
+
+
+def _cases() -> list[Case]:
+    shared = default_shared_dir()
+    manifest = shared / "manifest.json"
+    if not manifest.is_file():
+        return []
+    revisions = json.loads(manifest.read_text(encoding="utf-8"))["revisions"]
+    return [
+        Case(str(rev["id"]), name, shared / str(rev["id"]) / name, str(sha))
+        for rev in revisions
+        for name, sha in rev["files"].items()
+        if not name.startswith("meta")
+    ]
+
+
+CASES = _cases()
+ABSENT = "shared schema directory is absent (set ACP_CODEGEN_SHARED)"
+PARAMS = [pytest.param(c, id=f"{c.revision}/{c.name}") for c in CASES] or [
+    pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")
+]
+
+_IMPORT_SCRIPT = """
+import importlib, json, sys, traceback
+wanted = json.load(sys.stdin)
+report = {}
+for package, (sha256, names) in wanted.items():
+    try:
+        module = importlib.import_module(package)
+    except Exception:
+        report[package] = "import failed:\\n" + traceback.format_exc()
+        continue
+    problems = [f"{n} is not importable from the package root" for n in names if not hasattr(module, n)]
+    if getattr(module, "SHA256", None) != sha256:
+        problems.append(f"SHA256 is {getattr(module, 'SHA256', None)!r}, expected {sha256}")
+    report[package] = "; ".join(problems) or None
+print(json.dumps(report))
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What generating and importing one case did."""
+
+    generate: CliResult
+    import_problem: str | None
+
+
+@pytest.fixture(scope="session")
+def revision_outcomes(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> dict[Case, Outcome]:
+    out = tmp_path_factory.mktemp("revisions")
+    workers = max(1, os.cpu_count() or 1)
+
+    def generate(case: Case) -> CliResult:
+        return run_cli("generate", "--schema", case.path, "--sha256", case.sha256,
+                       "--package", case.package, "--out", out)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        generated = dict(zip(CASES, pool.map(generate, CASES)))
+    importable = [c for c in CASES if generated[c].returncode == 0]
+    wanted = {
+        c.package: (c.sha256, sorted(json.loads(c.path.read_bytes())["$defs"])) for c in importable
+    }
+    batches = [dict(list(wanted.items())[i::workers]) for i in range(workers)]
+
+    def import_batch(batch: dict[str, Any]) -> dict[str, str | None]:
+        done = subprocess.run([sys.executable, "-c", _IMPORT_SCRIPT], cwd=out, input=json.dumps(batch),
+                              capture_output=True, text=True, timeout=900, check=False)
+        if done.returncode != 0:
+            return {package: f"importer crashed: {done.stderr}" for package in batch}
+        report: dict[str, str | None] = json.loads(done.stdout.splitlines()[-1])
+        return report
+
+    problems: dict[str, str | None] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for report in pool.map(import_batch, [b for b in batches if b]):
+            problems.update(report)
+    return {c: Outcome(generated[c], problems.get(c.package, "not imported")) for c in CASES}
+
+
+def test_the_manifest_lists_every_revision(manifest: dict[str, Any]) -> None:
+    revisions = manifest["revisions"]
+    assert len(revisions) == EXPECTED_REVISIONS
+    assert len(CASES) == sum(1 for r in revisions for n in r["files"] if not n.startswith("meta"))
+    for case in CASES:
+        assert case.path.is_file(), case.path
+    names = {c.name for c in CASES}
+    assert names == {"schema.unstable.json", "schema.json", "v1.schema.json"}
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_revision_generates_and_imports(case: Case, revision_outcomes: dict[Case, Outcome]) -> None:
+    outcome = revision_outcomes[case]
+    result = outcome.generate
+    assert result.returncode == 0, result.describe()
+    assert "Traceback" not in result.output
+    assert outcome.import_problem is None, f"{case.package}: {outcome.import_problem}"
+
+
+def test_git_revisions_have_meta_tables_to_check_against() -> None:
+    if not CASES:
+        pytest.skip(ABSENT)
+    with_meta = {c.revision for c in CASES if c.meta.is_file()}
+    git = {c.revision for c in CASES if c.revision.startswith("git-")}
+    assert git and with_meta == git, "every git-* schema, and only those, has a sibling meta file"
+
+
+# --- the meta cross-check ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def git_case() -> Case:
+    chosen = [c for c in CASES if c.revision.startswith("git-") and c.name == "schema.json"]
+    if not chosen:
+        pytest.skip(ABSENT)
+    return chosen[-1]
+
+
+def _copy(case: Case, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    schema = tmp_path / case.name
+    shutil.copyfile(case.path, schema)
+    meta: dict[str, Any] = json.loads(case.meta.read_text(encoding="utf-8"))
+    return schema, meta
+
+
+def _generate(schema: Path, tmp_path: Path) -> CliResult:
+    return run_cli("generate", "--schema", schema, "--package", "checked", "--out", tmp_path / "out", cwd=tmp_path)
+
+
+def test_an_unaltered_meta_copy_passes(git_case: Case, tmp_path: Path) -> None:
+    schema, meta = _copy(git_case, tmp_path)
+    write_json(schema.with_name("meta.json"), meta)
+    result = _generate(schema, tmp_path)
+    assert result.returncode == 0, result.describe()
+
+
+def test_a_meta_method_missing_from_the_schema_is_a_mismatch(git_case: Case, tmp_path: Path) -> None:
+    schema, meta = _copy(git_case, tmp_path)
+    meta["agentMethods"]["bogus_method"] = "bogus/method"
+    write_json(schema.with_name("meta.json"), meta)
+    result = _generate(schema, tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.splitlines() == [
+        f"error[meta-mismatch] {schema.with_name('meta.json')}#/agentMethods/bogus_method: "
+        "agentMethods.bogus_method = 'bogus/method' has no agent-side method in the schema"
+    ], result.describe()
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_schema_method_missing_from_meta_is_a_mismatch(git_case: Case, tmp_path: Path) -> None:
+    schema, meta = _copy(git_case, tmp_path)
+    key, wire = sorted(meta["clientMethods"].items())[0]
+    del meta["clientMethods"][key]
+    write_json(schema.with_name("meta.json"), meta)
+    result = _generate(schema, tmp_path)
+    assert result.returncode == 2, result.describe()
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error[meta-mismatch] "), result.describe()
+    assert f"schema method {wire!r} (x-side client) is missing from the meta table" in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_meta_table_that_is_not_json_is_reported(git_case: Case, tmp_path: Path) -> None:
+    schema, _ = _copy(git_case, tmp_path)
+    schema.with_name("meta.json").write_text("{not json", encoding="utf-8")
+    result = _generate(schema, tmp_path)
+    assert result.returncode == 2, result.describe()
+    assert result.stderr.startswith(f"error[invalid-json] {schema.with_name('meta.json')}: invalid JSON"), result.describe()
+    assert len(result.stderr.splitlines()) == 1
