@@ -69,6 +69,7 @@ def field_line(field: Field, protocol: Protocol) -> str:
     """`name: Annotation = default` for one struct field."""
     ann = annotation(field.type)
     field_args: list[str] = []
+    metadata: list[str] = []
     if field.py_name != field.wire_name:
         field_args.append(f"alias={field.wire_name!r}")
     default: str | None = None
@@ -77,6 +78,10 @@ def field_line(field: Field, protocol: Protocol) -> str:
         if field.default_json is not None:
             const = json.loads(field.default_json)
             default = f"{ann}.{_const_name(protocol, ann, const)}" if enum_ref else repr(const)
+            if enum_ref:  # typed by the open tag enum, but only this variant's value is valid
+                metadata.append(f"TagValue({const!r})")
+        elif enum_ref:  # an unknown variant: any tag its union does not name
+            metadata.append("NOT_KNOWN_TAG")
     elif not field.required:
         if field.default_json is not None:
             value = json.loads(field.default_json)
@@ -89,7 +94,9 @@ def field_line(field: Field, protocol: Protocol) -> str:
             ann = f"Annotated[{ann} | None, NOT_NULL]"
             default = "None"
     if field_args:
-        ann = f"Annotated[{ann}, Field({', '.join(field_args)})]"
+        metadata.append(f"Field({', '.join(field_args)})")
+    if metadata:
+        ann = f"Annotated[{ann}, {', '.join(metadata)}]"
     return f"{field.py_name}: {ann}" + (f" = {default}" if default is not None else "")
 
 
