@@ -93,3 +93,14 @@ def test_wire_rename_with_the_same_python_name_is_not_a_code_change() -> None:
 def test_renamed_definition_is_compared_as_one() -> None:
     rules = {c["rule"] for c in fixture_changes(FIXTURES / "DEFINITION_RENAMED")}
     assert rules == {"DEFINITION_RENAMED", "CLASS_RENAMED"}  # no METHOD_PARAMS_CHANGED, no add/remove
+
+
+def test_docs_list_the_rule_table() -> None:
+    from rich.console import Console
+
+    from codegen.diff.render import render_rules
+    from codegen.sources import project_root
+
+    docs = (project_root() / "docs" / "diff.md").read_text(encoding="utf-8")
+    table = render_rules("markdown", Console())
+    assert table is not None and table in docs, "paste `acp-codegen diff --rules --format markdown` into docs/diff.md"
