@@ -47,6 +47,7 @@ def main() -> None:
     load(old.source, old.sha256), load(new.source, new.sha256)  # warm the fetch cache
 
     def full_diff() -> int:
+        """Load and build both IRs, then compare them."""
         a = build_ir(load(old.source, old.sha256))
         b = build_ir(load(new.source, new.sha256))
         return len(diff_protocols(a, b))

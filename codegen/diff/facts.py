@@ -121,7 +121,8 @@ class Facts:
 
     def in_envelope(self, path: str) -> bool:
         """Whether a path is a root message (or hangs off one): those are compared as methods."""
-        return any(path == r or path.startswith((r + ".", r + "[", r + "(", r + "#", r + "|")) for r in self.root_paths)
+        prefixes = tuple(r + sep for r in self.root_paths for sep in ".[(#|")
+        return path in self.root_paths or path.startswith(prefixes)
 
     @property
     def root_paths(self) -> frozenset[str]:

@@ -24,6 +24,7 @@ def find_renames(old: Facts, new: Facts) -> dict[str, str]:
     renames: dict[str, str] = {}
 
     def pair(a: str | None, b: str | None) -> None:
+        """Record old path `a` -> new path `b` when both are named and exist on one side only."""
         if a is None or b is None or a == b or a in renames or b in renames.values():
             return
         if a in new.by_path or b in old.by_path:
@@ -73,6 +74,7 @@ def path_mapper(renames: dict[str, str]) -> Callable[[str], str]:
         return lambda path: path
 
     def mapped(path: str) -> str:
+        """The path itself, or the renamed definition (or prefix) it lives under."""
         if path in renames:
             return renames[path]
         for old_prefix in sorted(renames, key=len, reverse=True):

@@ -81,6 +81,7 @@ def test_series_compares_consecutive_pairs() -> None:
 
 def _pins(tmp_path: Path, *sources: str) -> Path:
     def sha(path: str) -> str:
+        """sha256 of a file."""
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
     *history, current = sources
