@@ -111,7 +111,9 @@ class DiffResult:
 
     def summary(self) -> dict[str, int]:
         """Counts per level with description-only changes counted apart (`docs`)."""
-        counts = {level: sum(1 for c in self.changes if c.level == level and c.category != "docs") for level in LEVELS}
+        counts: dict[str, int] = {
+            level: sum(1 for c in self.changes if c.level == level and c.category != "docs") for level in LEVELS
+        }
         counts["docs"] = sum(1 for c in self.changes if c.category == "docs")
         return counts
 

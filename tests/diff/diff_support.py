@@ -7,7 +7,10 @@ schema directory, with sources written as `<shared>/...` so they do not depend o
 
 from __future__ import annotations
 
-from dataclasses import replace
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from codegen.diff.compare import diff_protocols
 from codegen.diff.model import DiffResult
 from codegen.diff.run import RevisionRef, diff_series
 from codegen.pipeline import ir_for
+from codegen.sources import project_root
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -50,3 +54,37 @@ def golden_result(shared: Path, old_id: str, new_id: str) -> DiffResult:
         old=replace(result.old, source=f"<shared>/{old_id}/{SCHEMA_FILE}"),
         new=replace(result.new, source=f"<shared>/{new_id}/{SCHEMA_FILE}"),
     )
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one `acp-codegen` subprocess run did."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        """stdout and stderr together."""
+        return self.stdout + self.stderr
+
+    def describe(self) -> str:
+        """For assertion messages."""
+        return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+def run_cli(*args: str | os.PathLike[str]) -> Run:
+    """Run `python -m codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
+    env = {**os.environ, "PYTHONPATH": str(project_root()), "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", *map(str, args)],
+        cwd=project_root(),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from diff_support import FIXTURES
+from diff_support import FIXTURES, run_cli
 
 from codegen.diff.rules import RULES
 
