@@ -16,6 +16,7 @@ from codegen import __version__
 from codegen.ir.nodes import Enum, Protocol, Struct
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
+from codegen.render.session import session_context
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 
@@ -27,7 +28,10 @@ PACKAGE_FILES: tuple[tuple[str, str], ...] = (
     ("dispatch.py", "package/dispatch.py.jinja"),
     ("enums.py", "package/enums.py.jinja"),
     ("models.py", "package/models.py.jinja"),
+    ("session.py", "package/session.py.jinja"),
 )
+# Files rendered only when a context variable is not None (no session.py without the v2 message model).
+OPTIONAL_FILES: dict[str, str] = {"session.py": "session"}
 
 
 def header(protocol: Protocol, package: str) -> str:
@@ -78,8 +82,13 @@ def render_package(protocol: Protocol, package: str) -> dict[str, str]:
         "enums": [d for d in protocol.definitions if isinstance(d, Enum)],
         "structs": [d for d in protocol.definitions if isinstance(d, Struct)],
         **dispatch_context(protocol),
+        **session_context(protocol),
     }
-    files = {path: env.get_template(template).render(context) for path, template in PACKAGE_FILES}
+    files = {
+        path: env.get_template(template).render(context)
+        for path, template in PACKAGE_FILES
+        if path not in OPTIONAL_FILES or context[OPTIONAL_FILES[path]] is not None
+    }
     files["py.typed"] = ""
     return files
 

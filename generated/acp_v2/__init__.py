@@ -15,6 +15,8 @@ from .enums import *  # noqa: F403
 from .enums import __all__ as _enums_all
 from .models import *  # noqa: F403
 from .models import __all__ as _models_all
+from .session import *  # noqa: F403
+from .session import __all__ as _session_all
 
 SOURCE = "npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json"
 SHA256 = "b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5"
@@ -28,4 +30,5 @@ __all__ = [
     *_enums_all,
     *_models_all,
     *_dispatch_all,
+    *_session_all,
 ]

@@ -15,6 +15,8 @@ from .enums import *  # noqa: F403
 from .enums import __all__ as _enums_all
 from .models import *  # noqa: F403
 from .models import __all__ as _models_all
+from .session import *  # noqa: F403
+from .session import __all__ as _session_all
 
 SOURCE = "npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.unstable.json"
 SHA256 = "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31"
@@ -28,4 +30,5 @@ __all__ = [
     *_enums_all,
     *_models_all,
     *_dispatch_all,
+    *_session_all,
 ]
