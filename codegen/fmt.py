@@ -1,12 +1,20 @@
 """Format stage: black, in process, with a content-addressed cache and parallel workers.
 
 Owns turning rendered text into formatted source. Formatting is a pure function of (black
-version, mode, text), so results are cached on disk under the sha256 of those inputs; a cold
-run formats files in parallel worker processes when there are several large ones.
+version, mode, text), so results are cached on disk under the sha256 of those inputs.
+
+A large file (models.py is ~11k lines) is split into pieces at top-level class and function
+definitions, each piece is formatted on its own (in parallel worker processes when there is
+enough work), and the pieces are joined with the two blank lines black puts before such a
+definition. The result is byte-identical to formatting the whole file at once: a piece only
+starts where black's output provably does not depend on what came before (see `split_points`).
+Pieces are cached too, so a file that changed in a few definitions (a new schema revision, a
+new header) re-formats only those.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import os
@@ -19,13 +27,19 @@ import black
 from codegen.errors import fail
 
 MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
-_PARALLEL_MIN_BYTES = 200_000
 _BLACK_VERSION = importlib.metadata.version("black")
+# Files at least this large are split into pieces; smaller ones are formatted whole.
+_SPLIT_MIN_BYTES = 50_000
+# Worker processes are started only when at least this much text needs formatting.
+_PARALLEL_MIN_BYTES = 120_000
+# Pieces are sent to the workers in about this many batches per worker (load balance).
+_BATCHES_PER_WORKER = 4
+_PIECE_JOIN = "\n\n"  # formatted pieces end in "\n": this leaves two blank lines between them
 
 
-def _key(text: str) -> str:
+def _key(text: str, kind: str = "file") -> str:
     digest = hashlib.sha256()
-    digest.update(f"black={_BLACK_VERSION};mode={MODE!r}\n".encode())
+    digest.update(f"black={_BLACK_VERSION};mode={MODE!r};{kind}\n".encode())
     digest.update(text.encode())
     return digest.hexdigest()
 
@@ -38,40 +52,129 @@ def format_source(text: str, label: str = "<generated>") -> str:
         raise fail("format-failed", f"black could not format generated code: {exc}", file=label) from None
 
 
-def _format_pair(item: tuple[str, str]) -> str:
-    return format_source(item[1], item[0])
+def split_points(text: str) -> list[int]:
+    """0-based line numbers where `text` can be cut into independently formatted pieces.
+
+    A cut goes right before a top-level `class`/`def` (or its first decorator) when:
+    - the previous top-level statement is not the module docstring,
+    - between the two there is at least one line and every such line is blank (no comment).
+    For such a line black always emits exactly two blank lines before it, whatever precedes
+    (its other rules concern a preceding decorator, comment, or stub `def` with no blank line,
+    all excluded here), and the formatting of the definition itself does not look backwards.
+    Text that does not parse is never split (black reports the error on the whole file).
+    """
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return []
+    lines = text.splitlines()
+    points: list[int] = []
+    for index in range(1, len(body)):
+        node, previous = body[index], body[index - 1]
+        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if index == 1 and isinstance(previous, ast.Expr) and isinstance(previous.value, ast.Constant):
+            continue  # the module docstring has rules of its own
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        end = previous.end_lineno
+        if end is None or start <= end:
+            continue
+        if all(not line.strip() for line in lines[end:start]):
+            points.append(start)
+    return points
+
+
+def split_pieces(text: str) -> list[str]:
+    """`text` cut at its `split_points` (a single piece for small or unsplittable text)."""
+    if len(text) < _SPLIT_MIN_BYTES:
+        return [text]
+    points = split_points(text)
+    if not points:
+        return [text]
+    lines = text.splitlines(keepends=True)
+    bounds = [0, *points, len(lines)]
+    return ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def _format_batch(batch: list[tuple[str, str]]) -> list[str]:
+    return [format_source(text, label) for label, text in batch]
+
+
+def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:
+    """Consecutive runs of `items` of about equal total size."""
+    total = sum(len(text) for _, text in items) or 1
+    batches: list[list[tuple[str, str]]] = [[]]
+    size = 0
+    for item in items:
+        if size >= total / count * len(batches) and batches[-1]:
+            batches.append([])
+        batches[-1].append(item)
+        size += len(item[1])
+    return batches
+
+
+def _format_many(items: list[tuple[str, str]]) -> list[str]:
+    """Format (label, text) items, in worker processes when there is enough work."""
+    total = sum(len(text) for _, text in items)
+    workers = min(os.cpu_count() or 1, len(items))
+    if workers < 2 or total < _PARALLEL_MIN_BYTES:
+        return _format_batch(items)
+    batches = _batches(items, workers * _BATCHES_PER_WORKER)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return [text for done in pool.map(_format_batch, batches) for text in done]
 
 
 def format_files(files: dict[str, str], cache_dir: Path | None) -> dict[str, str]:
     """Format every `.py` file of a rendered package; other files pass through unchanged."""
     out = dict(files)
-    todo: dict[str, tuple[str, Path | None]] = {}
-    for path, text in files.items():
+    pending: dict[str, list[str | None]] = {}  # path -> formatted pieces (None: not yet)
+    pieces_of: dict[str, list[str]] = {}
+    todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
+    for path, text in sorted(files.items()):
         if not path.endswith(".py"):
             continue
-        entry = cache_dir / _key(text) if cache_dir else None
-        if entry is not None and entry.is_file():
-            out[path] = entry.read_text(encoding="utf-8")
-        else:
-            todo[path] = (text, entry)
-    big = [p for p, (t, _) in todo.items() if len(t) >= _PARALLEL_MIN_BYTES]
-    workers = min(len(big), os.cpu_count() or 1)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            done = dict(zip(big, pool.map(_format_pair, [(p, todo[p][0]) for p in big])))
-    else:
-        done = {}
-    for path, (text, entry) in sorted(todo.items()):
-        formatted = done.get(path) or format_source(text, path)
-        out[path] = formatted
-        if entry is not None:
-            _store(entry, formatted)
+        cached = _load(cache_dir, _key(text))
+        if cached is not None:
+            out[path] = cached
+            continue
+        pieces = split_pieces(text)
+        pieces_of[path] = pieces
+        pending[path] = []
+        for index, piece in enumerate(pieces):
+            hit = _load(cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
+            pending[path].append(hit)
+            if hit is None:
+                todo.append((path, index, piece))
+    formatted = _format_many([(path, piece) for path, _, piece in todo])
+    for (path, index, piece), result in zip(todo, formatted):
+        pending[path][index] = result
+        if len(pieces_of[path]) > 1:
+            _store(cache_dir, _key(piece, "piece"), result)
+    for path, parts in pending.items():
+        text = _PIECE_JOIN.join(p for p in parts if p is not None)
+        out[path] = text
+        _store(cache_dir, _key(files[path]), text)
     return out
 
 
-def _store(entry: Path, text: str) -> None:
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, entry)
+def _load(cache_dir: Path | None, key: str) -> str | None:
+    if cache_dir is None:
+        return None
+    try:
+        return (cache_dir / key).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _store(cache_dir: Path | None, key: str, text: str) -> None:
+    """Best-effort cache write: a read-only or full cache must not fail a generate."""
+    if cache_dir is None:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, cache_dir / key)
+    except OSError:
+        pass

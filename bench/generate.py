@@ -1,0 +1,160 @@
+"""Benchmark: a full `acp-codegen generate` of the draft target against plain `datamodel-codegen`.
+
+Both tools run as subprocesses (interpreter start-up and imports included on both sides), on the
+same schema file, in alternating order, each into a fresh output directory:
+
+- ours, cold:  `python -m codegen generate acp_v2_draft --no-cache` (formatting cache off)
+- ours, warm:  `python -m codegen generate acp_v2_draft` with a formatting cache filled beforehand
+- theirs:      `datamodel-codegen --input SCHEMA --input-file-type jsonschema --output FILE`
+               (it has no cache: the same figure is compared against both of ours)
+
+The schema is `npm-2.4.0/schema.unstable.json` of the shared directory, else the cached pinned
+file. Ours reads the pinned source through a private, pre-filled cache, so no run touches the
+network. Prints per-tool medians, the ratio of medians and the median of per-round ratios
+(goal: <= 1.0). `--stages` adds an in-process breakdown of one cold generate.
+
+    python bench/generate.py [--rounds 7] [--stages] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from codegen.pins import default_pin_path, load_pins  # noqa: E402
+from codegen.sources import default_cache_dir, default_shared_dir  # noqa: E402
+
+
+def schema_file(sha256: str) -> Path:
+    """The draft schema: from the shared directory, else from the source cache."""
+    shared = default_shared_dir() / "npm-2.4.0" / "schema.unstable.json"
+    if shared.is_file():
+        return shared
+    cached = default_cache_dir() / sha256
+    if cached.is_file():
+        return cached
+    sys.exit(f"no draft schema: neither {shared} nor {cached} exists (run `acp-codegen pull`)")
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return seconds
+
+
+def stages(target: str, work: Path) -> dict[str, float]:
+    """One cold generate, in process, stage by stage (seconds)."""
+    from codegen.fmt import format_files
+    from codegen.pipeline import build_ir, load, package_dir, pinned_targets
+    from codegen.render.package import render_package
+    from codegen.write import write_package
+
+    (chosen,) = pinned_targets(load_pins(default_pin_path()), [target])
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    loaded = load(chosen.source, chosen.sha256)
+    t1 = time.perf_counter()
+    protocol = build_ir(loaded)
+    t2 = time.perf_counter()
+    files = render_package(protocol, chosen.package)
+    t3 = time.perf_counter()
+    formatted = format_files(files, None)
+    t4 = time.perf_counter()
+    write_package(formatted, package_dir(work / "stages", chosen.package))
+    t5 = time.perf_counter()
+    out.update(load=t1 - t0, resolve_ir=t2 - t1, render=t3 - t2, format=t4 - t3, write=t5 - t4)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (default 7)")
+    parser.add_argument("--stages", action="store_true", help="also time the stages of one cold generate")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+
+    pins = load_pins(default_pin_path())
+    draft = pins.get("acp_v2_draft") or pins.default_pin
+    schema = schema_file(draft.sha256)
+    dmc = shutil.which("datamodel-codegen") or str(Path(sys.executable).with_name("datamodel-codegen"))
+    if not Path(dmc).is_file():
+        sys.exit("datamodel-codegen is not installed")
+
+    with tempfile.TemporaryDirectory(prefix="acp-bench-") as tmp:
+        work = Path(tmp)
+        cache = work / "cache"
+        cache.mkdir()
+        shutil.copyfile(schema, cache / draft.sha256)  # the pinned source, so nothing is fetched
+        env = {**os.environ, "ACP_CODEGEN_CACHE": str(cache), "PYTHONWARNINGS": "ignore"}
+        ours = [sys.executable, "-m", "codegen", "generate", draft.name, "--quiet"]
+        runs = 0
+
+        def fresh(name: str) -> Path:
+            nonlocal runs
+            runs += 1
+            return work / f"{name}-{runs}"
+
+        timed([*ours, "--out", str(fresh("warmup"))], env)  # fills the formatting cache
+        cold: list[float] = []
+        warm: list[float] = []
+        theirs: list[float] = []
+        for round_ in range(args.rounds):
+            order = ["cold", "theirs", "warm"] if round_ % 2 == 0 else ["warm", "theirs", "cold"]
+            for what in order:
+                if what == "theirs":
+                    out = fresh("dmc")
+                    out.mkdir()
+                    theirs.append(timed([dmc, "--input", str(schema), "--input-file-type", "jsonschema",
+                                         "--output", str(out / "models.py")], env))
+                elif what == "cold":
+                    cold.append(timed([*ours, "--no-cache", "--out", str(fresh("cold"))], env))
+                else:
+                    warm.append(timed([*ours, "--out", str(fresh("warm"))], env))
+        breakdown = stages(draft.name, work) if args.stages else None
+
+    med = {"ours_cold": statistics.median(cold), "ours_warm": statistics.median(warm),
+           "datamodel_codegen": statistics.median(theirs)}
+    result = {
+        "schema": str(schema),
+        "rounds": args.rounds,
+        "cpus": os.cpu_count(),
+        "medians_s": med,
+        "ratio_cold": med["ours_cold"] / med["datamodel_codegen"],
+        "ratio_warm": med["ours_warm"] / med["datamodel_codegen"],
+        "paired_ratio_cold": statistics.median(c / t for c, t in zip(cold, theirs)),
+        "paired_ratio_warm": statistics.median(w / t for w, t in zip(warm, theirs)),
+        "runs_s": {"ours_cold": cold, "ours_warm": warm, "datamodel_codegen": theirs},
+    }
+    if breakdown is not None:
+        result["stages_cold_in_process_s"] = breakdown
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"schema: {schema}  ({args.rounds} alternating rounds, {os.cpu_count()} CPUs, all subprocesses)")
+    print(f"  acp-codegen generate, cold (--no-cache): median {med['ours_cold']:.2f}s")
+    print(f"  acp-codegen generate, warm (cache)     : median {med['ours_warm']:.2f}s")
+    print(f"  datamodel-codegen                      : median {med['datamodel_codegen']:.2f}s")
+    print(f"  ratio cold: {result['ratio_cold']:.2f} (paired {result['paired_ratio_cold']:.2f})"
+          f"   ratio warm: {result['ratio_warm']:.2f} (paired {result['paired_ratio_warm']:.2f})"
+          "   goal <= 1.0")
+    if breakdown is not None:
+        parts = ", ".join(f"{k} {v:.2f}s" for k, v in breakdown.items())
+        print(f"  one cold generate in process: {parts}")
+
+
+if __name__ == "__main__":
+    main()
