@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codegen.pins import default_pin_path, load_pins  # noqa: E402
-from codegen.sources import default_cache_dir, default_shared_dir  # noqa: E402
+from codegen.pins import default_pin_path, load_pins
+from codegen.sources import default_cache_dir, default_shared_dir
 
 
 def schema_file(sha256: str) -> Path:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.metadata
+import itertools
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -93,7 +94,7 @@ def split_pieces(text: str) -> list[str]:
         return [text]
     lines = text.splitlines(keepends=True)
     bounds = [0, *points, len(lines)]
-    return ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
+    return ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 def _format_batch(batch: list[tuple[str, str]]) -> list[str]:

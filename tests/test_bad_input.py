@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import CliResult, run_cli, write_json
 
 Schema = dict[str, Any]
@@ -108,7 +107,7 @@ def test_broken_schema(
     tmp_path: Path, minimal_schema: Schema, break_it: Callable[[Schema], None], code: str, needles: tuple[str, ...]
 ) -> None:
     break_it(minimal_schema)
-    source = write_json(tmp_path / "broken.json", minimal_schema)
+    write_json(tmp_path / "broken.json", minimal_schema)
     result, out = _generate(tmp_path, "broken.json")
     line = assert_one_error(result, out, code, *needles)
     assert line.startswith(f"error[{code}] broken.json#"), line

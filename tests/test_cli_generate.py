@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
 
 from codegen.pins import PinFile
-from conftest import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
 
 Schema = dict[str, Any]
 PACKAGE_FILES = {"__init__.py", "_base.py", "_rpc.py", "dispatch.py", "enums.py", "models.py", "py.typed"}

@@ -15,10 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import CliResult, run_cli, tree_bytes, tree_state, write_json
 
 from codegen.pins import PinFile
 from codegen.pipeline import load
-from conftest import CliResult, run_cli, tree_bytes, tree_state, write_json
 
 REGEN_HINT = "run `nox -s regen` (or `acp-codegen generate`) and commit the result"
 HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.MULTILINE)

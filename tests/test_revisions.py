@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CliResult, run_cli, write_json
 
 from codegen.sources import default_shared_dir
-from conftest import CliResult, run_cli, write_json
 
 EXPECTED_REVISIONS = 12
 
@@ -188,17 +188,18 @@ def test_a_meta_method_missing_from_the_schema_is_a_mismatch(git_case: Case, tmp
     write_json(schema.with_name("meta.json"), meta)
     result = _generate(schema, tmp_path)
     assert result.returncode == 2, result.describe()
-    assert result.stderr.splitlines() == [
+    expected = (
         f"error[meta-mismatch] {schema.with_name('meta.json')}#/agentMethods/bogus_method: "
         "agentMethods.bogus_method = 'bogus/method' has no agent-side method in the schema"
-    ], result.describe()
+    )
+    assert result.stderr.splitlines() == [expected], result.describe()
     assert "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
 
 
 def test_a_schema_method_missing_from_meta_is_a_mismatch(git_case: Case, tmp_path: Path) -> None:
     schema, meta = _copy(git_case, tmp_path)
-    key, wire = sorted(meta["clientMethods"].items())[0]
+    key, wire = min(meta["clientMethods"].items())
     del meta["clientMethods"][key]
     write_json(schema.with_name("meta.json"), meta)
     result = _generate(schema, tmp_path)
