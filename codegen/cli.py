@@ -96,3 +96,7 @@ def main() -> None:
 from codegen.diff.command import diff as _diff  # noqa: E402
 
 app.command("diff")(_diff)
+
+from codegen.scaffold.command import scaffold_app as _scaffold_app  # noqa: E402
+
+app.add_typer(_scaffold_app, name="scaffold")

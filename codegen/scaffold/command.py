@@ -1,0 +1,70 @@
+"""The `acp-codegen scaffold agent|client DIR` commands: options in, summary out. No logic here.
+
+Exit status: 0 when the project was written, 2 on any problem (one line per diagnostic on
+stderr, nothing written).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codegen.errors import CodegenError
+from codegen.pins import default_pin_path
+from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, Kind, scaffold
+from codegen.ui import Reporter
+
+scaffold_app = typer.Typer(
+    no_args_is_help=True, help="Start a new ACP agent or client project built on generated bindings."
+)
+
+DirArgument = Annotated[Path, typer.Argument(help="Directory to create the project in (must be empty).", show_default=False)]
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="Project name (default: DIR's name), normalised to a package name.")
+]
+SchemaOption = Annotated[
+    str | None,
+    typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name [default: the default pin]."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
+PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names [default: schema/pins.toml].")]
+
+
+def _run(kind: Kind, directory: Path, name: str | None, schema: str | None, force: bool, pins: Path | None) -> None:
+    reporter = Reporter()
+    try:
+        done = scaffold(kind, directory, name=name, schema=schema, force=force, pins_path=pins or default_pin_path())
+    except CodegenError as error:
+        reporter.diagnostics(error.diagnostics)
+        raise typer.Exit(2) from None
+    reporter.summary(
+        f"created {kind} project {done.names.dist} in {done.directory} "
+        f"({len(done.files)} files; bindings from {done.source})"
+    )
+    reporter.summary(f"next: cd {done.directory} && {INSTALL_COMMAND} && {TEST_COMMAND}")
+
+
+@scaffold_app.command("agent")
+def agent(
+    directory: DirArgument,
+    name: NameOption = None,
+    schema: SchemaOption = None,
+    force: ForceOption = False,
+    pins: PinsOption = None,
+) -> None:
+    """Create an echo agent project: bindings, agent.py (subclassing Agent), tests, README."""
+    _run("agent", directory, name, schema, force, pins)
+
+
+@scaffold_app.command("client")
+def client(
+    directory: DirArgument,
+    name: NameOption = None,
+    schema: SchemaOption = None,
+    force: ForceOption = False,
+    pins: PinsOption = None,
+) -> None:
+    """Create a terminal client project that runs an agent command and streams one prompt."""
+    _run("client", directory, name, schema, force, pins)

@@ -1,0 +1,282 @@
+"""What a scaffolded project is: its names, its files, the checks before writing, and the writing.
+
+A project is the generated bindings for one schema, inside the project's own package as
+`<package>.acp`, plus the files rendered from `templates/scaffold/`. Everything is rendered
+(and formatted) before anything is written; every problem is a `CodegenError`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from codegen import __version__
+from codegen.diff.run import Resolver
+from codegen.errors import fail
+from codegen.fmt import format_files
+from codegen.ir.nodes import Protocol
+from codegen.pins import load_pins
+from codegen.pipeline import Target, render_target
+from codegen.render.dispatch import fanout_for
+from codegen.render.package import environment
+from codegen.sources import default_cache_dir
+from codegen.write import write_package
+
+Kind = Literal["agent", "client"]
+
+INSTALL_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]'"
+"""How a scaffolded project is installed (its README says so, and the tests run it)."""
+
+TEST_COMMAND = ".venv/bin/pytest"
+"""How a scaffolded project runs its own tests."""
+
+# (output path, template): `{package}` stands for the project's package directory.
+PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
+    "agent": (
+        ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
+        (".gitignore", "scaffold/common/gitignore.jinja"),
+        ("README.md", "scaffold/agent/README.md.jinja"),
+        ("{package}/__init__.py", "scaffold/common/__init__.py.jinja"),
+        ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
+        ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
+        ("{package}/agent.py", "scaffold/agent/agent.py.jinja"),
+        ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
+    ),
+    "client": (
+        ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
+        (".gitignore", "scaffold/common/gitignore.jinja"),
+        ("README.md", "scaffold/client/README.md.jinja"),
+        ("{package}/__init__.py", "scaffold/common/__init__.py.jinja"),
+        ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
+        ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
+        ("{package}/display.py", "scaffold/client/display.py.jinja"),
+        ("{package}/client.py", "scaffold/client/client.py.jinja"),
+        ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
+        ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
+    ),
+}
+
+# Runtime dependencies of each kind (the bindings need pydantic only).
+DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
+    "agent": ("pydantic>=2.11",),
+    "client": ("pydantic>=2.11", "rich>=13.0"),
+}
+
+# The module holding `main()` (the console script) of each kind.
+MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
+
+# What each kind's code calls: wire methods, and `session/update` variants it sends or renders.
+REQUIRED_METHODS: Mapping[Kind, frozenset[str]] = {
+    "agent": frozenset(
+        {
+            "initialize",
+            "session/new",
+            "session/prompt",
+            "session/cancel",
+            "session/list",
+            "session/close",
+            "session/resume",
+            "session/update",
+            "session/request_permission",
+        }
+    ),
+    "client": frozenset(
+        {
+            "initialize",
+            "session/new",
+            "session/prompt",
+            "session/cancel",
+            "session/update",
+            "session/request_permission",
+        }
+    ),
+}
+REQUIRED_UPDATES: Mapping[Kind, frozenset[str]] = {
+    "agent": frozenset(
+        {
+            "user_message",
+            "agent_message",
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "state_update",
+            "plan_update",
+            "tool_call_update",
+            "tool_call_content_chunk",
+        }
+    ),
+    "client": frozenset(
+        {
+            "user_message",
+            "agent_message",
+            "agent_message_chunk",
+            "agent_thought",
+            "agent_thought_chunk",
+            "state_update",
+            "plan_update",
+            "tool_call_update",
+            "tool_call_content_chunk",
+            "notice",
+        }
+    ),
+}
+
+_SEPARATORS = re.compile(r"[-_.\s]+")
+_PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+# Import names a project package must not take: it would shadow them for the project itself.
+_TAKEN = frozenset(sys.stdlib_module_names) | {"pydantic", "pydantic_core", "rich", "pytest", "tests"}
+
+
+@dataclass(frozen=True)
+class Names:
+    """How a project is called: import package, distribution (and console script), title."""
+
+    package: str
+    dist: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    """What `scaffold` wrote."""
+
+    kind: Kind
+    directory: Path
+    names: Names
+    files: tuple[str, ...]
+    source: str
+
+
+def project_names(raw: str, *, origin: str) -> Names:
+    """Normalise a project name (`My-Agent` -> `my_agent`); `bad-name` unless it makes a package."""
+    package = _SEPARATORS.sub("_", raw.strip().lower()).strip("_")
+    if not _PACKAGE.fullmatch(package):
+        raise fail(
+            "bad-name",
+            f"{raw!r} is not usable as a project name: after normalisation ({package!r}) it must be "
+            "a Python identifier of lowercase ASCII letters, digits and single underscores, "
+            "starting with a letter (e.g. my_agent)",
+            file=origin,
+        )
+    if keyword.iskeyword(package) or package in _TAKEN:
+        raise fail(
+            "bad-name",
+            f"{raw!r} would be imported as {package!r}, which is a Python keyword or the name of a "
+            "standard or required module; choose another name",
+            file=origin,
+        )
+    title = " ".join(part.capitalize() for part in package.split("_"))
+    return Names(package, package.replace("_", "-"), title)
+
+
+def check_directory(directory: Path, *, force: bool) -> None:
+    """Refuse a path that is not a directory, and a non-empty directory unless `force`."""
+    if directory.exists() and not directory.is_dir():
+        raise fail("not-a-directory", "exists and is not a directory", file=str(directory))
+    if directory.is_dir() and any(directory.iterdir()) and not force:
+        raise fail(
+            "not-empty",
+            "directory is not empty; pass --force to write the project into it anyway "
+            "(files of the same name are replaced)",
+            file=str(directory),
+        )
+
+
+def schema_target(schema: str | None, package: str, pins_path: Path) -> Target:
+    """The bindings target: `schema` (a source or pinned target name), else the default pin."""
+    if schema is None:
+        pin = load_pins(pins_path).default_pin
+        return Target(pin.name, package, pin.source, pin.sha256)
+    ref = Resolver(pins_path).resolve(schema)
+    return Target(ref.label, package, ref.source, ref.sha256)
+
+
+def check_protocol(protocol: Protocol, kind: Kind, label: str) -> None:
+    """`incompatible-schema` unless the schema has every method and update the project uses."""
+    methods = {m.wire_name: m for m in protocol.methods}
+    missing = sorted(REQUIRED_METHODS[kind] - set(methods))
+    update = methods.get("session/update")
+    fanout = fanout_for(protocol, update) if update is not None else None
+    tags = {case.tag for case in fanout.cases} if fanout is not None else set()
+    missing += [f"update {tag}" for tag in sorted(REQUIRED_UPDATES[kind] - tags)]
+    if missing:
+        raise fail(
+            "incompatible-schema",
+            f"the scaffolded {kind} follows the ACP v2 prompt lifecycle, but this schema lacks: "
+            + ", ".join(missing),
+            file=label,
+        )
+
+
+def render_project(kind: Kind, names: Names, target: Target, protocol: Protocol) -> dict[str, str]:
+    """The project's own files (everything but the bindings): relative path -> text."""
+    sha256 = target.sha256 or protocol.sha256
+    context = {
+        "kind": kind,
+        "package": names.package,
+        "dist": names.dist,
+        "title": names.title,
+        "module": MAIN_MODULE[kind],
+        "dependencies": DEPENDENCIES[kind],
+        "source": target.source,
+        "sha256": sha256,
+        "generator_version": __version__,
+        "install_command": INSTALL_COMMAND,
+        "test_command": TEST_COMMAND,
+        "regenerate_command": (
+            f"acp-codegen generate --schema '{target.source}' --sha256 {sha256} "
+            f"--package {names.package}.acp --out ."
+        ),
+    }
+    env = environment()
+    rendered = {
+        path.format(package=names.package): env.get_template(template).render(context)
+        for path, template in PROJECT_FILES[kind]
+    }
+    return format_files(rendered, default_cache_dir() / "black")
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_project(directory: Path, package: str, files: Mapping[str, str], bindings: dict[str, str]) -> None:
+    """Write the project files one by one (each atomically) and swap the bindings package in whole."""
+    try:
+        for name, text in files.items():
+            _write_text(directory / name, text)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise fail("write-failed", f"cannot write the project: {reason}", file=str(directory)) from None
+    write_package(bindings, directory / package / "acp")
+
+
+def scaffold(
+    kind: Kind, directory: Path, *, name: str | None, schema: str | None, force: bool, pins_path: Path
+) -> Scaffolded:
+    """Create a new agent or client project in `directory` (nothing is written on any error)."""
+    names = project_names(
+        name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
+    )
+    check_directory(directory, force=force)
+    target = schema_target(schema, f"{names.package}.acp", pins_path)
+    bindings, protocol = render_target(target, format_cache=default_cache_dir() / "black")
+    check_protocol(protocol, kind, target.source)
+    files = render_project(kind, names, target, protocol)
+    write_project(directory, names.package, files, bindings)
+    listed = sorted([*files, *(f"{names.package}/acp/{n}" for n in bindings)])
+    return Scaffolded(kind, directory, names, tuple(listed), target.source)
