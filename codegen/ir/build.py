@@ -33,7 +33,7 @@ from codegen.ir.nodes import (
     Variant,
 )
 from codegen.ir.order import order_definitions
-from codegen.ir.shapes import DOC_KEYS, EnumShape, UnionShape, enum_shape, union_shape
+from codegen.ir.shapes import DOC_KEYS, EnumShape, UnionShape, enum_shape, options_of, union_shape
 from codegen.ir.types import is_object_schema, type_of
 from codegen.resolve import ResolvedSchema, ref_name
 
@@ -111,7 +111,7 @@ class Builder:
             self._union(name, schema, shape, pointer, def_key)
             return
         if is_object_schema(schema) or (schema.get("type") == "object" and "allOf" in schema):
-            self._add(self._struct(name, schema, pointer, def_key=def_key))
+            self._object(name, schema, pointer, def_key=def_key)
             return
         self._add(Alias(name, type_of(schema, self, name, pointer), description, pointer, def_key))
 
@@ -120,6 +120,61 @@ class Builder:
         return Enum(name, values, shape.open, description, pointer, def_key)
 
     # -- structs ------------------------------------------------------------------------------
+    def _object(self, name: str, schema: dict[str, Any], pointer: str, *, def_key: str | None = None, **kwargs: Any) -> None:
+        """Add the struct for an object schema, or, when the object is combined with alternatives
+        (`oneOf`/`anyOf` of objects that is not a tagged union, in the schema itself or in a
+        definition it extends), one struct per alternative (`<name><Alternative>`) and `name` as
+        the union of them."""
+        alternatives = self._alternatives(schema, pointer)
+        if not alternatives:
+            self._add(self._struct(name, schema, pointer, def_key=def_key, **kwargs))
+            return
+        members: list[TypeExpr] = []
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+        for suffix, parts, alt_pointer in alternatives:
+            member = self._fresh(name + suffix)
+            merged = {**rest, "allOf": [*(p for p in rest.get("allOf") or () if not _extends_alternatives(p, self.defs)), *parts]}
+            struct = self._struct(member, merged, alt_pointer, **kwargs)
+            self._add(replace(struct, description=struct.description or schema.get("description")))
+            members.append(Ref(member))
+        self._add(Alias(name, UnionOf(tuple(members)), schema.get("description"), pointer, def_key))
+
+    def _alternatives(self, schema: dict[str, Any], pointer: str) -> list[tuple[str, list[Any], str]] | None:
+        """(name suffix, `allOf` parts, pointer) of each object alternative of a struct schema."""
+        options = options_of(schema)
+        if options is not None:
+            if union_shape(schema) is not None or enum_shape(schema) is not None:
+                return None
+            key = "anyOf" if "anyOf" in schema else "oneOf"
+            found: list[tuple[str, list[Any], str]] = []
+            for i, option in enumerate(options):
+                suffix = _alternative_name(option)
+                if suffix is None or not self._objectish(option):
+                    return None
+                parts = [p for p in option.get("allOf") or ()]
+                own = {k: option[k] for k in ("properties", "required") if k in option}
+                found.append((suffix, parts + ([own] if own else []), f"{pointer}/{key}/{i}"))
+            names = [f[0] for f in found]
+            return found if len(set(names)) == len(names) else None
+        for part in schema.get("allOf") or ():
+            if isinstance(part, dict) and isinstance(part.get("$ref"), str):
+                key = ref_name(part["$ref"])
+                target = self.defs.get(key)
+                if isinstance(target, dict) and _extends_alternatives(part, self.defs):
+                    inner = self._alternatives(target, pointer_join("/$defs", key))
+                    if inner:
+                        own = {k: v for k, v in target.items() if k not in ("anyOf", "oneOf", "description", "title")}
+                        return [(suffix, [own, *parts], p) for suffix, parts, p in inner]
+        return None
+
+    def _objectish(self, option: Any) -> bool:
+        if not isinstance(option, dict) or union_shape(option) is not None:
+            return False
+        if is_object_schema(option) or option.get("type") == "object":
+            return True
+        refs = [p for p in option.get("allOf") or () if isinstance(p, dict) and "$ref" in p]
+        return bool(refs) and all(isinstance(self.defs.get(ref_name(p["$ref"])), dict) and is_object_schema(self.defs[ref_name(p["$ref"])]) for p in refs)
+
     def _struct(
         self,
         name: str,
@@ -244,7 +299,7 @@ class Builder:
             i = options.index(shape.fallback)
             unknown = self._fresh("Unknown" + name)
             tag_field = self._tag_field(tag, Ref(tag_enum) if tag_enum else Scalar("str"), f"{pointer}/{key}/{i}", None)
-            self._add(self._struct(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,)))
+            self._object(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,))
         lenient_tag = base_tag is not None and "default_on_error" in base_tag.lenience
         self._add(
             TaggedUnion(name, tag, naming.field_name(tag), tuple(variants), unknown, schema.get("description"), pointer, tag_enum, def_key, lenient_tag)
@@ -283,8 +338,7 @@ class Builder:
             inner = self.out.get(self.def_ref(ref_name(refs[0]["$ref"])))
             if isinstance(inner, TaggedUnion):
                 return self._nested(name, inner, tag_field)
-        struct = self._struct(name, option, pointer, role="variant", base=base, skip=frozenset({tag}), leading=(tag_field,))
-        self._add(struct)
+        self._object(name, option, pointer, role="variant", base=base, skip=frozenset({tag}), leading=(tag_field,))
         return name
 
     def _nested(self, name: str, inner: TaggedUnion, tag_field: Field) -> str:
@@ -320,6 +374,31 @@ class Builder:
         if definition.name in self.out:
             raise fail("name-clash", f"two definitions named {definition.name!r}", file=self.resolved.label, pointer=definition.pointer)
         self.out[definition.name] = definition
+
+
+def _alternative_name(option: Any) -> str | None:
+    """A position-free name for an alternative: its `title`, else the one definition it extends."""
+    if not isinstance(option, dict):
+        return None
+    title = option.get("title")
+    if isinstance(title, str) and title.strip():
+        return naming.pascal(title)
+    refs = [p["$ref"] for p in option.get("allOf") or () if isinstance(p, dict) and isinstance(p.get("$ref"), str)]
+    return naming.class_name(ref_name(refs[0])) if len(refs) == 1 else None
+
+
+def _extends_alternatives(part: Any, defs: dict[str, Any]) -> bool:
+    """An `allOf` part that is a `$ref` to an object definition combined with alternatives."""
+    if not (isinstance(part, dict) and isinstance(part.get("$ref"), str)):
+        return False
+    target = defs.get(ref_name(part["$ref"]))
+    return (
+        isinstance(target, dict)
+        and is_object_schema(target)
+        and options_of(target) is not None
+        and union_shape(target) is None
+        and enum_shape(target) is None
+    )
 
 
 def build_protocol(resolved: ResolvedSchema) -> Protocol:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from codegen.ir.naming import pascal
 from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
 from codegen.ir.shapes import DOC_KEYS, options_of
 from codegen.resolve import ref_name
@@ -61,7 +62,7 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr
     if "$ref" in schema:
         return Ref(builder.def_ref(ref_name(schema["$ref"])))
     all_of = schema.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and not (set(schema) - DOC_KEYS - {"allOf", "x-deserialize-default-on-error", "x-deserialize-default-on-null", "x-deserialize-skip-invalid-items"}):
+    if isinstance(all_of, list) and len(all_of) == 1 and not _validating_keys(schema) - {"allOf"}:
         return type_of(all_of[0], builder, owner, pointer + "/allOf/0")
     if "const" in schema:
         value = schema["const"]
@@ -71,7 +72,7 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr
         return Ref(builder.hoist(owner, schema, pointer))
     if opts is not None:
         key = "anyOf" if "anyOf" in schema else "oneOf"
-        return union([type_of(o, builder, owner, f"{pointer}/{key}/{i}") for i, o in enumerate(opts)])
+        return union([type_of(o, builder, _option_owner(owner, o), f"{pointer}/{key}/{i}") for i, o in enumerate(opts)])
     if isinstance(schema.get("enum"), list):
         return union([Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any") for v in schema["enum"]])
     types = schema.get("type")
@@ -79,6 +80,19 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr
     if not type_list:
         return Ref(builder.hoist(owner, schema, pointer)) if is_object_schema(schema) else Scalar("any")
     return union([_one_type(t, schema, builder, owner, pointer) for t in type_list])
+
+
+def _option_owner(owner: str, option: Any) -> str:
+    """Name stem for an inline alternative: its `title` when it has one (`AgentResponse` +
+    `Result`), so hoisted names never depend on the alternative's position."""
+    title = option.get("title") if isinstance(option, dict) else None
+    return owner + pascal(title) if isinstance(title, str) and title.strip() else owner
+
+
+def _validating_keys(schema: dict[str, Any]) -> set[str]:
+    """Keys that constrain values: not documentation, not `default` (read by the field), not
+    `x-` extensions (`x-method`, `x-side`, the leniency hints, any other annotation)."""
+    return {k for k in schema if k not in DOC_KEYS and k != "default" and not k.startswith("x-")}
 
 
 def _tagged_or_enum(schema: dict[str, Any]) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jinja2
+
 from codegen.ir.nodes import ArrayOf, Const, Field, MapOf, Protocol, Ref, Scalar, Struct, TaggedUnion, TypeExpr, UnionOf
 
 _FIELD_ARGS = {
@@ -47,11 +49,14 @@ def annotation(expr: TypeExpr) -> str:
     parts: list[str] = []
     for option in expr.options:
         text = annotation(option)
-        if text not in parts:
+        if text not in parts and text != "None":
             parts.append(text)
-    if "None" in parts:  # keep None last: `X | None`
-        parts = [p for p in parts if p != "None"] + ["None"]
-    return " | ".join(parts)
+    if not parts:
+        return "None"
+    text = " | ".join(parts)
+    if len(parts) > 1 and any(isinstance(o, Ref) for o in expr.options):
+        text = f"Annotated[{text}, STRICT_FIRST]"  # a fitting option beats a repaired one
+    return text + " | None" if any(annotation(o) == "None" for o in expr.options) else text
 
 
 def python_literal(value: Any) -> str:
@@ -88,6 +93,8 @@ def field_line(field: Field, protocol: Protocol) -> str:
             default = python_literal(value)
             if value is None and not field.nullable:
                 ann = f"{ann} | None"
+            elif value is not None and _has_ref(field.type):  # the model or enum, not raw JSON
+                default = f"Field(default={default}, validate_default=True)"
         elif field.nullable:
             default = "None"
         else:
@@ -98,6 +105,18 @@ def field_line(field: Field, protocol: Protocol) -> str:
     if metadata:
         ann = f"Annotated[{ann}, {', '.join(metadata)}]"
     return f"{field.py_name}: {ann}" + (f" = {default}" if default is not None else "")
+
+
+def _has_ref(expr: TypeExpr) -> bool:
+    if isinstance(expr, Ref):
+        return True
+    if isinstance(expr, ArrayOf):
+        return _has_ref(expr.item)
+    if isinstance(expr, MapOf):
+        return _has_ref(expr.value)
+    if isinstance(expr, UnionOf):
+        return any(_has_ref(o) for o in expr.options)
+    return False
 
 
 def _const_name(protocol: Protocol, enum_name: str, value: str) -> str:
@@ -149,12 +168,11 @@ def tag_names(struct: Struct) -> list[str]:
     return [f.py_name for f in struct.fields if f.tag and f.default_json is not None]
 
 
-def union_choices(union: TaggedUnion) -> list[tuple[str, str]]:
-    """(class name, Tag(...) argument) pairs of a union, unknown last."""
-    out = [(v.target, repr(v.tag) if v.tag is not None else "NONE_TAG") for v in union.variants]
-    if union.unknown:
-        out.append((union.unknown, "UNKNOWN_TAG"))
-    return out
+@jinja2.pass_context
+def union_choices(context: Any, union: TaggedUnion) -> str:
+    """The `models.py` filter for a tagged union: the annotation its type alias stands for
+    (`union_annotation`), given the protocol from the template context."""
+    return union_annotation(union, context["protocol"])
 
 
 def tags_expr(struct: Struct, protocol: Protocol) -> str:
@@ -164,3 +182,38 @@ def tags_expr(struct: Struct, protocol: Protocol) -> str:
     if isinstance(base, Struct) and base.role in ("variant", "unknown"):
         return f"{base.name}.__acp_tags__ | {own}"
     return own
+
+
+def loose_none(union: TaggedUnion, protocol: Protocol) -> bool:
+    """Whether the union's no-tag variant does not constrain the tag at all (the schema option
+    has no tag property), so that any value it accepts is valid whatever its tag says."""
+    none = union.none_variant
+    target = protocol.get(none.target) if none else None
+    return isinstance(target, Struct) and all(f.wire_name != union.tag_wire for f in all_fields(target, protocol))
+
+
+def union_annotation(union: TaggedUnion, protocol: Protocol) -> str:
+    """The annotation a tagged union's type alias stands for.
+
+    Variants are chosen by the tag (`tag_discriminator`). A no-tag variant that leaves the tag
+    unconstrained is an alternative of its own instead: it is tried, left to right, when the
+    tagged variants do not fit (absent, unknown or malformed tag, or a known tag whose variant
+    rejects the payload), as the schema's `anyOf` accepts such values through that option.
+    """
+    loose = loose_none(union, protocol)
+    none = union.none_variant
+    choices = [(v.target, repr(v.tag)) for v in union.variants if v.tag is not None]
+    if none is not None and not loose:
+        choices.append((none.target, "NONE_TAG"))
+    if union.unknown:
+        choices.append((union.unknown, "UNKNOWN_TAG"))
+    members = "\n    | ".join(f"Annotated[{cls}, Tag({tag})]" for cls, tag in choices)
+    discriminator = (
+        f"Discriminator(tag_discriminator({union.tag_wire!r}, {union.tag_py!r}, "
+        f"frozenset({python_literal(list(union.known_tags))}), has_none={none is not None and not loose}, "
+        f"has_unknown={union.unknown is not None}, lenient={union.lenient_tag}))"
+    )
+    tagged = f"Annotated[\n    {members},\n    {discriminator},\n]"
+    if not loose or none is None:
+        return tagged
+    return f'Annotated[{tagged} | {none.target}, Field(union_mode="left_to_right"), STRICT_FIRST]'
