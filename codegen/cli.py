@@ -100,3 +100,7 @@ app.command("diff")(_diff)
 from codegen.scaffold.command import scaffold_app as _scaffold_app  # noqa: E402
 
 app.add_typer(_scaffold_app, name="scaffold")
+
+from codegen.transcript.command import check_transcript as _check_transcript  # noqa: E402
+
+app.command("check-transcript")(_check_transcript)

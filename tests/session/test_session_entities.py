@@ -105,7 +105,8 @@ def test_terminal_output_chunks_append_bytes_and_a_snapshot_replaces_them() -> N
     state.apply_data({"sessionUpdate": "terminal_update", "terminalId": "t1", "exitStatus": {"exitCode": 0}})
     assert bytes(terminal.output) == b"snapshot+" and terminal.exit_status is not None
     state.apply_data({"sessionUpdate": "terminal_update", "terminalId": "t1", "output": None, "command": None})
-    assert (bytes(terminal.output), terminal.command) == (b"", None)
+    assert bytes(terminal.output) == b""
+    assert terminal.command is None
 
 
 # -- plans -------------------------------------------------------------------------------------
@@ -192,7 +193,8 @@ def test_subagent_updates_patch_the_child_and_replace_its_state_snapshot() -> No
     state.apply_data({"sessionUpdate": "subagent_update", "sessionId": "child", "state": {"state": "idle", "stopReason": "end_turn"}})
     assert child.state is not None and child.state.to_dict() == {"state": "idle", "stopReason": "end_turn"}
     state.apply_data({"sessionUpdate": "subagent_update", "sessionId": "child", "state": None, "title": None})
-    assert (child.state, child.title, child.description) == (None, None, "Reads docs")
+    assert child.state is None
+    assert (child.title, child.description) == (None, "Reads docs")
     assert state.timeline == [child]
 
 
