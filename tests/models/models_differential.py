@@ -1,7 +1,7 @@
 """Differential check of generated models against `jsonschema` (Draft 2020-12), one schema file
 at a time (run in worker processes by `test_differential.py`).
 
-For every `$defs` entry: valid instances (see `instances.py`) must validate with `jsonschema`,
+For every `$defs` entry: valid instances (see `models_instances.py`) must validate with `jsonschema`,
 parse with the generated model (`pydantic.TypeAdapter(getattr(package, Name))`, from JSON text
 and from Python data) and come back exactly (`same_json`) from
 `adapter.dump_json(value, by_alias=True, exclude_unset=True)`. Mutants of them: when
@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from instances import NONE, Instances, Leniency, mutants, same_json
-from schema_facts import GENERATED, PINNED, load
+from models_instances import NONE, Instances, Leniency, mutants, same_json
+from models_facts import GENERATED, PINNED, load
 
 
 @dataclass

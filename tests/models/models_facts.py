@@ -34,6 +34,14 @@ _DOC = {"description", "title", "$comment", "examples", "x-docs-ignore"}
 
 
 @cache
+def ir(path: Path) -> Any:
+    """The generator's IR of a schema file (for names and layout; the facts below never use it)."""
+    from codegen.pipeline import ir_for
+
+    return ir_for(str(path))
+
+
+@cache
 def load(path: Path) -> dict[str, Any]:
     """A schema file, parsed (cached; never mutate the result)."""
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
