@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Shared helpers of the interop scripts: a raw-frame tap on the byte streams and a bounded wait.
+//
+// The SDK works on web streams of bytes (`ndJsonStream(output, input)`); tapping the bytes on
+// both sides records every frame exactly as it went over the pipe, so that a failing run can
+// show the raw JSON-RPC traffic.
+
+/** Wrap a web ReadableStream<Uint8Array> so that every complete line is passed to `onLine`. */
+export function tapReadable(readable, onLine) {
+  const decoder = new TextDecoder();
+  let pending = "";
+  return readable.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        pending += decoder.decode(chunk, { stream: true });
+        let newline;
+        while ((newline = pending.indexOf("\n")) >= 0) {
+          onLine(pending.slice(0, newline));
+          pending = pending.slice(newline + 1);
+        }
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (pending) onLine(pending);
+      },
+    }),
+  );
+}
+
+/** Wrap a web WritableStream<Uint8Array> so that every complete line written is passed to `onLine`. */
+export function tapWritable(writable, onLine) {
+  const decoder = new TextDecoder();
+  const writer = writable.getWriter();
+  let pending = "";
+  return new WritableStream({
+    async write(chunk) {
+      pending += decoder.decode(chunk, { stream: true });
+      let newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        onLine(pending.slice(0, newline));
+        pending = pending.slice(newline + 1);
+      }
+      await writer.write(chunk);
+    },
+    async close() {
+      await writer.close();
+    },
+    async abort(reason) {
+      await writer.abort(reason);
+    },
+  });
+}
+
+/** Parse a raw frame for the record; keeps the raw text when it is not JSON. */
+export function frameRecord(direction, line) {
+  try {
+    return { dir: direction, msg: JSON.parse(line) };
+  } catch {
+    return { dir: direction, raw: line };
+  }
+}
+
+/** Reject with a clear message when `promise` does not settle within `ms`. */
+export function within(ms, what, promise) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The version of the installed SDK (read from its package.json, which "exports" does not expose). */
+export function sdkVersion() {
+  let dir = dirname(fileURLToPath(import.meta.resolve("@agentclientprotocol/sdk/experimental/v2/unstable")));
+  for (;;) {
+    try {
+      const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (meta.name === "@agentclientprotocol/sdk") return meta.version;
+    } catch {
+      // not there: keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
