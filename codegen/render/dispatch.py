@@ -59,8 +59,31 @@ def fanout_for(protocol: Protocol, method: Method) -> Fanout | None:
     return Fanout(method, field.py_name, union.tag_py, union.name, cases, union.unknown)
 
 
+def cancelled_result(protocol: Protocol, method: Method) -> dict[str, object] | None:
+    """The result a method defines for a request its caller cancels, when the schema has one.
+
+    Structural rule: the result struct's only required field is a tagged union with a
+    `cancelled` variant that needs nothing but its tag (ACP's `RequestPermissionOutcome`).
+    """
+    result = protocol.get(method.result) if method.result else None
+    if method.kind != "request" or not isinstance(result, Struct):
+        return None
+    required = [f for f in all_fields(result, protocol) if f.required]
+    if len(required) != 1 or not isinstance(required[0].type, Ref):
+        return None
+    union = protocol.get(required[0].type.name)
+    if not isinstance(union, TaggedUnion):
+        return None
+    variant = next((v for v in union.variants if v.tag == "cancelled"), None)
+    target = protocol.get(variant.target) if variant else None
+    if not isinstance(target, Struct) or any(f.required and not f.tag for f in all_fields(target, protocol)):
+        return None
+    return {required[0].wire_name: {union.tag_wire: "cancelled"}}
+
+
 def dispatch_context(protocol: Protocol) -> dict[str, object]:
     """Template variables for dispatch.py."""
     by_side = {side: protocol.methods_for(side) for side in SIDES}  # type: ignore[arg-type]
     fanouts = {m.wire_name: f for m in by_side["client"] + by_side["agent"] if (f := fanout_for(protocol, m))}
-    return {"by_side": by_side, "fanouts": fanouts, "sides": SIDES}
+    cancelled = {(m.side, m.wire_name): c for m in protocol.methods if (c := cancelled_result(protocol, m))}
+    return {"by_side": by_side, "fanouts": fanouts, "sides": SIDES, "cancelled": cancelled}

@@ -19,7 +19,7 @@ with session/cancel (idle/cancelled). Failure messages carry the raw JSON-RPC fr
   `cancellationSignal` gets -32800 from the generated runtime; on session/cancel the generated
   agent withdraws its pending permission request and the SDK client answers `cancelled`.
 * SDK agent -> generated client: on session/cancel the SDK agent withdraws its pending permission
-  request; the schema wants the `cancelled` outcome as the answer (see CANCEL_REQUEST_XFAIL).
+  request; the schema wants the `cancelled` outcome as the answer (MethodSpec.cancelled).
 """
 
 from __future__ import annotations
@@ -528,20 +528,10 @@ async def test_generated_client_drives_sdk_agent(node: str, tmp_path: Path) -> N
     assert "id" not in outbound[-1], context()  # session/cancel is a notification
 
 
-CANCEL_REQUEST_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "generated runtime answers a $/cancel_request for session/request_permission with a -32800 "
-        "error; the schema (RequestPermissionOutcome 'cancelled') and the SDK (SendRequestOptions."
-        "cancellationSignal) expect the result {outcome: {outcome: 'cancelled'}}"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     "answer_cancelled",
     [
-        pytest.param(False, id="runtime-default", marks=CANCEL_REQUEST_XFAIL),
+        pytest.param(False, id="runtime-default"),
         pytest.param(True, id="handler-answers-cancelled"),
     ],
 )
