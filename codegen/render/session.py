@@ -1,4 +1,4 @@
-"""Session context: what the session reducer template (`session.py`) needs, derived from the IR.
+"""Session context: the spec of the session reducer (`session.py`), derived from the IR.
 
 Owns the decision whether a revision gets a reducer at all (it needs the v2 message-id model:
 `user_message` and `agent_message` upserts in the `SessionUpdate` union; v1 and the first v2
@@ -9,9 +9,6 @@ a field never references it.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Literal
 
 from codegen.errors import fail
 from codegen.ir.nodes import (
@@ -29,179 +26,23 @@ from codegen.ir.nodes import (
     UnionOf,
 )
 from codegen.render.pytypes import all_fields
-
-Rule = Literal["required", "replace", "collection", "reset", "meta_patch", "event_meta", "keep_on_null", "bytes"]
-
-# The rule each kind of field follows, quoted (or closely paraphrased) from the spec and schema.
-RULE_COMMENTS: dict[Rule, str] = {
-    "required": "required on every update: the value replaces the stored one",
-    "replace": "omitted leaves it unchanged, null clears it, a value replaces it",
-    "collection": "omitted: unchanged; null or []: cleared; an array replaces all (chunks included)",
-    "reset": "omitted leaves it unchanged, null resets it to `{reset}`, a value replaces it",
-    "meta_patch": "_meta patches by top-level key (a null key is removed); null clears it",
-    "event_meta": "_meta is scoped to this update: no patch semantics",
-    "keep_on_null": "omitted or null participant IDs leave previously known identities intact",
-    "bytes": "an authoritative replacement snapshot of the output bytes; null clears them",
-}
+from codegen.render.session_nodes import (
+    OWN_NAMES,
+    Chunk,
+    EntitySpec,
+    PatchField,
+    PlanSpec,
+    RecordSpec,
+    SessionSpec,
+    Snapshot,
+    Upsert,
+)
 
 # Fields whose rule is not the generic patch: (variant tag, wire name) -> rule (and reset value).
 _COLLECTIONS = frozenset({"content", "summary"})
 _RESETS = {("tool_call_update", "kind"): "other", ("tool_call_update", "status"): "pending"}
 _PARTICIPANTS = frozenset({("session_message", "senderSessionId"), ("session_message", "recipientSessionId")})
 _BYTES = frozenset({("terminal_update", "output")})
-
-# Names of the classes session.py defines; a schema definition of the same name would clash.
-OWN_NAMES = (
-    "SessionState",
-    "ContextUsage",
-    "SessionDetails",
-    "TimelineMessage",
-    "TimelineToolCall",
-    "TimelineTerminal",
-    "TimelinePlan",
-    "TimelineCompaction",
-    "TimelineSubagent",
-    "TimelineSessionMessage",
-    "TimelineRaw",
-    "TimelineEntity",
-    "parse_update",
-)
-
-
-@dataclass(frozen=True)
-class PatchField:
-    """One stored attribute of an entity and how an upsert changes it."""
-
-    py_name: str
-    rule: Rule
-    annotation: str
-    default: str
-    reset: str | None = None
-    data_attr: str | None = None  # for `bytes`: the snapshot object's base64 attribute
-
-    @property
-    def comment(self) -> str:
-        """The rule this field follows, as a short comment."""
-        return RULE_COMMENTS[self.rule].format(reset=self.reset_value or "")
-
-    @property
-    def reset_value(self) -> str | None:
-        """The wire value a null resets the field to (for `reset`)."""
-        return None if self.reset is None else self.reset.rsplit(".", 1)[-1].lower()
-
-
-@dataclass(frozen=True)
-class Upsert:
-    """A variant that creates or patches one entity."""
-
-    tag: str
-    variant: str
-    id_attr: str
-    fields: tuple[PatchField, ...]
-
-    @property
-    def reads_fields_set(self) -> bool:
-        """Whether a patch needs `model_fields_set` (to tell an omitted field from null)."""
-        return any(f.rule not in ("required", "event_meta", "keep_on_null") for f in self.fields)
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A variant that appends to one entity's collection."""
-
-    tag: str
-    variant: str
-    id_attr: str
-    content: str  # the chunk's payload attribute
-    target: str  # the entity attribute it appends to
-    role: str | None = None  # messages: the role (upsert tag) the chunk belongs to
-    participants: tuple[tuple[str, str, bool], ...] = ()  # (attribute, wire name, declared)
-
-
-@dataclass(frozen=True)
-class EntitySpec:
-    """An ID-addressed timeline entity: its class, stored fields, upserts and chunks."""
-
-    kind: str
-    class_name: str
-    id_attr: str
-    id_annotation: str
-    fields: tuple[PatchField, ...]
-    upserts: tuple[Upsert, ...]
-    chunks: tuple[Chunk, ...]
-    doc: str
-    roles: bool = False  # messages: one class for several roles, keyed by (role, id)
-
-
-@dataclass(frozen=True)
-class RecordSpec:
-    """A session-level record patched by one variant (usage, session info)."""
-
-    class_name: str
-    attr: str
-    upsert: Upsert
-    doc: str
-
-
-@dataclass(frozen=True)
-class PlanSpec:
-    """Plan upserts (content keyed by the plan ID inside it) and removals."""
-
-    update: str
-    content_attr: str
-    content_type: str
-    id_attr: str  # on the content
-    id_annotation: str
-    meta_attr: str | None
-    removed: str | None
-    removed_id_attr: str | None
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A variant whose payload replaces one session-level value (commands, config options)."""
-
-    tag: str
-    variant: str
-    attr: str
-    annotation: str
-
-
-@dataclass(frozen=True)
-class SessionSpec:
-    """Everything session.py is rendered from."""
-
-    union: str
-    tag_attr: str
-    unknown: str | None
-    entities: tuple[EntitySpec, ...]
-    records: tuple[RecordSpec, ...]
-    snapshots: tuple[Snapshot, ...]
-    plan: PlanSpec | None
-    state_variant: str | None
-    state_tag_attr: str | None
-    known_states: tuple[str, ...]
-    notice: str | None
-    raw_tags: tuple[tuple[str, str], ...]  # known tags the reducer keeps raw: (tag, class)
-    model_imports: tuple[str, ...]
-    enum_imports: tuple[str, ...]
-
-    @property
-    def handled(self) -> list[tuple[str, str]]:
-        """(tag, handler method) for every tag with a dedicated handler."""
-        out = [(u.tag, "_on_" + u.tag) for e in self.entities for u in e.upserts]
-        out += [(c.tag, "_on_" + c.tag) for e in self.entities for c in e.chunks]
-        out += [(r.upsert.tag, "_on_" + r.upsert.tag) for r in self.records]
-        out += [(s.tag, "_on_" + s.tag) for s in self.snapshots]
-        if self.plan is not None:
-            out.append(("plan_update", "_on_plan_update"))
-            if self.plan.removed is not None:
-                out.append(("plan_removed", "_on_plan_removed"))
-        if self.state_variant is not None:
-            out.append(("state_update", "_on_state_update"))
-        if self.notice is not None:
-            out.append(("notice", "_on_notice"))
-        return out
 
 
 class _Refs:
@@ -273,7 +114,7 @@ def _field(tag: str, f: Field, refs: _Refs) -> PatchField:
         const = next((v.const_name for v in enum.values if v.value == reset), None)
         if const is not None:
             expr = f"{refs.use(enum.name)}.{const}"
-            return PatchField(f.py_name, "reset", enum.name, expr, reset=expr)
+            return PatchField(f.py_name, "reset", enum.name, expr, reset=expr, reset_wire=reset)
     target = _struct(protocol, inner.name) if isinstance(inner, Ref) else None
     if (tag, f.wire_name) in _BYTES and target is not None:
         data = next((g.py_name for g in target.fields if g.wire_name == "data"), None)
@@ -412,21 +253,22 @@ def session_spec(protocol: Protocol) -> SessionSpec | None:
     state_def = protocol.get(state) if state else None
     state_tag = state_def.tag_py if isinstance(state_def, TaggedUnion) else None
     plan = _plan(variants, refs)
-    handled = {u.tag for e in entities for u in e.upserts} | {c.tag for e in entities for c in e.chunks}
-    handled |= {r.upsert.tag for r in records} | {s.tag for s in snapshots} | {"notice"}
-    handled |= {"state_update"} if state_tag else set()
-    handled |= {"plan_update", "plan_removed"} if plan else set()
-    raw = tuple((t, refs.use(c)) for t, c in variants.items() if t not in handled)
     if state and state_tag:
         refs.use(state)
     notice = refs.use(variants["notice"]) if "notice" in variants else None
     refs.use(union.name)
+    handlers = [(u.tag, "_on_" + u.tag) for e in entities for u in e.upserts]
+    handlers += [(c.tag, "_on_" + c.tag) for e in entities for c in e.chunks]
+    handlers += [(r.upsert.tag, "_on_" + r.upsert.tag) for r in records] + [(x.tag, "_on_" + x.tag) for x in snapshots]
+    handlers += [("plan_update", "_on_plan_update")] if plan else []
+    handlers += [("plan_removed", "_on_plan_removed")] if plan and plan.removed else []
+    handlers += [("state_update", "_on_state_update")] if state_tag else []
+    handlers += [("notice", "_on_notice")] if notice else []
     enums = sorted(n for n in refs.names if isinstance(protocol.get(n), Enum))
     models = sorted(n for n in refs.names if n not in enums)
     return SessionSpec(
         union=union.name,
         tag_attr=union.tag_py,
-        unknown=union.unknown,
         entities=entities,
         records=tuple(records),
         snapshots=tuple(snapshots),
@@ -435,7 +277,7 @@ def session_spec(protocol: Protocol) -> SessionSpec | None:
         state_tag_attr=state_tag,
         known_states=state_def.known_tags if isinstance(state_def, TaggedUnion) else (),
         notice=notice,
-        raw_tags=raw,
+        handlers=tuple(handlers),
         model_imports=tuple(models),
         enum_imports=tuple(enums),
     )
