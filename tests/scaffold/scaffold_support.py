@@ -1,0 +1,111 @@
+"""Scaffold test support: running the README's "one minute" commands, and quick scaffolds.
+
+`run_section` runs the shell block of README.md's "Start a new agent in one minute" section as
+written, one line at a time, in a temporary directory: it scaffolds an agent and a client,
+installs each into its own venv (`python3 -m venv` + `pip install -e`), runs their own test
+suites and runs the client against the agent. The tests then use the two installed projects.
+test_scaffold_projects.py holds the session fixtures that call these.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import ROOT, run_cli
+
+SECTION = "## Start a new agent in one minute"
+COMMAND_TIMEOUT = 900.0  # one venv install with pip; a guard against a hang, not a measurement
+
+
+def section_commands(readme: Path = ROOT / "README.md") -> list[str]:
+    """The lines of the first ```sh block in the README's "one minute" section."""
+    text = readme.read_text(encoding="utf-8")
+    assert SECTION in text, f"README.md has no {SECTION!r} section"
+    block = re.search(r"```sh\n(.*?)```", text.split(SECTION, 1)[1], re.DOTALL)
+    assert block is not None, f"no ```sh block under {SECTION!r}"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def tool_env() -> dict[str, str]:
+    """The environment of a user whose PATH starts with this project's venv (after `activate`)."""
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "acp-codegen").is_file(), f"acp-codegen is not installed in {bin_dir}"
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "FORCE_COLOR"}}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", NO_COLOR="1", COLUMNS="200")
+    return env
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One command of the README block and what it did."""
+
+    command: str
+    returncode: int
+    output: str
+
+    def describe(self) -> str:
+        """For assertion messages."""
+        return f"$ {self.command}\n(exit {self.returncode})\n{self.output}"
+
+
+@dataclass(frozen=True)
+class OneMinute:
+    """The result of running the README section: where the projects are and what each line did."""
+
+    workdir: Path
+    ran: tuple[Ran, ...]
+
+    @property
+    def agent_dir(self) -> Path:
+        """The scaffolded, installed agent project."""
+        return self.workdir / "my-agent"
+
+    @property
+    def client_dir(self) -> Path:
+        """The scaffolded, installed client project."""
+        return self.workdir / "my-client"
+
+    @property
+    def agent_command(self) -> list[str]:
+        """The agent's console script in its own venv."""
+        return [str(self.agent_dir / ".venv" / "bin" / "my-agent")]
+
+    @property
+    def client_command(self) -> list[str]:
+        """The client's console script in its own venv."""
+        return [str(self.client_dir / ".venv" / "bin" / "my-client")]
+
+
+def run_section(workdir: Path) -> OneMinute:
+    """Run the README's "one minute" commands as written, one line at a time, in `workdir`."""
+    env = tool_env()
+    ran: list[Ran] = []
+    for command in section_commands():
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command],
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+        ran.append(Ran(command, done.returncode, done.stdout))
+        if done.returncode != 0:
+            break
+    return OneMinute(workdir, tuple(ran))
+
+
+def scaffold_quickly(base: Path) -> tuple[Path, Path]:
+    """An agent and a client scaffolded with the defaults (not installed)."""
+    for kind in ("agent", "client"):
+        result = run_cli("scaffold", kind, base / f"my-{kind}")
+        assert result.returncode == 0, result.describe()
+    return base / "my-agent", base / "my-client"

@@ -1,0 +1,198 @@
+"""`acp-codegen scaffold agent|client DIR`: names, directory checks, schemas, and what gets written.
+
+These run the CLI in a subprocess and never install anything: a scaffolded project's own tests
+run here with this venv's Python and the project on PYTHONPATH (pydantic, rich and pytest are
+available in it). Installing into fresh venvs is test_scaffold_projects.py's business.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CliResult, run_cli, tree_bytes
+
+from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_names
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, CliResult]]:
+    """An agent `echo` and a client `viewer`, scaffolded once for the tests that only read them."""
+    base = tmp_path_factory.mktemp("made")
+    return {kind: (base / name, run_cli("scaffold", kind, base / name)) for kind, name in (("agent", "echo"), ("client", "viewer"))}
+
+
+def assert_one_error_line(result: CliResult, code: str) -> None:
+    """Exit 2, nothing on stdout, exactly one `error[code]` line on stderr, no traceback."""
+    assert result.returncode == 2, result.describe()
+    assert result.stdout == "", result.describe()
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error[{code}]"), result.describe()
+
+
+def run_project_tests(project: Path) -> subprocess.CompletedProcess[str]:
+    """A scaffolded project's own test suite, with this venv's Python."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "package", "dist", "title"),
+    [
+        ("my-agent", "my_agent", "my-agent", "My Agent"),
+        ("My Cool.Agent", "my_cool_agent", "my-cool-agent", "My Cool Agent"),
+        ("-x--y_", "x_y", "x-y", "X Y"),
+        ("agent2", "agent2", "agent2", "Agent2"),
+    ],
+)
+def test_names_are_normalised(raw: str, package: str, dist: str, title: str) -> None:
+    names = project_names(raw, origin="--name")
+    assert (names.package, names.dist, names.title) == (package, dist, title)
+
+
+@pytest.mark.parametrize("name", ["123agent", "my/agent", "émile", "class", "json", "rich", "tests", "__", "a b!"])
+def test_a_bad_name_is_one_clear_error_and_writes_nothing(tmp_path: Path, name: str) -> None:
+    target = tmp_path / "out"
+    result = run_cli("scaffold", "agent", target, "--name", name)
+    assert_one_error_line(result, "bad-name")
+    assert "--name" in result.stderr and repr(name) in result.stderr
+    assert not target.exists()
+
+
+def test_the_default_name_comes_from_the_directory(tmp_path: Path) -> None:
+    result = run_cli("scaffold", "agent", tmp_path / "Fancy-Echo")
+    assert result.returncode == 0, result.describe()
+    project = tmp_path / "Fancy-Echo"
+    assert (project / "fancy_echo" / "agent.py").is_file()
+    pyproject = (project / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'name = "fancy-echo"' in pyproject
+    assert 'fancy-echo = "fancy_echo.agent:main"' in pyproject
+    assert "created agent project fancy-echo" in result.stdout
+
+
+def test_a_directory_name_that_is_not_a_name_asks_for_name(tmp_path: Path) -> None:
+    result = run_cli("scaffold", "client", tmp_path / "42")
+    assert_one_error_line(result, "bad-name")
+    assert result.stderr.startswith("error[bad-name] DIR:")
+    assert not (tmp_path / "42").exists()
+
+
+def test_a_non_empty_directory_needs_force(tmp_path: Path) -> None:
+    project = tmp_path / "busy"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine\n", encoding="utf-8")
+    before = tree_bytes(project)
+    result = run_cli("scaffold", "agent", project)
+    assert_one_error_line(result, "not-empty")
+    assert "--force" in result.stderr
+    assert tree_bytes(project) == before
+
+    (project / "busy").mkdir()
+    (project / "busy" / "agent.py").write_text("old\n", encoding="utf-8")
+    forced = run_cli("scaffold", "agent", project, "--force")
+    assert forced.returncode == 0, forced.describe()
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "mine\n"  # other files stay
+    assert "class EchoAgent(acp.Agent)" in (project / "busy" / "agent.py").read_text(encoding="utf-8")
+
+
+def test_scaffolding_again_with_force_changes_nothing(tmp_path: Path) -> None:
+    project = tmp_path / "again"
+    assert run_cli("scaffold", "client", project).returncode == 0
+    first = tree_bytes(project)
+    result = run_cli("scaffold", "client", project, "--force")
+    assert result.returncode == 0, result.describe()
+    assert tree_bytes(project) == first
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path) -> None:
+    path = tmp_path / "file"
+    path.write_text("x", encoding="utf-8")
+    assert_one_error_line(run_cli("scaffold", "agent", path, "--name", "ok"), "not-a-directory")
+
+
+def test_a_schema_without_the_v2_lifecycle_is_refused(tmp_path: Path) -> None:
+    result = run_cli("scaffold", "agent", tmp_path / "old", "--schema", "acp_v1")
+    assert_one_error_line(result, "incompatible-schema")
+    assert "update user_message" in result.stderr and "update state_update" in result.stderr
+    assert not (tmp_path / "old").exists()
+
+
+def test_an_unknown_schema_name_is_refused(tmp_path: Path) -> None:
+    result = run_cli("scaffold", "agent", tmp_path / "x", "--schema", "acp_v9")
+    assert_one_error_line(result, "unknown-target")
+
+
+def test_the_project_layout(made: dict[str, tuple[Path, CliResult]]) -> None:
+    project, result = made["agent"]
+    assert result.returncode == 0, result.describe()
+    files = set(tree_bytes(project))
+    assert {
+        "pyproject.toml",
+        "README.md",
+        ".gitignore",
+        "echo/__init__.py",
+        "echo/__main__.py",
+        "echo/agent.py",
+        "echo/py.typed",
+        "echo/acp/__init__.py",
+        "echo/acp/dispatch.py",
+        "echo/acp/models.py",
+        "echo/acp/session.py",
+        "echo/acp/py.typed",
+        "tests/test_agent.py",
+    } <= files
+    assert f"({len(files)} files;" in result.stdout
+    pyproject = (project / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'dependencies = \[\s*"pydantic>=[\d.]+",\s*\]', pyproject), pyproject
+    header = (project / "echo" / "acp" / "models.py").read_text(encoding="utf-8")
+    assert header.startswith("# Generated by acp-codegen") and "package `echo.acp`" in header
+
+
+def test_the_client_depends_on_pydantic_and_rich_only(made: dict[str, tuple[Path, CliResult]]) -> None:
+    project, result = made["client"]
+    assert result.returncode == 0, result.describe()
+    pyproject = (project / "pyproject.toml").read_text(encoding="utf-8")
+    deps = re.search(r"dependencies = \[(.*?)\]", pyproject, re.DOTALL)
+    assert deps is not None
+    assert sorted(re.findall(r'"([a-z_-]+)[<>=]', deps.group(1))) == ["pydantic", "rich"]
+    assert 'viewer = "viewer.client:main"' in pyproject
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_the_readme_gives_the_install_and_test_commands(made: dict[str, tuple[Path, CliResult]], kind: str) -> None:
+    project, _ = made[kind]
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)\n```", readme, re.DOTALL)
+    assert blocks[:2] == [INSTALL_COMMAND, TEST_COMMAND]
+
+
+def test_the_readme_regenerate_command_reproduces_the_bindings(made: dict[str, tuple[Path, CliResult]]) -> None:
+    project, _ = made["agent"]
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    command = re.findall(r"```sh\n(acp-codegen generate .*?)\n```", readme, re.DOTALL)
+    assert len(command) == 1
+    args = [arg.strip("'") for arg in command[0].split()[1:]]
+    result = run_cli(*args, "--check", cwd=project)
+    assert result.returncode == 0, result.describe()  # no drift: the same bindings
+
+
+def test_an_agent_on_the_stable_v2_schema_passes_its_own_tests(tmp_path: Path) -> None:
+    project = tmp_path / "stable"
+    result = run_cli("scaffold", "agent", project, "--schema", "acp_v2")
+    assert result.returncode == 0, result.describe()
+    assert "#schema/v2/schema.json" in result.stdout
+    done = run_project_tests(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\b10 passed\b", done.stdout), done.stdout

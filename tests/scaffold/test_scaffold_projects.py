@@ -1,0 +1,335 @@
+"""Scaffolded projects installed for real: the README's one-minute section, then client, agent and SDK.
+
+`one_minute` (see scaffold_support.py) runs the README section as written: scaffold both
+projects, install each into its own venv, run their own test suites, run the client against the
+agent. The tests below then drive the installed console scripts over stdio and check the prompt
+lifecycle on the wire (from the client's `--transcript`), Ctrl-C, the transcript checker, and
+the agent under the reference SDK's v2 client (tests/interop's node setup, when present).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, run_cli
+from scaffold_support import OneMinute, run_section, scaffold_quickly, section_commands
+
+from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
+
+TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
+INTEROP = ROOT / "tests" / "interop"
+SDK_CLIENT = INTEROP / "v2_client.mjs"
+
+
+@pytest.fixture(scope="session")
+def one_minute(tmp_path_factory: pytest.TempPathFactory) -> OneMinute:
+    """The README's "one minute" section, run once: two scaffolded projects in their own venvs."""
+    return run_section(tmp_path_factory.mktemp("one-minute"))
+
+
+@pytest.fixture(scope="session")
+def quick_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """An agent and a client scaffolded with the defaults (not installed)."""
+    return scaffold_quickly(tmp_path_factory.mktemp("quick"))
+
+
+def lines_of(ran_output: str) -> list[str]:
+    """Output lines without trailing blanks."""
+    return [line.rstrip() for line in ran_output.splitlines()]
+
+
+def transcript(path: Path) -> list[dict[str, Any]]:
+    """A recorded transcript: one `{"from", "message"}` entry per line."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def from_agent(recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages the agent sent, in order."""
+    return [entry["message"] for entry in recorded if entry["from"] == "agent"]
+
+
+def step(message: dict[str, Any]) -> str:
+    """A short name for one agent message (updates by kind, state and tool status)."""
+    if message.get("method") == "session/update":
+        update = message["params"]["update"]
+        kind = update["sessionUpdate"]
+        if kind == "state_update":
+            return f"state:{update['state']}:{update.get('stopReason')}"
+        if kind == "tool_call_update" and "status" in update:
+            return f"tool:{update['status']}"
+        return str(kind)
+    if "method" in message:
+        return str(message["method"])
+    return "response"
+
+
+def collapsed(names: list[str]) -> list[str]:
+    """Runs of the same step collapsed into one."""
+    return [name for i, name in enumerate(names) if i == 0 or names[i - 1] != name]
+
+
+def run_client(one: OneMinute, tmp_path: Path, prompt: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """The installed client against the installed agent: the run and its transcript."""
+    path = tmp_path / "transcript.jsonl"
+    command = [*one.client_command, "--transcript", str(path), *extra, prompt, "--", *one.agent_command]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    return done, transcript(path)
+
+
+def test_the_readme_section_runs_as_written(one_minute: OneMinute) -> None:
+    commands = section_commands()
+    assert [r.command for r in one_minute.ran] == commands, one_minute.ran[-1].describe()
+    for ran in one_minute.ran:
+        assert ran.returncode == 0, ran.describe()
+    installs = [r for r in one_minute.ran if INSTALL_COMMAND in r.command]
+    assert len(installs) == 2 and all(TEST_COMMAND in r.command for r in installs)
+    for ran in installs:  # each project's own suite ran and passed
+        assert re.search(r"\b\d+ passed\b", ran.output) and " failed" not in ran.output, ran.describe()
+    demo = lines_of(one_minute.ran[-1].output)
+    assert demo[:3] == ["connected to My Agent 0.1.0", "you: Hello! Ask my permission first.", "thinking: The user wrote 5 words; I will echo them back."], demo
+    assert "agent: Hello! Ask my permission first." in demo
+    assert "  → Allow" in demo and "⚙ Count the words of the prompt [completed]" in demo
+    assert demo[-1] == "idle (end_turn)"
+
+
+def test_each_project_lives_in_its_own_venv(one_minute: OneMinute) -> None:
+    for project, name in ((one_minute.agent_dir, "my-agent"), (one_minute.client_dir, "my-client")):
+        python = project / ".venv" / "bin" / "python"
+        listed = subprocess.run([str(python), "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, timeout=TIMEOUT, check=True)
+        installed = {p["name"].lower() for p in json.loads(listed.stdout)}
+        assert name in installed
+        assert "acp-codegen" not in installed and "typer" not in installed  # nothing of the generator
+        assert ("rich" in installed) == (name == "my-client")
+
+
+def test_the_client_drives_the_agent_through_the_whole_lifecycle(one_minute: OneMinute, tmp_path: Path) -> None:
+    prompt = "Please ask permission, then echo me"
+    done, recorded = run_client(one_minute, tmp_path, prompt, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    sent = [entry["message"] for entry in recorded if entry["from"] == "client"]
+    assert [m.get("method", "response") for m in sent] == ["initialize", "session/new", "session/prompt", "response"]
+    received = from_agent(recorded)
+    init = received[0]["result"]
+    assert init["protocolVersion"] == 2 and init["info"]["name"] == "my-agent" and init["capabilities"] == {"session": {}}
+    session_id = received[1]["result"]["sessionId"]
+
+    lifecycle = received[2:]
+    names = [step(m) for m in lifecycle]
+    assert collapsed([n for n in names if n != "response"]) == [
+        "user_message",
+        "state:running:None",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "plan_update",
+        "tool:pending",
+        "state:requires_action:None",
+        "session/request_permission",
+        "state:running:None",
+        "tool:in_progress",
+        "tool_call_content_chunk",
+        "tool:completed",
+        "plan_update",
+        "state:idle:end_turn",
+    ]
+    user = lifecycle[0]["params"]
+    assert user["sessionId"] == session_id and user["update"]["sessionUpdate"] == "user_message"
+    assert user["update"]["content"] == [{"type": "text", "text": prompt}]
+    response = lifecycle[names.index("response")]  # after the insertion; before or after `running`
+    assert response["result"] == {"messageId": user["update"]["messageId"]}
+    updates = [m["params"]["update"] for m in lifecycle if m.get("method") == "session/update"]
+    chunks = [u for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert len({u["messageId"] for u in chunks}) == 1 and chunks[0]["messageId"] != user["update"]["messageId"]
+    assert "".join(u["content"]["text"] for u in chunks) == prompt
+    permission = next(m for m in lifecycle if m.get("method") == "session/request_permission")
+    answer = next(m for m in sent if m.get("id") == permission["id"] and "method" not in m)
+    assert answer["result"] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    assert all(m["params"]["sessionId"] == session_id for m in lifecycle if "params" in m)
+    printed = lines_of(done.stdout)
+    assert "agent: " + prompt in printed and printed[-1] == "idle (end_turn)"
+
+
+def read_until(process: subprocess.Popen[bytes], marker: bytes) -> bytes:
+    """Read a process's stdout until `marker` shows up."""
+    assert process.stdout is not None
+    seen = b""
+    deadline = time.monotonic() + TIMEOUT
+    while marker not in seen:
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(process.stdout.fileno(), 4096) if ready else b""
+        if not chunk:
+            raise AssertionError(f"{marker!r} never came; got {seen!r}")
+        seen += chunk
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
+def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(one_minute: OneMinute, tmp_path: Path) -> None:
+    words = [f"w{i}" for i in range(300)]
+    path = tmp_path / "transcript.jsonl"
+    command = [*one_minute.client_command, "--transcript", str(path), " ".join(words), "--", *one_minute.agent_command]
+    process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen = read_until(process, b"agent: w0")
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()
+    printed = (seen + rest).decode()
+    assert process.returncode == 130, printed + errors.decode()
+    assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)")
+    recorded = transcript(path)
+    cancel_at = next(i for i, e in enumerate(recorded) if e["message"].get("method") == "session/cancel")
+    assert recorded[cancel_at]["from"] == "client"
+    received = from_agent(recorded)
+    assert step(received[-1]) == "state:idle:cancelled"  # the last thing the agent sent at all
+    assert [step(m) for m in received].count("state:idle:cancelled") == 1
+    assert "state:idle:end_turn" not in [step(m) for m in received]
+    echoed = [m for m in received if step(m) == "agent_message_chunk"]
+    assert 0 < len(echoed) < len(words)  # stopped part way
+    assert "Traceback" not in errors.decode()
+
+
+def check_transcript(path: Path) -> None:
+    """`acp-codegen check-transcript FILE` finds nothing (skips while that command does not exist)."""
+    probe = run_cli("check-transcript", "--help")
+    if probe.returncode != 0:
+        pytest.skip("`acp-codegen check-transcript` (issue 7) is not available yet")
+    result = run_cli("check-transcript", path)
+    assert result.returncode == 0, result.describe() + "\n" + path.read_text(encoding="utf-8")
+
+
+def test_a_recorded_transcript_of_the_agent_passes_the_checker(one_minute: OneMinute, tmp_path: Path) -> None:
+    done, _ = run_client(one_minute, tmp_path, "check me, with permission", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    check_transcript(tmp_path / "transcript.jsonl")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
+def test_a_cancelled_transcript_of_the_agent_passes_the_checker(one_minute: OneMinute, tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    command = [*one_minute.client_command, "--transcript", str(path), " ".join(["w"] * 300), "--", *one_minute.agent_command]
+    process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    try:
+        read_until(process, b"agent: w")
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    check_transcript(path)
+
+
+def sdk_client(one: OneMinute, scenario: str) -> dict[str, Any]:
+    """Run tests/interop's SDK v2 client script against the installed agent; its JSON record."""
+    node = shutil.which("node")
+    if node is None or not SDK_CLIENT.is_file() or not (INTEROP / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
+        pytest.skip("tests/interop's node setup (node, v2_client.mjs, the installed @agentclientprotocol/sdk) is absent")
+    done = subprocess.run([node, str(SDK_CLIENT), "--scenario", scenario, *one.agent_command], cwd=INTEROP, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    try:
+        record: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        pytest.fail(f"v2_client.mjs printed no record (exit {done.returncode})\n{done.stdout}\n{done.stderr}")
+    record["stderr"] = done.stderr
+    return record
+
+
+def sdk_steps(events: list[dict[str, Any]]) -> list[str]:
+    """The SDK client's events as step names, runs collapsed."""
+    names = []
+    for event in events:
+        if event["kind"] == "update":
+            if event["sessionUpdate"] == "state_update":
+                names.append(f"state:{event['state']}:{event.get('stopReason')}")
+            else:
+                names.append(event["sessionUpdate"])
+        else:
+            names.append(event["kind"])
+    return collapsed(names)
+
+
+def as_transcript(record: dict[str, Any], path: Path) -> Path:
+    """The SDK client's raw frames as a transcript file (out = client -> agent)."""
+    lines = [json.dumps({"from": "client" if f["dir"] == "out" else "agent", "message": f["msg"]}) for f in record["frames"]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_agent_under_the_sdk_v2_client(one_minute: OneMinute, tmp_path: Path) -> None:
+    record = sdk_client(one_minute, "lifecycle")
+    context = json.dumps(record, indent=1)[:20000]
+    assert record["ok"], context
+    assert record["initialize"]["info"]["name"] == "my-agent"
+    events = record["events"]
+    second = max(i for i, e in enumerate(events) if e["kind"] == "prompt_sent")
+    first_steps = [s for s in sdk_steps(events[:second]) if s != "prompt_accepted"]
+    assert first_steps == [
+        "prompt_sent",
+        "user_message",
+        "state:running:None",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "plan_update",
+        "tool_call_update",
+        "state:requires_action:None",
+        "permission",
+        "state:running:None",
+        "tool_call_update",
+        "tool_call_content_chunk",
+        "tool_call_update",
+        "plan_update",
+        "state:idle:end_turn",
+    ], context
+    accepted = [e for e in events if e["kind"] == "prompt_accepted"]
+    users = [e for e in events if e.get("sessionUpdate") == "user_message"]
+    assert [e["messageId"] for e in accepted] == [e["messageId"] for e in users], context
+    rest = sdk_steps(events[second:])
+    assert rest[-1] == "state:idle:cancelled" and "cancel_sent" in rest, context
+    assert "state:idle:end_turn" not in rest, context
+    inbound = [f["msg"] for f in record["frames"] if f["dir"] == "in"]
+    assert step(inbound[-1]) == "state:idle:cancelled", context  # nothing after the cancelled idle
+    check_transcript(as_transcript(record, tmp_path / "sdk.jsonl"))
+
+
+def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(one_minute: OneMinute) -> None:
+    record = sdk_client(one_minute, "cancel-permission")
+    context = json.dumps(record, indent=1)[:20000]
+    assert record["ok"], context
+    steps = sdk_steps(record["events"])
+    assert steps[-4:] == ["cancel_sent", "permission_answered", "tool_call_update", "state:idle:cancelled"], context
+    answered = next(e for e in record["events"] if e["kind"] == "permission_answered")
+    assert answered["how"] == "aborted" and answered["reason"] == -32800, context  # via $/cancel_request
+
+
+def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMinute) -> None:
+    record = sdk_client(one_minute, "cancel-held-prompt")
+    context = json.dumps(record, indent=1)[:20000]
+    assert record["ok"], context
+    result = next(e for e in record["events"] if e["kind"] == "held_prompt_result")
+    assert result.get("code") == -32800, context
+    assert [e.get("text") for e in record["events"] if e.get("sessionUpdate") == "user_message"] == ["wait for permission"], context
+    assert sdk_steps(record["events"])[-1] == "state:idle:end_turn", context
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_scaffolded_code_is_mypy_strict_and_ruff_clean(quick_projects: tuple[Path, Path], kind: str) -> None:
+    project = quick_projects[0] if kind == "agent" else quick_projects[1]
+    package = f"my_{kind}"
+    sources = [str(p) for p in sorted((project / package).glob("*.py"))] + [str(p) for p in sorted((project / "tests").glob("*.py"))]
+    env = {**os.environ, "MYPYPATH": str(project)}
+    env.pop("PYTHONPATH", None)
+    bin_dir = Path(sys.executable).parent
+    mypy = subprocess.run([str(bin_dir / "mypy"), "--strict", "--no-incremental", *sources], cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    ruff = subprocess.run([str(bin_dir / "ruff"), "check", "."], cwd=project, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
