@@ -212,6 +212,10 @@ class Builder:
                 taken.add(f.wire_name)
             elif f.wire_name not in skip and not any(x.wire_name == f.wire_name for x in leading):
                 fields = [f if x.wire_name == f.wire_name else x for x in fields]
+        for wire, value in _absent_or_const(schema):  # `not` forbidding any other value
+            if wire not in taken:
+                fields.append(Field(wire, naming.field_name(wire), Const(value), False, None, pointer_join(pointer, "not")))
+                taken.add(wire)
         extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
         description = schema.get("description")
         return Struct(
@@ -374,6 +378,24 @@ class Builder:
         if definition.name in self.out:
             raise fail("name-clash", f"two definitions named {definition.name!r}", file=self.resolved.label, pointer=definition.pointer)
         self.out[definition.name] = definition
+
+
+def _absent_or_const(schema: dict[str, Any]) -> list[tuple[str, str | int | bool]]:
+    """Properties an object's `not` restricts to one value when present: the schema pattern
+    `"not": {"properties": {P: {"not": {"const": V}}}, "required": [P]}` (P absent, or V)."""
+    rule = schema.get("not")
+    if not isinstance(rule, dict) or set(rule) - DOC_KEYS - {"type", "properties", "required"}:
+        return []
+    props = rule.get("properties")
+    if rule.get("type", "object") != "object" or not isinstance(props, dict) or rule.get("required") != list(props):
+        return []
+    out: list[tuple[str, str | int | bool]] = []
+    for wire, sub in props.items():
+        inner = sub.get("not") if isinstance(sub, dict) and set(sub) - DOC_KEYS == {"not"} else None
+        if not (isinstance(inner, dict) and set(inner) - DOC_KEYS == {"const"} and isinstance(inner["const"], (str, int, bool))):
+            return []
+        out.append((wire, inner["const"]))
+    return out if len(out) == 1 else []
 
 
 def _alternative_name(option: Any) -> str | None:
