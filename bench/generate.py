@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,12 +48,23 @@ def schema_file(sha256: str) -> Path:
     sys.exit(f"no draft schema: neither {shared} nor {cached} exists (run `acp-codegen pull`)")
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+CPU: dict[str, list[float]] = {}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str], what: str = "") -> float:
+    """Wall seconds of one run; its CPU seconds (worker processes included) go to CPU[what]."""
+    cpu = _cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    CPU.setdefault(what, []).append(_cpu() - cpu)
     return seconds
 
 
@@ -119,11 +131,11 @@ def main() -> None:
                     out = fresh("dmc")
                     out.mkdir()
                     theirs.append(timed([dmc, "--input", str(schema), "--input-file-type", "jsonschema",
-                                         "--output", str(out / "models.py")], env))
+                                         "--output", str(out / "models.py")], env, "datamodel_codegen"))
                 elif what == "cold":
-                    cold.append(timed([*ours, "--no-cache", "--out", str(fresh("cold"))], env))
+                    cold.append(timed([*ours, "--no-cache", "--out", str(fresh("cold"))], env, "ours_cold"))
                 else:
-                    warm.append(timed([*ours, "--out", str(fresh("warm"))], env))
+                    warm.append(timed([*ours, "--out", str(fresh("warm"))], env, "ours_warm"))
         breakdown = stages(draft.name, work) if args.stages else None
 
     med = {"ours_cold": statistics.median(cold), "ours_warm": statistics.median(warm),
@@ -138,6 +150,8 @@ def main() -> None:
         "paired_ratio_cold": statistics.median(c / t for c, t in zip(cold, theirs)),
         "paired_ratio_warm": statistics.median(w / t for w, t in zip(warm, theirs)),
         "runs_s": {"ours_cold": cold, "ours_warm": warm, "datamodel_codegen": theirs},
+        "cpu_medians_s": {k: statistics.median(v) for k, v in CPU.items() if k},
+        "load_average": os.getloadavg(),
     }
     if breakdown is not None:
         result["stages_cold_in_process_s"] = breakdown
@@ -145,12 +159,15 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"schema: {schema}  ({args.rounds} alternating rounds, {os.cpu_count()} CPUs, all subprocesses)")
-    print(f"  acp-codegen generate, cold (--no-cache): median {med['ours_cold']:.2f}s")
-    print(f"  acp-codegen generate, warm (cache)     : median {med['ours_warm']:.2f}s")
-    print(f"  datamodel-codegen                      : median {med['datamodel_codegen']:.2f}s")
+    cpu = result["cpu_medians_s"]
+    print(f"  acp-codegen generate, cold (--no-cache): median {med['ours_cold']:.2f}s wall, {cpu['ours_cold']:.2f}s CPU")
+    print(f"  acp-codegen generate, warm (cache)     : median {med['ours_warm']:.2f}s wall, {cpu['ours_warm']:.2f}s CPU")
+    print(f"  datamodel-codegen                      : median {med['datamodel_codegen']:.2f}s wall, {cpu['datamodel_codegen']:.2f}s CPU")
     print(f"  ratio cold: {result['ratio_cold']:.2f} (paired {result['paired_ratio_cold']:.2f})"
           f"   ratio warm: {result['ratio_warm']:.2f} (paired {result['paired_ratio_warm']:.2f})"
           "   goal <= 1.0")
+    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in result['load_average'])}"
+          " (other work on the machine inflates wall times)")
     if breakdown is not None:
         parts = ", ".join(f"{k} {v:.2f}s" for k, v in breakdown.items())
         print(f"  one cold generate in process: {parts}")

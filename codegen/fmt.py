@@ -15,6 +15,7 @@ new header) re-formats only those.
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import importlib.metadata
 import itertools
@@ -98,7 +99,19 @@ def split_pieces(text: str) -> list[str]:
 
 
 def _format_batch(batch: list[tuple[str, str]]) -> list[str]:
-    return [format_source(text, label) for label, text in batch]
+    """Format (label, text) items with the cyclic garbage collector paused.
+
+    black builds large syntax trees full of reference cycles; left on, the collector walks
+    them again and again and takes about a third of the formatting time. The garbage of a
+    batch (~100 MB for models.py) is left to the next collection once the collector is back on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [format_source(text, label) for label, text in batch]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:
