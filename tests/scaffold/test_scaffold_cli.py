@@ -195,4 +195,4 @@ def test_an_agent_on_the_stable_v2_schema_passes_its_own_tests(tmp_path: Path) -
     assert "#schema/v2/schema.json" in result.stdout
     done = run_project_tests(project)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"\b10 passed\b", done.stdout), done.stdout
+    assert re.search(r"\b\d+ passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
