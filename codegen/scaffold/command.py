@@ -20,16 +20,16 @@ scaffold_app = typer.Typer(
     no_args_is_help=True, help="Start a new ACP agent or client project built on generated bindings."
 )
 
-DirArgument = Annotated[Path, typer.Argument(help="Directory to create the project in (must be empty).", show_default=False)]
+DirArgument = Annotated[Path, typer.Argument(metavar="DIR", help="Directory to create the project in (must be empty).", show_default=False)]
 NameOption = Annotated[
     str | None, typer.Option("--name", help="Project name (default: DIR's name), normalised to a package name.")
 ]
 SchemaOption = Annotated[
     str | None,
-    typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name [default: the default pin]."),
+    typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
-PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names [default: schema/pins.toml].")]
+PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
 
 
 def _run(kind: Kind, directory: Path, name: str | None, schema: str | None, force: bool, pins: Path | None) -> None:
