@@ -5,6 +5,9 @@ written, one line at a time, in a temporary directory: it scaffolds an agent and
 installs each into its own venv (`python3 -m venv` + `pip install -e`), runs their own test
 suites and runs the client against the agent. The tests then use the two installed projects.
 test_scaffold_projects.py holds the session fixtures that call these.
+
+Self-contained (its own CLI runner): `from conftest import ...` is ambiguous once several test
+directories have a conftest.py of their own.
 """
 
 from __future__ import annotations
@@ -16,10 +19,49 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import ROOT, run_cli
+from codegen.sources import project_root
 
+ROOT = project_root()
 SECTION = "## Start a new agent in one minute"
 COMMAND_TIMEOUT = 900.0  # one venv install with pip; a guard against a hang, not a measurement
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one `acp-codegen` subprocess run did."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def describe(self) -> str:
+        """For assertion messages."""
+        return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+def run_cli(*args: str | os.PathLike[str], cwd: Path = ROOT) -> CliResult:
+    """Run `python -m codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def tree_bytes(directory: Path) -> dict[str, bytes]:
+    """relative path -> bytes of every file under `directory` (caches left out)."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def section_commands(readme: Path = ROOT / "README.md") -> list[str]:

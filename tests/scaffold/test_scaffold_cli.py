@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, run_cli, tree_bytes
+from scaffold_support import CliResult, run_cli, tree_bytes
 
 from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_names
 

@@ -22,8 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
-from scaffold_support import OneMinute, run_section, scaffold_quickly, section_commands
+from scaffold_support import (
+    ROOT,
+    OneMinute,
+    run_cli,
+    run_section,
+    scaffold_quickly,
+    section_commands,
+)
 
 from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
 
