@@ -268,7 +268,7 @@ def write_project(directory: Path, package: str, files: Mapping[str, str], bindi
 def scaffold(
     kind: Kind, directory: Path, *, name: str | None, schema: str | None, force: bool, pins_path: Path
 ) -> Scaffolded:
-    """Create a new agent or client project in `directory` (nothing is written on any error)."""
+    """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds)."""
     names = project_names(
         name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
     )
