@@ -1,7 +1,9 @@
-"""Fixtures of the model tests: the committed generated packages and their IR.
+"""Fixtures of the model tests: the committed generated packages.
 
 The three pinned targets are imported from `generated/` (as users import them). Schema files of
-other revisions are rendered on demand by the tests that need them.
+other revisions are rendered on demand by the tests that need them. Test modules import these
+fixtures by name (a `conftest.py` here would shadow the `conftest` module other test
+directories import helpers from).
 """
 
 from __future__ import annotations

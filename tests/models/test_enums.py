@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from models_facts import PINNED, enums, load
+from models_fixtures import draft, pinned, stable, v1  # noqa: F401  (fixtures)
 
 
 def _enum_facts(target: str) -> dict[str, Any]:

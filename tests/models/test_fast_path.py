@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from models_fixtures import draft, pinned  # noqa: F401  (fixtures)
 
 
 def _classes(pkg: ModuleType) -> list[type[BaseModel]]:

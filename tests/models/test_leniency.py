@@ -17,6 +17,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from models_facts import HINTS, PINNED, ROOT, ir, load
+from models_fixtures import draft, pinned, v1  # noqa: F401  (fixtures)
 
 
 def _hints_of(doc: dict[str, Any], schema: Any, seen: frozenset[str] = frozenset()) -> dict[str, set[str]]:

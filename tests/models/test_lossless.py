@@ -11,6 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from models_instances import same_json
+from models_fixtures import draft  # noqa: F401  (fixtures)
 
 
 def _roundtrip(cls: Any, wire: dict[str, Any]) -> Any:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from models_facts import PINNED, SHARED, ir, load, pascal, snake
 from models_instances import NONE, Instances
+from models_fixtures import draft, pinned  # noqa: F401  (fixtures)
 
 # Consecutive revisions of each schema file, oldest first (manifest order within a source).
 GIT = ["git-b4edad80", "git-7b8a7094", "git-a57b538d", "git-a90d7e3a", "git-2d03ff31", "git-9ac13511", "git-bb2ef8f7"]

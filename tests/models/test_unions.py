@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from models_facts import DRAFT_STRUCTURE, PINNED, enums, ir, load, parse_draft_structure, pascal, unions
 from models_instances import NONE, Instances, same_json
+from models_fixtures import draft, pinned, stable, v1  # noqa: F401  (fixtures)
 
 
 def _ir_unions(target: str) -> dict[str, Any]:
