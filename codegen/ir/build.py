@@ -9,6 +9,7 @@ ordering. Method tables come from `codegen.ir.methods`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -350,7 +351,7 @@ class Builder:
         variants: list[Variant] = []
         for v in inner.variants:
             target = self.out[v.target]
-            suffix = v.target[len(inner.name) :] if v.target.startswith(inner.name) else v.target
+            suffix = v.target.removeprefix(inner.name)
             sub = self._fresh(name + suffix)
             if isinstance(target, TaggedUnion):
                 self._nested(sub, target, tag_field)
@@ -409,7 +410,7 @@ def _alternative_name(option: Any) -> str | None:
     return naming.class_name(ref_name(refs[0])) if len(refs) == 1 else None
 
 
-def _extends_alternatives(part: Any, defs: dict[str, Any]) -> bool:
+def _extends_alternatives(part: Any, defs: Mapping[str, Any]) -> bool:
     """An `allOf` part that is a `$ref` to an object definition combined with alternatives."""
     if not (isinstance(part, dict) and isinstance(part.get("$ref"), str)):
         return False
@@ -428,4 +429,4 @@ def build_protocol(resolved: ResolvedSchema) -> Protocol:
     return Builder(resolved).build()
 
 
-__all__ = ["build_protocol", "is_unstable", "DOC_KEYS", "UnionOf"]
+__all__ = ["DOC_KEYS", "UnionOf", "build_protocol", "is_unstable"]

@@ -10,7 +10,19 @@ from typing import Any
 
 import jinja2
 
-from codegen.ir.nodes import ArrayOf, Const, Field, MapOf, Protocol, Ref, Scalar, Struct, TaggedUnion, TypeExpr, UnionOf
+from codegen.ir.nodes import (
+    ArrayOf,
+    Const,
+    Field,
+    MapOf,
+    Protocol,
+    Ref,
+    Scalar,
+    Struct,
+    TaggedUnion,
+    TypeExpr,
+    UnionOf,
+)
 
 _FIELD_ARGS = {
     "minLength": "min_length",

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
-from models_instances import NONE, Instances, Leniency, mutants, same_json
 from models_facts import GENERATED, PINNED, load
+from models_instances import NONE, Instances, Leniency, mutants, same_json
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 
 @dataclass

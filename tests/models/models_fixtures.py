@@ -13,7 +13,6 @@ import sys
 from types import ModuleType
 
 import pytest
-
 from models_facts import GENERATED, PINNED
 
 if str(GENERATED) not in sys.path:

@@ -13,7 +13,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from models_differential import Report, check_file
 from models_facts import PINNED, schema_files
 

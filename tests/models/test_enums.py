@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import json
 from types import ModuleType
 from typing import Any
 
 import pytest
+from models_facts import PINNED, enums, load
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from models_facts import PINNED, enums, load
-from models_fixtures import draft, pinned, stable, v1  # noqa: F401  (fixtures)
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _enum_facts(target: str) -> dict[str, Any]:
@@ -27,10 +28,10 @@ def _docstrings(pkg: ModuleType) -> dict[tuple[str, str], str]:
     out = {}
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         body = cls.body
-        for stmt, nxt in zip(body, body[1:]):
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
-                    out[(cls.name, stmt.target.id)] = nxt.value.value
+        for stmt, nxt in itertools.pairwise(body):
+            documented = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)
+            if documented and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                out[(cls.name, stmt.target.id)] = nxt.value.value
     return out
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from models_fixtures import draft, pinned  # noqa: F401  (fixtures)
+
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _classes(pkg: ModuleType) -> list[type[BaseModel]]:

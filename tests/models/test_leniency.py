@@ -14,10 +14,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from models_facts import HINTS, PINNED, ROOT, ir, load
 from pydantic import BaseModel, ValidationError
 
-from models_facts import HINTS, PINNED, ROOT, ir, load
-from models_fixtures import draft, pinned, v1  # noqa: F401  (fixtures)
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _hints_of(doc: dict[str, Any], schema: Any, seen: frozenset[str] = frozenset()) -> dict[str, set[str]]:

@@ -8,10 +8,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from models_instances import same_json
 from pydantic import TypeAdapter
 
-from models_instances import same_json
-from models_fixtures import draft  # noqa: F401  (fixtures)
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _roundtrip(cls: Any, wire: dict[str, Any]) -> Any:

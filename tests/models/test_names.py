@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
 import json
 import keyword
 import sys
@@ -18,11 +19,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from models_facts import PINNED, SHARED, ir, load, pascal, snake
 from models_instances import NONE, Instances
-from models_fixtures import draft, pinned  # noqa: F401  (fixtures)
+from pydantic import BaseModel
+
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 # Consecutive revisions of each schema file, oldest first (manifest order within a source).
 GIT = ["git-b4edad80", "git-7b8a7094", "git-a57b538d", "git-a90d7e3a", "git-2d03ff31", "git-9ac13511", "git-bb2ef8f7"]
@@ -34,7 +35,7 @@ def _pairs() -> list[tuple[Path, Path]]:
     for series, names in ((GIT, ("schema.unstable.json", "schema.json")), (NPM, ("schema.unstable.json", "schema.json", "v1.schema.json"))):
         for name in names:
             files = [SHARED / rev / name for rev in series if (SHARED / rev / name).is_file()]
-            out.extend(zip(files, files[1:]))
+            out.extend(itertools.pairwise(files))
     return out
 
 
@@ -252,7 +253,7 @@ def test_models_accept_wire_names_and_python_names(draft: ModuleType) -> None:
 
 def test_construct_by_python_name_or_wire_name(draft: ModuleType) -> None:
     a = draft.UpdateSessionNotification(session_id="s", update=draft.SessionUpdateAgentMessageChunk(message_id="m", content=draft.ContentBlockText(text="hi")), meta={"k": 1})
-    b = draft.UpdateSessionNotification(**{"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}, "_meta": {"k": 1}})
+    b = draft.UpdateSessionNotification(sessionId="s", update={"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}, _meta={"k": 1})
     assert a.to_dict() == b.to_dict() == {
         "sessionId": "s",
         "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}},

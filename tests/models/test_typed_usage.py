@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from models_facts import GENERATED
 
 HERE = Path(__file__).resolve().parent

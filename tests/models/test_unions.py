@@ -10,11 +10,20 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from models_facts import (
+    DRAFT_STRUCTURE,
+    PINNED,
+    enums,
+    ir,
+    load,
+    parse_draft_structure,
+    pascal,
+    unions,
+)
+from models_instances import NONE, Instances, same_json
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from models_facts import DRAFT_STRUCTURE, PINNED, enums, ir, load, parse_draft_structure, pascal, unions
-from models_instances import NONE, Instances, same_json
-from models_fixtures import draft, pinned, stable, v1  # noqa: F401  (fixtures)
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _ir_unions(target: str) -> dict[str, Any]:
