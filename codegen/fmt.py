@@ -22,6 +22,7 @@ import itertools
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import black
@@ -46,12 +47,20 @@ def _key(text: str, kind: str = "file") -> str:
     return digest.hexdigest()
 
 
+def _black(text: str) -> tuple[bool, str]:
+    """(True, formatted) or (False, why black refused); never raises (safe in a worker)."""
+    try:
+        return True, black.format_str(text, mode=MODE)
+    except Exception as exc:  # noqa: BLE001 - black raises several exception types for bad input
+        return False, f"black could not format generated code: {exc}"
+
+
 def format_source(text: str, label: str = "<generated>") -> str:
     """Format one Python source text with black (raises CodegenError on invalid code)."""
-    try:
-        return black.format_str(text, mode=MODE)
-    except Exception as exc:  # noqa: BLE001 - black raises several exception types for bad input
-        raise fail("format-failed", f"black could not format generated code: {exc}", file=label) from None
+    ok, result = _black(text)
+    if not ok:
+        raise fail("format-failed", result, file=label)
+    return result
 
 
 def split_points(text: str) -> list[int]:
@@ -98,44 +107,54 @@ def split_pieces(text: str) -> list[str]:
     return ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
-def _format_batch(batch: list[tuple[str, str]]) -> list[str]:
-    """Format (label, text) items with the cyclic garbage collector paused.
+def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:
+    """Format texts with the cyclic garbage collector paused; failures come back as values.
 
     black builds large syntax trees full of reference cycles; left on, the collector walks
     them again and again and takes about a third of the formatting time. The garbage of a
     batch (~100 MB for models.py) is left to the next collection once the collector is back on.
+    Errors are returned, not raised, so that they cross the process boundary intact.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return [format_source(text, label) for label, text in batch]
+        return [_black(text) for text in batch]
     finally:
         if enabled:
             gc.enable()
 
 
-def _batches(items: list[tuple[str, str]], count: int) -> list[list[tuple[str, str]]]:
-    """Consecutive runs of `items` of about equal total size."""
-    total = sum(len(text) for _, text in items) or 1
-    batches: list[list[tuple[str, str]]] = [[]]
+def _batches(texts: list[str], count: int) -> list[list[str]]:
+    """Consecutive runs of `texts` of about equal total size."""
+    total = sum(map(len, texts)) or 1
+    batches: list[list[str]] = [[]]
     size = 0
-    for item in items:
+    for text in texts:
         if size >= total / count * len(batches) and batches[-1]:
             batches.append([])
-        batches[-1].append(item)
-        size += len(item[1])
+        batches[-1].append(text)
+        size += len(text)
     return batches
 
 
 def _format_many(items: list[tuple[str, str]]) -> list[str]:
     """Format (label, text) items, in worker processes when there is enough work."""
-    total = sum(len(text) for _, text in items)
+    texts = [text for _, text in items]
     workers = min(os.cpu_count() or 1, len(items))
-    if workers < 2 or total < _PARALLEL_MIN_BYTES:
-        return _format_batch(items)
-    batches = _batches(items, workers * _BATCHES_PER_WORKER)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [text for done in pool.map(_format_batch, batches) for text in done]
+    results: list[tuple[bool, str]] | None = None
+    if workers >= 2 and sum(map(len, texts)) >= _PARALLEL_MIN_BYTES:
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                batches = _batches(texts, workers * _BATCHES_PER_WORKER)
+                results = [r for done in pool.map(_format_batch, batches) for r in done]
+        except (OSError, NotImplementedError, BrokenProcessPool):
+            results = None  # no worker processes here (sandbox, no semaphores): format in process
+    if results is None:
+        results = _format_batch(texts)
+    for (label, _), (ok, result) in zip(items, results, strict=True):
+        if not ok:
+            raise fail("format-failed", result, file=label)
+    return [result for _, result in results]
 
 
 def format_files(files: dict[str, str], cache_dir: Path | None) -> dict[str, str]:

@@ -223,3 +223,33 @@ def test_generation_does_not_depend_on_definition_order(
     assert trees[0].keys() == trees[1].keys()
     for name in trees[0]:
         assert _without_provenance(trees[0][name]) == _without_provenance(trees[1][name]), name
+
+
+# --- the format stage: split, parallel formatting is byte-identical to black on the whole file --
+
+
+def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile) -> None:
+    import black
+
+    from codegen.fmt import MODE, format_files, split_pieces
+    from codegen.pipeline import ir_for
+    from codegen.render.package import render_package
+
+    target = pinned_sources.default_pin
+    files = render_package(ir_for(target.source, target.sha256), target.package)
+    assert len(split_pieces(files["models.py"])) > 50, "models.py is no longer split"
+    formatted = format_files(files, None)  # no cache: every piece is formatted now
+    for name, text in files.items():
+        if name.endswith(".py"):
+            assert formatted[name] == black.format_str(text, mode=MODE), name
+
+
+def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:
+    from codegen.errors import CodegenError
+    from codegen.fmt import format_files
+
+    good = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(6000))  # split, parallel
+    with pytest.raises(CodegenError) as caught:
+        format_files({"a.py": good, "b.py": good + "def broken(:\n    pass\n"}, None)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.render().startswith("error[format-failed] b.py: black could not format")
