@@ -248,7 +248,7 @@ def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:
     from codegen.errors import CodegenError
     from codegen.fmt import format_files
 
-    good = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(6000))  # split, parallel
+    good = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3500))  # split, parallel
     with pytest.raises(CodegenError) as caught:
         format_files({"a.py": good, "b.py": good + "def broken(:\n    pass\n"}, None)
     (diagnostic,) = caught.value.diagnostics
