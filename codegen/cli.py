@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -32,18 +32,19 @@ def _fail(error: CodegenError, reporter: Reporter) -> NoReturn:
 
 @app.command()
 def generate(
-    targets: Annotated[Optional[list[str]], typer.Argument(help="Pinned target names (default: all).")] = None,
-    schema: Annotated[Optional[str], typer.Option("--schema", help="Ad-hoc source: path, URL, npm:... or github:...")] = None,
-    package: Annotated[Optional[str], typer.Option("--package", help="Package name for --schema.")] = None,
+    targets: Annotated[list[str] | None, typer.Argument(help="Pinned target names (default: all).")] = None,
+    schema: Annotated[str | None, typer.Option("--schema", help="Ad-hoc source: path, URL, npm:... or github:...")] = None,
+    package: Annotated[str | None, typer.Option("--package", help="Package name for --schema.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("generated"),
-    sha256: Annotated[Optional[str], typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
+    sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the formatting cache.")] = False,
     pins: PinsOption = default_pin_path(),
     quiet: QuietOption = False,
 ) -> None:
     """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
-    from codegen.pipeline import Target, generate as run, pinned_targets
+    from codegen.pipeline import Target, pinned_targets
+    from codegen.pipeline import generate as run
 
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
@@ -93,11 +94,11 @@ def main() -> None:
     """Entry point for `python -m codegen`."""
     app()
 
-from codegen.diff.command import diff as _diff  # noqa: E402
+from codegen.diff.command import diff as _diff
 
 app.command("diff")(_diff)
 
-from codegen.scaffold.command import scaffold_app as _scaffold_app  # noqa: E402
+from codegen.scaffold.command import scaffold_app as _scaffold_app
 
 app.add_typer(_scaffold_app, name="scaffold")
 

@@ -3,20 +3,264 @@
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
 """Shared machinery of the generated models: lossless base model, open enums, tagged-union
-discriminators and the schema's leniency hints. Depends on pydantic and the standard library."""
+discriminators and the schema's leniency hints. Depends on pydantic and the standard library.
+
+Validation has two paths with one meaning. The *full* path is the pydantic schema of the classes
+as written: Python hooks apply the leniency hints, pick union variants (unknown and missing tags
+included), build open-enum values and mark tags as set. The *fast* path is derived from it once per
+class (`fast_schema`): the same core schema with every hook taken out, so it accepts a subset of
+what the full path accepts (well-formed input with known tags and known enum values) and builds
+exactly the same objects. A class validates with the fast path first and, when that fails, with
+the full path, whose result and errors are then the answer (`FastPathValidator`).
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, SchemaValidator, core_schema
 
 _M = TypeVar("_M", bound="AcpModel")
 
 UNKNOWN_TAG = "__unknown__"
 NONE_TAG = "__none__"
+_STR_SER = core_schema.simple_ser_schema("str")  # enum members are `str`s: no Python call on output
+
+
+# -- fast path ----------------------------------------------------------------------------------
+
+
+class _NoFastPath(Exception):
+    """The schema holds a hook `fast_schema` does not know: the class keeps the full path only."""
+
+
+# Keys of a core schema that hold nested schemas (everything else is copied as it is).
+_SCHEMA_KEYS = frozenset(
+    {
+        "schema",
+        "items_schema",
+        "keys_schema",
+        "values_schema",
+        "extras_schema",
+        "extras_keys_schema",
+        "lax_schema",
+        "strict_schema",
+        "json_schema",
+        "python_schema",
+        "return_schema",
+    }
+)
+_SCHEMA_LIST_KEYS = frozenset({"choices", "steps", "definitions", "items_schema"})
+
+
+def _hook(schema: dict[str, Any]) -> Any:
+    function = schema.get("function")
+    return function.get("function") if isinstance(function, dict) else function
+
+
+def fast_schema(schema: CoreSchema) -> CoreSchema:
+    """The fast core schema of a generated class (see the module docstring).
+
+    - a model's leniency wrap validator is dropped (it only acts on input the rest rejects, and
+      on `null` in `default_on_null` fields, which the fast path therefore rejects);
+    - an open enum's Python coercion becomes a literal of its known members (unknown values fail);
+    - a tagged union picks its variant by the tag's wire name among the known tags only;
+    - a variant needs its tags in the input instead of `model_post_init` marking them as set;
+    - an untagged union (`StrictFirst`) keeps its full schema: an option narrowed by the above
+      could let another option win, so inside it nothing is narrowed (its references point to
+      the full definitions, which the fast schema carries as well);
+    - anything else that calls Python makes the class keep the full path only (`_NoFastPath`).
+    """
+    out: CoreSchema = _FastSchema().build(schema)
+    return out
+
+
+_FAST_REF = ":fast"
+
+
+class _FastSchema:
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+        self.kept_refs: set[str] = set()  # definitions referenced from kept (full) subtrees
+
+    def build(self, schema: Any) -> Any:
+        if schema.get("type") == "definitions":
+            originals = list(schema["definitions"])
+            out = {
+                **schema,
+                "schema": self.node(schema["schema"], None),
+                "definitions": [self.node(d, None) for d in originals] + originals,
+            }
+            available = {d.get("ref") for d in originals}
+        else:
+            out = self.node(schema, None)
+            available = set()
+        if self.kept_refs - available:
+            raise _NoFastPath("a kept union refers to an inlined definition")
+        return out
+
+    def node(self, node: Any, owner: Any) -> Any:
+        if isinstance(node, list):
+            return [self.node(item, owner) for item in node]
+        if not isinstance(node, dict):
+            return node
+        done = self.memo.get(id(node))
+        if done is None:
+            done = self.memo[id(node)] = self._node(node, owner)
+        return done
+
+    def _node(self, node: dict[str, Any], owner: Any) -> dict[str, Any]:
+        kind = node.get("type")
+        hook = _hook(node) if isinstance(kind, str) and kind.startswith("function-") else None
+        out: dict[str, Any]
+        if kind == "definition-ref":
+            return {**node, "schema_ref": node["schema_ref"] + _FAST_REF}
+        if kind == "function-wrap" and getattr(hook, "__name__", None) == "_acp_lenient":
+            out = dict(self.node(node["schema"], owner))
+            out.pop("ref", None)
+        elif kind == "function-wrap" and hook is _strict_first:
+            self._keep(node)
+            out = dict(node)  # full semantics inside; only its own name changes
+        elif kind == "function-after" and getattr(hook, "__func__", None) is _COERCE:
+            enum: type[OpenEnum] = getattr(hook, "__self__")
+            out = {"type": "literal", "expected": list(enum.__acp_members__.values())}
+        elif kind == "tagged-union" and callable(node.get("discriminator")):
+            wire = getattr(node["discriminator"], "__acp_tag__", None)
+            if wire is None:
+                raise _NoFastPath("foreign discriminator")
+            out = {k: v for k, v in node.items() if k not in ("choices", "discriminator")}
+            out["discriminator"] = wire
+            out["choices"] = {
+                tag: self.node(choice, owner)
+                for tag, choice in node["choices"].items()
+                if tag not in (UNKNOWN_TAG, NONE_TAG)
+            }
+        elif kind == "model":
+            cls = node["cls"]
+            if "post_init" in node and not (
+                isinstance(cls, type)
+                and issubclass(cls, TaggedModel)
+                and cls.model_post_init is TaggedModel.model_post_init
+            ):
+                raise _NoFastPath("foreign model_post_init")
+            out = {k: v for k, v in node.items() if k not in ("schema", "post_init")}
+            out["schema"] = self.node(node["schema"], cls)
+        elif kind == "model-fields":
+            if node.get("computed_fields"):
+                raise _NoFastPath("computed fields")
+            out = {k: v for k, v in node.items() if k != "fields"}
+            out["fields"] = {
+                name: self._field(name, field, owner) for name, field in node["fields"].items()
+            }
+        elif hook is not None or kind in ("custom-error", "callable", "is-instance", "is-subclass"):
+            if not getattr(hook, "__acp_keep__", False):
+                raise _NoFastPath(f"{kind} hook")
+            out = {k: (self.node(v, owner) if k in _SCHEMA_KEYS else v) for k, v in node.items()}
+        else:
+            out = {}
+            for key, value in node.items():
+                if key in _SCHEMA_KEYS or (key in _SCHEMA_LIST_KEYS and isinstance(value, list)):
+                    out[key] = self.node(value, owner)
+                elif key == "choices" and isinstance(value, dict):
+                    out[key] = {tag: self.node(choice, owner) for tag, choice in value.items()}
+                else:
+                    out[key] = value
+        if "ref" in node:
+            out["ref"] = node["ref"] + _FAST_REF
+        return out
+
+    def _keep(self, node: Any) -> None:
+        """Note the definitions a kept subtree refers to (they must be top-level definitions)."""
+        if isinstance(node, dict):
+            if node.get("type") == "definition-ref":
+                self.kept_refs.add(node["schema_ref"])
+            for key, value in node.items():
+                if key not in ("metadata", "serialization", "default", "expected", "cls", "config"):
+                    self._keep(value)
+        elif isinstance(node, list):
+            for item in node:
+                self._keep(item)
+
+    def _field(self, name: str, field: dict[str, Any], owner: Any) -> dict[str, Any]:
+        out = dict(field)
+        schema = self.node(field["schema"], owner)
+        rules: dict[str, frozenset[str]] = getattr(owner, "__acp_lenient__", {})
+        wire = field.get("validation_alias", name)
+        if not isinstance(wire, str):
+            raise _NoFastPath("alias path")
+        tags: frozenset[str] = getattr(owner, "__acp_tags__", frozenset())
+        if name in tags and schema.get("type") == "default":  # the tag must come from the input
+            schema = schema["schema"]
+        if "default_on_null" in rules.get(
+            wire, ()
+        ):  # `null` must take the full path (it is dropped)
+            if schema.get("type") == "default" and schema["schema"].get("type") == "nullable":
+                schema = {**schema, "schema": schema["schema"]["schema"]}
+            elif schema.get("type") == "nullable" or (
+                schema.get("type") == "default" and schema["schema"].get("type") in ("any", "union")
+            ):
+                raise _NoFastPath("nullable default_on_null field")
+        out["schema"] = schema
+        return out
+
+
+_UNBUILT = object()
+
+
+class FastPathValidator:
+    """`__pydantic_validator__` of a generated class: the fast path, then the full one.
+
+    Built lazily on first use; a class whose schema `fast_schema` cannot take keeps the full
+    path only (`fast` is None). Construction (`self_instance`) always uses the full path.
+    """
+
+    __slots__ = ("cls", "full", "_fast")
+
+    def __init__(self, cls: type[BaseModel], full: Any) -> None:
+        self.cls = cls
+        self.full = full
+        self._fast: Any = _UNBUILT
+
+    @property
+    def fast(self) -> SchemaValidator | None:
+        """The fast validator (None when this class has only the full path)."""
+        if self._fast is _UNBUILT:
+            try:
+                self._fast = SchemaValidator(fast_schema(self.cls.__pydantic_core_schema__))
+            except _NoFastPath:
+                self._fast = None
+        return self._fast  # type: ignore[no-any-return]
+
+    def validate_json(self, input: Any, **kwargs: Any) -> Any:
+        fast = self._fast if self._fast is not _UNBUILT else self.fast
+        if fast is not None and kwargs.get("self_instance") is None:
+            try:
+                return fast.validate_json(input, **kwargs)
+            except ValidationError:
+                pass
+        return self.full.validate_json(input, **kwargs)
+
+    def validate_python(self, input: Any, **kwargs: Any) -> Any:
+        fast = self._fast if self._fast is not _UNBUILT else self.fast
+        if fast is not None and kwargs.get("self_instance") is None:
+            try:
+                return fast.validate_python(input, **kwargs)
+            except ValidationError:
+                pass
+        return self.full.validate_python(input, **kwargs)
+
+    def validate_strings(self, input: Any, **kwargs: Any) -> Any:
+        return self.full.validate_strings(input, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.full, name)
+
+    def __repr__(self) -> str:
+        return f"FastPathValidator({self.cls.__name__})"
 
 
 class AcpModel(BaseModel):
@@ -35,7 +279,11 @@ class AcpModel(BaseModel):
 
     def to_json(self) -> str:
         """The wire form as compact JSON text."""
-        return self.model_dump_json(by_alias=True, exclude_unset=True)
+        return (
+            type(self)
+            .__pydantic_serializer__.to_json(self, by_alias=True, exclude_unset=True)
+            .decode()
+        )
 
     @classmethod
     def from_json(cls: type[_M], data: str | bytes | bytearray) -> _M:
@@ -46,6 +294,13 @@ class AcpModel(BaseModel):
     def from_dict(cls: type[_M], data: Any) -> _M:
         """Validate already-parsed wire data."""
         return cls.model_validate(data)
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        """Give the class its fast validation path (each time pydantic (re)builds it)."""
+        validator = cls.__dict__.get("__pydantic_validator__")
+        if validator is not None and not isinstance(validator, FastPathValidator):
+            cls.__pydantic_validator__ = FastPathValidator(cls, validator)  # type: ignore[assignment]
 
 
 class TaggedModel(AcpModel):
@@ -110,10 +365,24 @@ class OpenEnum(str):
         else:
             inner = core_schema.literal_schema(list(cls.__acp_members__))
         return core_schema.no_info_after_validator_function(
-            cls._coerce,
-            inner,
-            serialization=core_schema.plain_serializer_function_ser_schema(str.__str__),
+            cls._coerce, inner, serialization=_STR_SER
         )
+
+
+def complete_models(module: str) -> None:
+    """Finish every class of a generated module now that all of them exist.
+
+    Classes that name later ones are left incomplete by pydantic until first use; completing
+    them at import gives each its `FastPathValidator` before anything (a `TypeAdapter`, say)
+    copies its validator.
+    """
+    for value in list(sys.modules[module].__dict__.values()):
+        if isinstance(value, type) and issubclass(value, AcpModel) and value.__module__ == module:
+            if not value.__pydantic_complete__:
+                value.model_rebuild()
+
+
+_COERCE = OpenEnum.__dict__["_coerce"].__func__  # the open-enum hook `fast_schema` replaces
 
 
 def register_members(cls: type[OpenEnum], members: tuple[tuple[str, str], ...]) -> None:
@@ -140,6 +409,7 @@ def tag_discriminator(
             return UNKNOWN_TAG if has_unknown else None
         return NONE_TAG if (lenient and has_none) else None
 
+    discriminate.__acp_tag__ = wire  # type: ignore[attr-defined]  # read by `fast_schema`
     return discriminate
 
 
@@ -159,6 +429,74 @@ class NotNull:
 NOT_NULL = NotNull()
 
 
+class TagValue:
+    """Annotation of a variant's tag typed by an open enum: only this variant's own value is valid."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.literal_schema([source._coerce(self.value)], serialization=_STR_SER)
+
+
+class NotKnownTag:
+    """Annotation of an unknown variant's tag: any value except the ones its union names."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(_reject_known_tag, handler(source))
+
+
+def _reject_known_tag(value: OpenEnum) -> OpenEnum:
+    if value.is_known:
+        raise PydanticCustomError(
+            "acp_known_tag",
+            "{tag!r} names a known variant: use that variant's class",
+            {"tag": value.value},
+        )
+    return value
+
+
+_reject_known_tag.__acp_keep__ = True  # type: ignore[attr-defined]  # same on both paths
+
+NOT_KNOWN_TAG = NotKnownTag()
+
+
+# False while an untagged union tries its options as they are (see `StrictFirst`).
+_REPAIRS: ContextVar[bool] = ContextVar("acp_repairs", default=True)
+
+
+class StrictFirst:
+    """Annotation of an untagged union: an option the value fits as it is wins over one that only
+    fits after a leniency repair (dropping or skipping parts of it). So a value the schema accepts
+    through one option is never rewritten to fit another."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.no_info_wrap_validator_function(_strict_first, handler(source))
+
+
+def _strict_first(value: Any, handler: Callable[[Any], Any]) -> Any:
+    if _REPAIRS.get():
+        token = _REPAIRS.set(False)
+        try:
+            return handler(value)
+        except ValidationError:
+            pass
+        finally:
+            _REPAIRS.reset(token)
+    return handler(value)
+
+
+STRICT_FIRST = StrictFirst()
+
+
 def lenient(
     cls: type[BaseModel],
     data: Any,
@@ -166,6 +504,8 @@ def lenient(
     rules: dict[str, frozenset[str]],
 ) -> Any:
     """Apply the schema's `x-deserialize-*` hints for one model, then validate."""
+    if not _REPAIRS.get():
+        return handler(data)
     if isinstance(data, dict):
         nulls = [
             k for k, r in rules.items() if "default_on_null" in r and k in data and data[k] is None

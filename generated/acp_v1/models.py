@@ -23,10 +23,14 @@ from typing_extensions import Self
 
 from ._base import (
     NONE_TAG,
+    NOT_KNOWN_TAG,
     NOT_NULL,
+    STRICT_FIRST,
     UNKNOWN_TAG,
     AcpModel,
     TaggedModel,
+    TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -37,8 +41,8 @@ __all__ = [
     "AgentCapabilities",
     "AgentNotification",
     "AgentRequest",
-    "AgentResponse_",
-    "AgentResponse__",
+    "AgentResponseError",
+    "AgentResponseResult",
     "Annotations",
     "AudioContent",
     "AuthCapabilities",
@@ -58,8 +62,8 @@ __all__ = [
     "ClientCapabilities",
     "ClientNotification",
     "ClientRequest",
-    "ClientResponse_",
-    "ClientResponse__",
+    "ClientResponseError",
+    "ClientResponseResult",
     "ClientSessionCapabilities",
     "CloseSessionRequest",
     "CloseSessionResponse",
@@ -76,8 +80,10 @@ __all__ = [
     "ContentChunk",
     "Cost",
     "CreateElicitationRequestBase",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
     "CreateElicitationResponseBase",
     "CreateElicitationResponseAccept",
     "CreateElicitationResponseCancel",
@@ -91,17 +97,19 @@ __all__ = [
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationFormCapabilities",
-    "ElicitationFormMode",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
     "ElicitationPropertySchemaArray",
     "ElicitationPropertySchemaBoolean",
     "ElicitationPropertySchemaInteger",
     "ElicitationPropertySchemaNumber",
     "ElicitationPropertySchemaString",
-    "ElicitationRequestScope",
     "ElicitationSchema",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
-    "ElicitationUrlMode",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
     "EmbeddedResource",
     "EnumOption",
     "EnvVariable",
@@ -208,7 +216,8 @@ __all__ = [
     "ToolCallContentTerminal",
     "ToolCallLocation",
     "ToolCallUpdate",
-    "UnknownCreateElicitationRequest",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
     "UnknownCreateElicitationResponse",
     "UnknownElicitationPropertySchema",
     "UnknownMultiSelectItems",
@@ -226,11 +235,16 @@ __all__ = [
     "CompactionCapabilities",
     "CompactionId",
     "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
     "ElicitationContentValue",
+    "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
+    "ElicitationUrlMode",
     "EmbeddedResourceResource",
     "ErrorCode",
     "ExtNotification",
@@ -299,20 +313,22 @@ class AgentCapabilities(AcpModel):
     load_session: Annotated[StrictBool, Field(alias="loadSession")] = False
     """Whether the agent supports `session/load`."""
 
-    prompt_capabilities: Annotated[Any, Field(alias="promptCapabilities")] = {
-        "audio": False,
-        "embeddedContext": False,
-        "image": False,
-    }
+    prompt_capabilities: Annotated[PromptCapabilities, Field(alias="promptCapabilities")] = Field(
+        default={"audio": False, "embeddedContext": False, "image": False}, validate_default=True
+    )
     """Prompt capabilities supported by the agent."""
 
-    mcp_capabilities: Annotated[Any, Field(alias="mcpCapabilities")] = {"http": False, "sse": False}
+    mcp_capabilities: Annotated[McpCapabilities, Field(alias="mcpCapabilities")] = Field(
+        default={"http": False, "sse": False}, validate_default=True
+    )
     """MCP capabilities supported by the agent."""
 
-    session_capabilities: Annotated[Any, Field(alias="sessionCapabilities")] = {}
+    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities")] = (
+        Field(default={}, validate_default=True)
+    )
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
-    auth: Any = {}
+    auth: AgentAuthCapabilities = Field(default={}, validate_default=True)
     """Authentication-related capabilities supported by the agent."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -344,7 +360,12 @@ class AgentNotification(AcpModel):
     method: StrictStr
     """The notification method name."""
 
-    params: SessionNotification | CompleteElicitationNotification | ExtNotification | None = None
+    params: (
+        Annotated[
+            SessionNotification | CompleteElicitationNotification | ExtNotification, STRICT_FIRST
+        ]
+        | None
+    ) = None
     """Method-specific notification parameters."""
 
 
@@ -358,28 +379,41 @@ class AgentRequest(AcpModel):
     """The method name to invoke."""
 
     params: (
-        WriteTextFileRequest
-        | ReadTextFileRequest
-        | RequestPermissionRequest
-        | CreateTerminalRequest
-        | TerminalOutputRequest
-        | ReleaseTerminalRequest
-        | WaitForTerminalExitRequest
-        | KillTerminalRequest
-        | CreateElicitationRequest
-        | ExtRequest
+        Annotated[
+            WriteTextFileRequest
+            | ReadTextFileRequest
+            | RequestPermissionRequest
+            | CreateTerminalRequest
+            | TerminalOutputRequest
+            | ReleaseTerminalRequest
+            | WaitForTerminalExitRequest
+            | KillTerminalRequest
+            | CreateElicitationRequest
+            | ExtRequest,
+            STRICT_FIRST,
+        ]
         | None
     ) = None
     """Method-specific request parameters."""
 
 
-class AgentResponse_(AcpModel):
+class AgentResponseError(AcpModel):
+    """A failed JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+
+class AgentResponseResult(AcpModel):
     """A successful JSON-RPC response."""
 
     id: RequestId
     """The id of the request this response answers."""
 
-    result: (
+    result: Annotated[
         InitializeResponse
         | AuthenticateResponse
         | LogoutResponse
@@ -392,19 +426,10 @@ class AgentResponse_(AcpModel):
         | SetSessionModeResponse
         | SetSessionConfigOptionResponse
         | PromptResponse
-        | ExtResponse
-    )
+        | ExtResponse,
+        STRICT_FIRST,
+    ]
     """Method-specific response data."""
-
-
-class AgentResponse__(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
 
 
 class Annotations(AcpModel):
@@ -895,7 +920,9 @@ class ClientCapabilities(AcpModel):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
     """
 
-    fs: Any = {"readTextFile": False, "writeTextFile": False}
+    fs: FileSystemCapabilities = Field(
+        default={"readTextFile": False, "writeTextFile": False}, validate_default=True
+    )
     """File system capabilities supported by the client.
 Determines which file operations the agent can request."""
 
@@ -908,7 +935,7 @@ Determines which file operations the agent can request."""
 Optional. Omitted or `null` both mean the client does not advertise any
 session-related extensions."""
 
-    auth: Any = {"terminal": False}
+    auth: AuthCapabilities = Field(default={"terminal": False}, validate_default=True)
     """Authentication capabilities supported by the client.
 Determines which authentication method types the agent may include
 in its `InitializeResponse`."""
@@ -949,7 +976,7 @@ class ClientNotification(AcpModel):
     method: StrictStr
     """The notification method name."""
 
-    params: CancelNotification | ExtNotification | None = None
+    params: Annotated[CancelNotification | ExtNotification, STRICT_FIRST] | None = None
     """Method-specific notification parameters."""
 
 
@@ -963,31 +990,44 @@ class ClientRequest(AcpModel):
     """The method name to invoke."""
 
     params: (
-        InitializeRequest
-        | AuthenticateRequest
-        | LogoutRequest
-        | NewSessionRequest
-        | LoadSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | SetSessionModeRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
+        Annotated[
+            InitializeRequest
+            | AuthenticateRequest
+            | LogoutRequest
+            | NewSessionRequest
+            | LoadSessionRequest
+            | ListSessionsRequest
+            | DeleteSessionRequest
+            | ResumeSessionRequest
+            | CloseSessionRequest
+            | SetSessionModeRequest
+            | SetSessionConfigOptionRequest
+            | PromptRequest
+            | ExtRequest,
+            STRICT_FIRST,
+        ]
         | None
     ) = None
     """Method-specific request parameters."""
 
 
-class ClientResponse_(AcpModel):
+class ClientResponseError(AcpModel):
+    """A failed JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+
+class ClientResponseResult(AcpModel):
     """A successful JSON-RPC response."""
 
     id: RequestId
     """The id of the request this response answers."""
 
-    result: (
+    result: Annotated[
         WriteTextFileResponse
         | ReadTextFileResponse
         | RequestPermissionResponse
@@ -997,19 +1037,10 @@ class ClientResponse_(AcpModel):
         | WaitForTerminalExitResponse
         | KillTerminalResponse
         | CreateElicitationResponse
-        | ExtResponse
-    )
+        | ExtResponse,
+        STRICT_FIRST,
+    ]
     """Method-specific response data."""
-
-
-class ClientResponse__(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
 
 
 class ClientSessionCapabilities(AcpModel):
@@ -1535,7 +1566,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
+class CreateElicitationRequestFormRequest(CreateElicitationRequestBase, TaggedModel):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -1545,8 +1576,42 @@ class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """A JSON Schema describing the form fields to present to the user."""
 
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The request this elicitation is tied to."""
 
-class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
+
+class CreateElicitationRequestFormSession(CreateElicitationRequestBase, TaggedModel):
+    """Form-based elicitation where the client renders a form from the provided schema."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["form"] = "form"
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -1558,6 +1623,43 @@ class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The request this elicitation is tied to."""
+
+
+class CreateElicitationRequestUrlSession(CreateElicitationRequestBase, TaggedModel):
+    """URL-based elicitation where the client directs the user to a URL."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["url"] = "url"
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -1861,7 +1963,49 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class ElicitationFormMode(AcpModel):
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
@@ -2156,21 +2300,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
-    type: Any = "object"
+    type: ElicitationSchemaType = Field(default="object", validate_default=True)
     """Type discriminator. Always `"object"`."""
 
     title: StrictStr | None = None
@@ -2178,7 +2314,7 @@ class ElicitationSchema(AcpModel):
 
 Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    properties: dict[str, ElicitationPropertySchema] = {}
+    properties: dict[str, ElicitationPropertySchema] = Field(default={}, validate_default=True)
     """Property definitions (must be primitive types)."""
 
     required: list[StrictStr] | None = None
@@ -2214,33 +2350,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -2266,7 +2375,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class ElicitationUrlMode(AcpModel):
+class ElicitationUrlModeRequest(ElicitationRequestScope):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+
+class ElicitationUrlModeSession(ElicitationSessionScope):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
@@ -2539,11 +2658,14 @@ class InitializeRequest(AcpModel):
     protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
     """The latest protocol version supported by the client."""
 
-    client_capabilities: Annotated[Any, Field(alias="clientCapabilities")] = {
-        "auth": {"terminal": False},
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
-    }
+    client_capabilities: Annotated[ClientCapabilities, Field(alias="clientCapabilities")] = Field(
+        default={
+            "auth": {"terminal": False},
+            "fs": {"readTextFile": False, "writeTextFile": False},
+            "terminal": False,
+        },
+        validate_default=True,
+    )
     """Capabilities supported by the client."""
 
     client_info: Annotated[Implementation | None, Field(alias="clientInfo")] = None
@@ -2585,16 +2707,21 @@ or the latest protocol version supported by the agent.
 
 The client should disconnect, if it doesn't support this version."""
 
-    agent_capabilities: Annotated[Any, Field(alias="agentCapabilities")] = {
-        "auth": {},
-        "loadSession": False,
-        "mcpCapabilities": {"http": False, "sse": False},
-        "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
-        "sessionCapabilities": {},
-    }
+    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities")] = Field(
+        default={
+            "auth": {},
+            "loadSession": False,
+            "mcpCapabilities": {"http": False, "sse": False},
+            "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
+            "sessionCapabilities": {},
+        },
+        validate_default=True,
+    )
     """Capabilities supported by the agent."""
 
-    auth_methods: Annotated[list[AuthMethod], Field(alias="authMethods")] = []
+    auth_methods: Annotated[list[AuthMethod], Field(alias="authMethods")] = Field(
+        default=[], validate_default=True
+    )
     """Authentication methods supported by the agent."""
 
     agent_info: Annotated[Implementation | None, Field(alias="agentInfo")] = None
@@ -5730,7 +5857,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel):
+class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -5741,7 +5868,44 @@ class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel)
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode."""
 
-    mode: CreateElicitationRequestTag
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The request this elicitation is tied to."""
+
+
+class UnknownCreateElicitationRequestSession(CreateElicitationRequestBase, TaggedModel):
+    """Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode."""
+
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
@@ -5755,7 +5919,7 @@ class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedMode
     payload when storing, replaying, proxying, or forwarding elicitation
     responses. They MUST NOT treat it as a known elicitation action."""
 
-    action: CreateElicitationResponseTag
+    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
 
 
 class UnknownElicitationPropertySchema(TaggedModel):
@@ -5769,13 +5933,13 @@ class UnknownElicitationPropertySchema(TaggedModel):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control."""
 
-    type: ElicitationPropertySchemaTag
+    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
 class UnknownMultiSelectItems(TaggedModel):
     """Custom or future typed multi-select items."""
 
-    type: MultiSelectItemsTag
+    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
 
 
 class UnstructuredCommandInput(AcpModel):
@@ -5942,22 +6106,27 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-AgentResponse: TypeAlias = AgentResponse_ | AgentResponse__
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
 AuthMethod: TypeAlias = Annotated[
-    Annotated[AuthMethodTerminal_, Tag("terminal")] | Annotated[AuthMethodNone, Tag(NONE_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["terminal"]),
-            has_none=True,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[AuthMethodTerminal_, Tag("terminal")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["terminal"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | AuthMethodNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Describes an available authentication method.
 
@@ -5973,7 +6142,7 @@ AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 """The input specification for a command."""
 
 
-ClientResponse: TypeAlias = ClientResponse_ | ClientResponse__
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -6013,6 +6182,32 @@ This structure is compatible with the Model Context Protocol (MCP), so agents ca
 forward content from MCP tool outputs without transformation.
 
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)"""
+
+
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
+
+
+UnknownCreateElicitationRequest: TypeAlias = Annotated[
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+]
+"""Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode."""
 
 
 CreateElicitationRequest: TypeAlias = Annotated[
@@ -6062,6 +6257,12 @@ ElicitationContentValue: TypeAlias = (
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 ElicitationId: TypeAlias = StrictStr
 """Unique identifier for an elicitation."""
 
@@ -6091,7 +6292,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`."""
 
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
+
+
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
 """Resource content that can be embedded in a message."""
 
 
@@ -6138,19 +6347,22 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 McpServer: TypeAlias = Annotated[
-    Annotated[McpServerHttp_, Tag("http")]
-    | Annotated[McpServerSse_, Tag("sse")]
-    | Annotated[McpServerNone, Tag(NONE_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["http", "sse"]),
-            has_none=True,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[McpServerHttp_, Tag("http")] | Annotated[McpServerSse_, Tag("sse")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["http", "sse"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | McpServerNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
@@ -6165,19 +6377,23 @@ MessageId: TypeAlias = StrictStr
 
 
 MultiSelectItems: TypeAlias = Annotated[
-    Annotated[MultiSelectItemsString, Tag("string")]
-    | Annotated[MultiSelectItemsNone, Tag(NONE_TAG)]
-    | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["string"]),
-            has_none=True,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[MultiSelectItemsString, Tag("string")]
+        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["string"]),
+                has_none=False,
+                has_unknown=True,
+                lenient=False,
+            )
+        ),
+    ]
+    | MultiSelectItemsNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Items for a multi-select (array) property schema."""
 
@@ -6325,18 +6541,22 @@ See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protoc
 
 
 SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-    | Annotated[SetSessionConfigOptionRequestNone, Tag(NONE_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["boolean"]),
-            has_none=True,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["boolean"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | SetSessionConfigOptionRequestNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Request parameters for setting a session configuration option."""
 
@@ -6370,3 +6590,6 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-ca
 
 ToolCallId: TypeAlias = StrictStr
 """Unique identifier for a tool call within a session."""
+
+
+complete_models(__name__)

@@ -100,6 +100,8 @@ class MethodSpec:
     params: Any
     result: Any
     handler: str
+    cancelled: Any = None
+    """The method's own answer to a request the peer cancels (JSON), or None for -32800."""
 
 
 class RpcError(Exception):
@@ -679,7 +681,8 @@ class Connection:
         result_type = spec.result if spec is not None else None
         task = asyncio.create_task(self._serve(request_id, method, call, result_type))
         self._inflight[request_id] = task
-        task.add_done_callback(partial(self._request_done, request_id))
+        cancelled = spec.cancelled if spec is not None else None
+        task.add_done_callback(partial(self._request_done, request_id, cancelled))
 
     def _validate(self, spec: MethodSpec, params: Any) -> Any:
         if spec.params is None:
@@ -720,14 +723,20 @@ class Connection:
             del self._inflight[request_id]
         await self._reply(frame)
 
-    def _request_done(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+    def _request_done(
+        self, request_id: RequestId, cancelled: Any, task: asyncio.Task[None]
+    ) -> None:
         if self._inflight.get(request_id) is task:
             del self._inflight[request_id]
         peer_cancelled = request_id in self._peer_cancelled
         self._peer_cancelled.discard(request_id)
         if task.cancelled():
             # Covers tasks cancelled before they started, whose coroutine never ran.
-            if peer_cancelled and not self._closed:
+            if peer_cancelled and not self._closed and cancelled is not None:
+                # The method defines its own cancellation result (e.g. a `cancelled` outcome).
+                frame = _frame({"jsonrpc": _JSONRPC, "id": request_id, "result": cancelled})
+                self._spawn_background(self._reply(frame))
+            elif peer_cancelled and not self._closed:
                 error = RpcError(REQUEST_CANCELLED, "Request cancelled")
                 self._spawn_background(self._reply_error(request_id, error))
         elif task.exception() is not None:  # pragma: no cover - _serve catches everything

@@ -23,10 +23,14 @@ from typing_extensions import Self
 
 from ._base import (
     NONE_TAG,
+    NOT_KNOWN_TAG,
     NOT_NULL,
+    STRICT_FIRST,
     UNKNOWN_TAG,
     AcpModel,
     TaggedModel,
+    TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -38,8 +42,8 @@ __all__ = [
     "AgentMessage",
     "AgentNotification",
     "AgentRequest",
-    "AgentResponse_",
-    "AgentResponse__",
+    "AgentResponseError",
+    "AgentResponseResult",
     "AgentThought",
     "Annotations",
     "AudioContent",
@@ -67,8 +71,8 @@ __all__ = [
     "ClientCapabilities",
     "ClientNotification",
     "ClientRequest",
-    "ClientResponse_",
-    "ClientResponse__",
+    "ClientResponseError",
+    "ClientResponseResult",
     "CloseSessionRequest",
     "CloseSessionResponse",
     "Command",
@@ -86,8 +90,10 @@ __all__ = [
     "ContentChunk",
     "Cost",
     "CreateElicitationRequestBase",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
     "CreateElicitationResponseBase",
     "CreateElicitationResponseAccept",
     "CreateElicitationResponseCancel",
@@ -107,17 +113,19 @@ __all__ = [
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationFormCapabilities",
-    "ElicitationFormMode",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
     "ElicitationPropertySchemaArray",
     "ElicitationPropertySchemaBoolean",
     "ElicitationPropertySchemaInteger",
     "ElicitationPropertySchemaNumber",
     "ElicitationPropertySchemaString",
-    "ElicitationRequestScope",
     "ElicitationSchema",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
-    "ElicitationUrlMode",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
     "EmbeddedResource",
     "EnumOption",
     "EnvVariable",
@@ -265,7 +273,8 @@ __all__ = [
     "UnknownAvailableCommandInput",
     "UnknownBackgroundWork",
     "UnknownContentBlock",
-    "UnknownCreateElicitationRequest",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
     "UnknownCreateElicitationResponse",
     "UnknownDiffChange",
     "UnknownElicitationPropertySchema",
@@ -298,12 +307,17 @@ __all__ = [
     "ClientResponse",
     "CompactionId",
     "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
     "DiffChange",
     "ElicitationContentValue",
+    "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
+    "ElicitationUrlMode",
     "EmbeddedResourceResource",
     "ErrorCode",
     "ErrorData",
@@ -462,9 +476,13 @@ class AgentNotification(AcpModel):
     method: StrictStr
     """The notification method name."""
 
-    params: UpdateSessionNotification | CompleteElicitationNotification | ExtNotification | None = (
-        None
-    )
+    params: (
+        Annotated[
+            UpdateSessionNotification | CompleteElicitationNotification | ExtNotification,
+            STRICT_FIRST,
+        ]
+        | None
+    ) = None
     """Method-specific notification parameters."""
 
 
@@ -477,17 +495,33 @@ class AgentRequest(AcpModel):
     method: StrictStr
     """The method name to invoke."""
 
-    params: RequestPermissionRequest | CreateElicitationRequest | ExtRequest | None = None
+    params: (
+        Annotated[RequestPermissionRequest | CreateElicitationRequest | ExtRequest, STRICT_FIRST]
+        | None
+    ) = None
     """Method-specific request parameters."""
 
 
-class AgentResponse_(AcpModel):
+class AgentResponseError(AcpModel):
+    """A failed JSON-RPC response."""
+
+    id: StrictInt | StrictStr | None
+    """The id of the request this response answers.
+
+Required. `null` only when the request's id could not be determined, such as
+for a parse error or an invalid request."""
+
+    error: Error
+    """Method-specific error data."""
+
+
+class AgentResponseResult(AcpModel):
     """A successful JSON-RPC response."""
 
     id: RequestId
     """The id of the request this response answers."""
 
-    result: (
+    result: Annotated[
         InitializeResponse
         | LoginAuthResponse
         | LogoutAuthResponse
@@ -500,22 +534,10 @@ class AgentResponse_(AcpModel):
         | CancelTerminalResponse
         | SetSessionConfigOptionResponse
         | PromptResponse
-        | ExtResponse
-    )
+        | ExtResponse,
+        STRICT_FIRST,
+    ]
     """Method-specific response data."""
-
-
-class AgentResponse__(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: StrictInt | StrictStr | None
-    """The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
 
 
 class AgentThought(AcpModel):
@@ -1360,7 +1382,7 @@ class ClientNotification(AcpModel):
     method: StrictStr
     """The notification method name."""
 
-    params: CancelSessionNotification | ExtNotification | None = None
+    params: Annotated[CancelSessionNotification | ExtNotification, STRICT_FIRST] | None = None
     """Method-specific notification parameters."""
 
 
@@ -1374,35 +1396,28 @@ class ClientRequest(AcpModel):
     """The method name to invoke."""
 
     params: (
-        InitializeRequest
-        | LoginAuthRequest
-        | LogoutAuthRequest
-        | NewSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | CancelToolCallRequest
-        | CancelTerminalRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
+        Annotated[
+            InitializeRequest
+            | LoginAuthRequest
+            | LogoutAuthRequest
+            | NewSessionRequest
+            | ListSessionsRequest
+            | DeleteSessionRequest
+            | ResumeSessionRequest
+            | CloseSessionRequest
+            | CancelToolCallRequest
+            | CancelTerminalRequest
+            | SetSessionConfigOptionRequest
+            | PromptRequest
+            | ExtRequest,
+            STRICT_FIRST,
+        ]
         | None
     ) = None
     """Method-specific request parameters."""
 
 
-class ClientResponse_(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: RequestPermissionResponse | CreateElicitationResponse | ExtResponse
-    """Method-specific response data."""
-
-
-class ClientResponse__(AcpModel):
+class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
     id: StrictInt | StrictStr | None
@@ -1413,6 +1428,18 @@ for a parse error or an invalid request."""
 
     error: Error
     """Method-specific error data."""
+
+
+class ClientResponseResult(AcpModel):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Annotated[
+        RequestPermissionResponse | CreateElicitationResponse | ExtResponse, STRICT_FIRST
+    ]
+    """Method-specific response data."""
 
 
 class CloseSessionRequest(AcpModel):
@@ -2027,7 +2054,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
+class CreateElicitationRequestFormRequest(CreateElicitationRequestBase, TaggedModel):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -2037,8 +2064,42 @@ class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """A JSON Schema describing the form fields to present to the user."""
 
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
 
-class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
+
+class CreateElicitationRequestFormSession(CreateElicitationRequestBase, TaggedModel):
+    """Form-based elicitation where the client renders a form from the provided schema."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["form"] = "form"
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -2050,6 +2111,43 @@ class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class CreateElicitationRequestUrlSession(CreateElicitationRequestBase, TaggedModel):
+    """URL-based elicitation where the client directs the user to a URL."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["url"] = "url"
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -2398,7 +2496,49 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class ElicitationFormMode(AcpModel):
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
@@ -2687,14 +2827,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2742,33 +2874,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -2792,7 +2897,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class ElicitationUrlMode(AcpModel):
+class ElicitationUrlModeRequest(ElicitationRequestScope):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+
+class ElicitationUrlModeSession(ElicitationSessionScope):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
@@ -3074,7 +3189,9 @@ class IdleStateUpdateCancelled(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.CANCELLED
+    stop_reason: Annotated[StopReason, TagValue("cancelled"), Field(alias="stopReason")] = (
+        StopReason.CANCELLED
+    )
 
 
 class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
@@ -3083,7 +3200,9 @@ class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.END_TURN
+    stop_reason: Annotated[StopReason, TagValue("end_turn"), Field(alias="stopReason")] = (
+        StopReason.END_TURN
+    )
 
 
 class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
@@ -3095,7 +3214,9 @@ class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.ERROR
+    stop_reason: Annotated[StopReason, TagValue("error"), Field(alias="stopReason")] = (
+        StopReason.ERROR
+    )
 
     error: Error | None = None
     """The failure, as a JSON-RPC error object.
@@ -3121,7 +3242,9 @@ class IdleStateUpdateMaxTokens(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.MAX_TOKENS
+    stop_reason: Annotated[StopReason, TagValue("max_tokens"), Field(alias="stopReason")] = (
+        StopReason.MAX_TOKENS
+    )
 
 
 class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
@@ -3130,7 +3253,9 @@ class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.MAX_TURN_REQUESTS
+    stop_reason: Annotated[StopReason, TagValue("max_turn_requests"), Field(alias="stopReason")] = (
+        StopReason.MAX_TURN_REQUESTS
+    )
 
 
 class IdleStateUpdateNone(IdleStateUpdateBase, TaggedModel):
@@ -3156,7 +3281,9 @@ class IdleStateUpdateRefusal(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.REFUSAL
+    stop_reason: Annotated[StopReason, TagValue("refusal"), Field(alias="stopReason")] = (
+        StopReason.REFUSAL
+    )
 
 
 class ImageContent(AcpModel):
@@ -3252,7 +3379,7 @@ class InitializeRequest(AcpModel):
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: Any = {}
+    capabilities: ClientCapabilities = Field(default={}, validate_default=True)
     """Capabilities supported by the client."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3293,7 +3420,7 @@ if it does not."""
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: Any = {}
+    capabilities: AgentCapabilities = Field(default={}, validate_default=True)
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
@@ -7269,7 +7396,7 @@ class UnknownAuthMethod(TaggedModel):
     payload when storing, replaying, proxying, or forwarding initialization
     data, and otherwise ignore the method or display it generically."""
 
-    type: AuthMethodTag
+    type: Annotated[AuthMethodTag, NOT_KNOWN_TAG]
 
     method_id: Annotated[AuthMethodId, Field(alias="methodId")]
     """Unique identifier for this authentication method."""
@@ -7290,7 +7417,7 @@ class UnknownAvailableCommand(TaggedModel):
     metadata, and otherwise ignore the command or display it as a plain
     command using its `name` and `description`."""
 
-    type: AvailableCommandTag
+    type: Annotated[AvailableCommandTag, NOT_KNOWN_TAG]
 
     name: StrictStr
     """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
@@ -7312,7 +7439,7 @@ class UnknownAvailableCommandInput(TaggedModel):
     metadata, and otherwise ignore the input specification or display the
     command without structured input."""
 
-    type: AvailableCommandInputTag
+    type: Annotated[AvailableCommandInputTag, NOT_KNOWN_TAG]
 
 
 class UnknownBackgroundWork(TaggedModel):
@@ -7325,7 +7452,7 @@ class UnknownBackgroundWork(TaggedModel):
     An unknown item still means background work is running, even when the Client
     cannot show what it is."""
 
-    type: BackgroundWorkTag
+    type: Annotated[BackgroundWorkTag, NOT_KNOWN_TAG]
 
 
 class UnknownContentBlock(TaggedModel):
@@ -7341,10 +7468,10 @@ class UnknownContentBlock(TaggedModel):
     `session/prompt` request with a content block type they do not support
     with `-32602`."""
 
-    type: ContentBlockTag
+    type: Annotated[ContentBlockTag, NOT_KNOWN_TAG]
 
 
-class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel):
+class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -7355,7 +7482,44 @@ class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel)
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode."""
 
-    mode: CreateElicitationRequestTag
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class UnknownCreateElicitationRequestSession(CreateElicitationRequestBase, TaggedModel):
+    """Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode."""
+
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
@@ -7369,7 +7533,7 @@ class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedMode
     payload when storing, replaying, proxying, or forwarding elicitation
     responses, and otherwise MUST handle it as `cancel`."""
 
-    action: CreateElicitationResponseTag
+    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
 
 
 class UnknownDiffChange(DiffChangeBase, TaggedModel):
@@ -7379,7 +7543,7 @@ class UnknownDiffChange(DiffChangeBase, TaggedModel):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
-    operation: DiffChangeTag
+    operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
 
 
 class UnknownElicitationPropertySchema(TaggedModel):
@@ -7393,7 +7557,7 @@ class UnknownElicitationPropertySchema(TaggedModel):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control."""
 
-    type: ElicitationPropertySchemaTag
+    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
 class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
@@ -7403,7 +7567,7 @@ class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")]
+    stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
 
 
 class UnknownMcpServer(TaggedModel):
@@ -7418,13 +7582,13 @@ class UnknownMcpServer(TaggedModel):
     data. Agents MUST reject a request with a transport they do not support
     with `-32602`."""
 
-    type: McpServerTag
+    type: Annotated[McpServerTag, NOT_KNOWN_TAG]
 
 
 class UnknownMultiSelectItems(TaggedModel):
     """Custom or future typed multi-select items."""
 
-    type: MultiSelectItemsTag
+    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
 
 
 class UnknownPlanUpdateContent(TaggedModel):
@@ -7439,7 +7603,7 @@ class UnknownPlanUpdateContent(TaggedModel):
     otherwise ignore it or display it generically. It still replaces any earlier
     content for the same `planId`."""
 
-    type: PlanUpdateContentTag
+    type: Annotated[PlanUpdateContentTag, NOT_KNOWN_TAG]
 
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
@@ -7457,7 +7621,7 @@ class UnknownReplayFrom(TaggedModel):
     MUST reject the request with `-32602` (Invalid params), rather than
     substituting another cursor or resuming without replay."""
 
-    type: ReplayFromTag
+    type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
 
 
 class UnknownRequestPermissionOutcome(TaggedModel):
@@ -7472,7 +7636,7 @@ class UnknownRequestPermissionOutcome(TaggedModel):
     forwarding permission responses, and otherwise fail or decline the
     permission request according to policy."""
 
-    outcome: RequestPermissionOutcomeTag
+    outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
 
 
 class UnknownRequestPermissionSubject(TaggedModel):
@@ -7487,7 +7651,7 @@ class UnknownRequestPermissionSubject(TaggedModel):
     requests, and otherwise display a generic permission prompt or decline it
     according to policy."""
 
-    type: RequestPermissionSubjectTag
+    type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
@@ -7501,7 +7665,7 @@ class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
     payload when storing, replaying, proxying, or forwarding configuration
     data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
 
-    type: SessionConfigOptionTag
+    type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionUpdate(TaggedModel):
@@ -7515,7 +7679,7 @@ class UnknownSessionUpdate(TaggedModel):
     raw payload when storing, replaying, proxying, or forwarding session
     history, and otherwise ignore it or display it generically."""
 
-    session_update: Annotated[SessionUpdateTag, Field(alias="sessionUpdate")]
+    session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
 
 
 class UnknownStateUpdate(TaggedModel):
@@ -7531,7 +7695,7 @@ class UnknownStateUpdate(TaggedModel):
     previous state as confirmed, and show a generic busy state until a known
     state arrives."""
 
-    state: StateUpdateTag
+    state: Annotated[StateUpdateTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionUpdateStateUpdate(UnknownStateUpdate):
@@ -7578,7 +7742,7 @@ class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, Ta
     Agents MUST reject a `session/set_config_option` request with a value type
     they do not support with `-32602`."""
 
-    type: SetSessionConfigOptionRequestTag
+    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
 
     value: Any
     """Raw value payload for the custom or future value type."""
@@ -7595,7 +7759,7 @@ class UnknownToolCallContent(TaggedModel):
     raw payload when storing, replaying, proxying, or forwarding tool call
     output, and otherwise ignore it or display it generically."""
 
-    type: ToolCallContentTag
+    type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
 
 
 class UnsupportedProtocolVersionErrorData(AcpModel):
@@ -7743,7 +7907,7 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
 
 
-AgentResponse: TypeAlias = AgentResponse_ | AgentResponse__
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -7776,12 +7940,7 @@ AvailableCommand: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["command"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -7795,12 +7954,7 @@ AvailableCommandInput: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["text"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -7832,7 +7986,7 @@ listed once: process-backed work is listed as its terminal, not also as its tool
 See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
 
 
-ClientResponse: TypeAlias = ClientResponse_ | ClientResponse__
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -7870,6 +8024,32 @@ This structure is compatible with the Model Context Protocol (MCP), so agents ca
 forward content from MCP tool outputs without transformation.
 
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
+
+
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
+
+
+UnknownCreateElicitationRequest: TypeAlias = Annotated[
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+]
+"""Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode."""
 
 
 CreateElicitationRequest: TypeAlias = Annotated[
@@ -7953,6 +8133,12 @@ ElicitationContentValue: TypeAlias = Any
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 ElicitationId: TypeAlias = StrictStr
 """Unique identifier for an elicitation."""
 
@@ -7982,7 +8168,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`."""
 
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
+
+
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
 """Resource content that can be embedded in a message."""
 
 
@@ -8101,19 +8295,23 @@ distinct messages."""
 
 
 MultiSelectItems: TypeAlias = Annotated[
-    Annotated[MultiSelectItemsString, Tag("string")]
-    | Annotated[MultiSelectItemsNone, Tag(NONE_TAG)]
-    | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["string"]),
-            has_none=True,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[MultiSelectItemsString, Tag("string")]
+        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["string"]),
+                has_none=False,
+                has_unknown=True,
+                lenient=False,
+            )
+        ),
+    ]
+    | MultiSelectItemsNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Items for a multi-select (array) property schema."""
 
@@ -8131,12 +8329,7 @@ PlanUpdateContent: TypeAlias = Annotated[
     | Annotated[UnknownPlanUpdateContent, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["items"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["items"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -8154,12 +8347,7 @@ ReplayFrom: TypeAlias = Annotated[
     Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["start"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -8557,3 +8745,6 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-ca
 
 ToolCallId: TypeAlias = StrictStr
 """Unique identifier for a tool call within a session."""
+
+
+complete_models(__name__)

@@ -195,6 +195,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             RequestPermissionRequest,
             RequestPermissionResponse,
             "session_request_permission",
+            cancelled={"outcome": {"outcome": "cancelled"}},
         ),
     }
 )

@@ -23,10 +23,14 @@ from typing_extensions import Self
 
 from ._base import (
     NONE_TAG,
+    NOT_KNOWN_TAG,
     NOT_NULL,
+    STRICT_FIRST,
     UNKNOWN_TAG,
     AcpModel,
     TaggedModel,
+    TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -38,8 +42,8 @@ __all__ = [
     "AgentMessage",
     "AgentNotification",
     "AgentRequest",
-    "AgentResponse_",
-    "AgentResponse__",
+    "AgentResponseError",
+    "AgentResponseResult",
     "AgentThought",
     "Annotations",
     "ArchiveSessionRequest",
@@ -76,8 +80,8 @@ __all__ = [
     "ClientCapabilities",
     "ClientNotification",
     "ClientRequest",
-    "ClientResponse_",
-    "ClientResponse__",
+    "ClientResponseError",
+    "ClientResponseResult",
     "CloseSessionRequest",
     "CloseSessionResponse",
     "Command",
@@ -95,8 +99,10 @@ __all__ = [
     "ContentChunk",
     "Cost",
     "CreateElicitationRequestBase",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
     "CreateElicitationResponseBase",
     "CreateElicitationResponseAccept",
     "CreateElicitationResponseCancel",
@@ -118,17 +124,19 @@ __all__ = [
     "ElicitationAcceptAction",
     "ElicitationCapabilities",
     "ElicitationFormCapabilities",
-    "ElicitationFormMode",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
     "ElicitationPropertySchemaArray",
     "ElicitationPropertySchemaBoolean",
     "ElicitationPropertySchemaInteger",
     "ElicitationPropertySchemaNumber",
     "ElicitationPropertySchemaString",
-    "ElicitationRequestScope",
     "ElicitationSchema",
-    "ElicitationSessionScope",
     "ElicitationUrlCapabilities",
-    "ElicitationUrlMode",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
     "EmbeddedResource",
     "EnumOption",
     "EnvVariable",
@@ -172,8 +180,8 @@ __all__ = [
     "McpStdioCapabilities",
     "MessageMcpNotification",
     "MessageMcpRequest",
-    "MessageMcpResponse_",
-    "MessageMcpResponse__",
+    "MessageMcpResponseError",
+    "MessageMcpResponseResult",
     "TitledMultiSelectItems",
     "MultiSelectItemsNone",
     "MultiSelectItemsString",
@@ -203,8 +211,8 @@ __all__ = [
     "ProvidersCapabilities",
     "ProxyNotification",
     "ProxyRequest",
-    "ProxyResponse_",
-    "ProxyResponse__",
+    "ProxyResponseError",
+    "ProxyResponseResult",
     "ProxySuccessorNotification",
     "ProxySuccessorRequest",
     "ReplayFromStart",
@@ -329,7 +337,8 @@ __all__ = [
     "UnknownAvailableCommandInput",
     "UnknownBackgroundWork",
     "UnknownContentBlock",
-    "UnknownCreateElicitationRequest",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
     "UnknownCreateElicitationResponse",
     "UnknownDiffChange",
     "UnknownElicitationPropertySchema",
@@ -364,12 +373,17 @@ __all__ = [
     "ClientResponse",
     "CompactionId",
     "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
     "CreateElicitationRequest",
     "CreateElicitationResponse",
     "DiffChange",
     "ElicitationContentValue",
+    "ElicitationFormMode",
     "ElicitationId",
     "ElicitationPropertySchema",
+    "ElicitationUrlMode",
     "EmbeddedResourceResource",
     "ErrorCode",
     "ErrorData",
@@ -559,10 +573,13 @@ class AgentNotification(AcpModel):
     """The notification method name."""
 
     params: (
-        UpdateSessionNotification
-        | CompleteElicitationNotification
-        | AuthStatusUpdateNotification
-        | ExtNotification
+        Annotated[
+            UpdateSessionNotification
+            | CompleteElicitationNotification
+            | AuthStatusUpdateNotification
+            | ExtNotification,
+            STRICT_FIRST,
+        ]
         | None
     ) = None
     """Method-specific notification parameters."""
@@ -578,18 +595,35 @@ class AgentRequest(AcpModel):
     """The method name to invoke."""
 
     params: (
-        RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest | None
+        Annotated[
+            RequestPermissionRequest | CreateElicitationRequest | MessageMcpRequest | ExtRequest,
+            STRICT_FIRST,
+        ]
+        | None
     ) = None
     """Method-specific request parameters."""
 
 
-class AgentResponse_(AcpModel):
+class AgentResponseError(AcpModel):
+    """A failed JSON-RPC response."""
+
+    id: StrictInt | StrictStr | None
+    """The id of the request this response answers.
+
+Required. `null` only when the request's id could not be determined, such as
+for a parse error or an invalid request."""
+
+    error: Error
+    """Method-specific error data."""
+
+
+class AgentResponseResult(AcpModel):
     """A successful JSON-RPC response."""
 
     id: RequestId
     """The id of the request this response answers."""
 
-    result: (
+    result: Annotated[
         InitializeResponse
         | LoginAuthResponse
         | ListProvidersResponse
@@ -611,22 +645,10 @@ class AgentResponse_(AcpModel):
         | CancelTerminalResponse
         | SetSessionConfigOptionResponse
         | PromptResponse
-        | ExtResponse
-    )
+        | ExtResponse,
+        STRICT_FIRST,
+    ]
     """Method-specific response data."""
-
-
-class AgentResponse__(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: StrictInt | StrictStr | None
-    """The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
 
 
 class AgentThought(AcpModel):
@@ -1792,7 +1814,12 @@ class ClientNotification(AcpModel):
     method: StrictStr
     """The notification method name."""
 
-    params: CancelSessionNotification | MessageMcpNotification | ExtNotification | None = None
+    params: (
+        Annotated[
+            CancelSessionNotification | MessageMcpNotification | ExtNotification, STRICT_FIRST
+        ]
+        | None
+    ) = None
     """Method-specific notification parameters."""
 
 
@@ -1806,44 +1833,37 @@ class ClientRequest(AcpModel):
     """The method name to invoke."""
 
     params: (
-        InitializeRequest
-        | LoginAuthRequest
-        | ListProvidersRequest
-        | SetProviderRequest
-        | DisableProviderRequest
-        | LogoutAuthRequest
-        | AuthStatusRequest
-        | NewSessionRequest
-        | ListSessionsRequest
-        | DeleteSessionRequest
-        | ForkSessionRequest
-        | ArchiveSessionRequest
-        | UnarchiveSessionRequest
-        | SessionStatusRequest
-        | SetSessionTitleRequest
-        | ResumeSessionRequest
-        | CloseSessionRequest
-        | CancelToolCallRequest
-        | CancelTerminalRequest
-        | SetSessionConfigOptionRequest
-        | PromptRequest
-        | ExtRequest
+        Annotated[
+            InitializeRequest
+            | LoginAuthRequest
+            | ListProvidersRequest
+            | SetProviderRequest
+            | DisableProviderRequest
+            | LogoutAuthRequest
+            | AuthStatusRequest
+            | NewSessionRequest
+            | ListSessionsRequest
+            | DeleteSessionRequest
+            | ForkSessionRequest
+            | ArchiveSessionRequest
+            | UnarchiveSessionRequest
+            | SessionStatusRequest
+            | SetSessionTitleRequest
+            | ResumeSessionRequest
+            | CloseSessionRequest
+            | CancelToolCallRequest
+            | CancelTerminalRequest
+            | SetSessionConfigOptionRequest
+            | PromptRequest
+            | ExtRequest,
+            STRICT_FIRST,
+        ]
         | None
     ) = None
     """Method-specific request parameters."""
 
 
-class ClientResponse_(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
-    """Method-specific response data."""
-
-
-class ClientResponse__(AcpModel):
+class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
     id: StrictInt | StrictStr | None
@@ -1854,6 +1874,19 @@ for a parse error or an invalid request."""
 
     error: Error
     """Method-specific error data."""
+
+
+class ClientResponseResult(AcpModel):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Annotated[
+        RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse,
+        STRICT_FIRST,
+    ]
+    """Method-specific response data."""
 
 
 class CloseSessionRequest(AcpModel):
@@ -2469,7 +2502,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
+class CreateElicitationRequestFormRequest(CreateElicitationRequestBase, TaggedModel):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -2479,8 +2512,42 @@ class CreateElicitationRequestForm(CreateElicitationRequestBase, TaggedModel):
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
     """A JSON Schema describing the form fields to present to the user."""
 
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
 
-class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
+
+class CreateElicitationRequestFormSession(CreateElicitationRequestBase, TaggedModel):
+    """Form-based elicitation where the client renders a form from the provided schema."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["form"] = "form"
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
@@ -2492,6 +2559,43 @@ class CreateElicitationRequestUrl(CreateElicitationRequestBase, TaggedModel):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class CreateElicitationRequestUrlSession(CreateElicitationRequestBase, TaggedModel):
+    """URL-based elicitation where the client directs the user to a URL."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
+
+    mode: Literal["url"] = "url"
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -2894,7 +2998,49 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class ElicitationFormMode(AcpModel):
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
     requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
@@ -3183,14 +3329,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -3238,33 +3376,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -3288,7 +3399,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class ElicitationUrlMode(AcpModel):
+class ElicitationUrlModeRequest(ElicitationRequestScope):
+    """URL-based elicitation mode where the client directs the user to a URL."""
+
+    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
+    """The unique identifier for this elicitation."""
+
+    url: StrictStr
+    """The URL to direct the user to."""
+
+
+class ElicitationUrlModeSession(ElicitationSessionScope):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
     elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
@@ -3694,7 +3815,9 @@ class IdleStateUpdateCancelled(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.CANCELLED
+    stop_reason: Annotated[StopReason, TagValue("cancelled"), Field(alias="stopReason")] = (
+        StopReason.CANCELLED
+    )
 
 
 class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
@@ -3703,7 +3826,9 @@ class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.END_TURN
+    stop_reason: Annotated[StopReason, TagValue("end_turn"), Field(alias="stopReason")] = (
+        StopReason.END_TURN
+    )
 
 
 class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
@@ -3715,7 +3840,9 @@ class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.ERROR
+    stop_reason: Annotated[StopReason, TagValue("error"), Field(alias="stopReason")] = (
+        StopReason.ERROR
+    )
 
     error: Error | None = None
     """The failure, as a JSON-RPC error object.
@@ -3742,7 +3869,9 @@ class IdleStateUpdateMaxTokens(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.MAX_TOKENS
+    stop_reason: Annotated[StopReason, TagValue("max_tokens"), Field(alias="stopReason")] = (
+        StopReason.MAX_TOKENS
+    )
 
 
 class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
@@ -3751,7 +3880,9 @@ class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.MAX_TURN_REQUESTS
+    stop_reason: Annotated[StopReason, TagValue("max_turn_requests"), Field(alias="stopReason")] = (
+        StopReason.MAX_TURN_REQUESTS
+    )
 
 
 class IdleStateUpdateNone(IdleStateUpdateBase, TaggedModel):
@@ -3778,7 +3909,9 @@ class IdleStateUpdateRefusal(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")] = StopReason.REFUSAL
+    stop_reason: Annotated[StopReason, TagValue("refusal"), Field(alias="stopReason")] = (
+        StopReason.REFUSAL
+    )
 
 
 class ImageContent(AcpModel):
@@ -3874,7 +4007,7 @@ class InitializeRequest(AcpModel):
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: Any = {}
+    capabilities: ClientCapabilities = Field(default={}, validate_default=True)
     """Capabilities supported by the client."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3915,7 +4048,7 @@ if it does not."""
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: Any = {}
+    capabilities: AgentCapabilities = Field(default={}, validate_default=True)
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
@@ -4660,11 +4793,11 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class MessageMcpResponse_(AcpModel):
-    """An opaque inner MCP result."""
+class MessageMcpResponseError(AcpModel):
+    """A structured inner MCP error."""
 
-    result: Any
-    """Required, even if JSON null."""
+    error: McpError
+    """Required, non-null MCP error object."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -4685,11 +4818,11 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class MessageMcpResponse__(AcpModel):
-    """A structured inner MCP error."""
+class MessageMcpResponseResult(AcpModel):
+    """An opaque inner MCP result."""
 
-    error: McpError
-    """Required, non-null MCP error object."""
+    result: Any
+    """Required, even if JSON null."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -5664,21 +5797,11 @@ class ProxyRequest(AcpModel):
     method: StrictStr
     """The method name to invoke."""
 
-    params: InitializeProxyRequest | ProxySuccessorRequest | None = None
+    params: Annotated[InitializeProxyRequest | ProxySuccessorRequest, STRICT_FIRST] | None = None
     """Method-specific request parameters."""
 
 
-class ProxyResponse_(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: InitializeProxyResponse | ProxySuccessorResponse
-    """Method-specific response data."""
-
-
-class ProxyResponse__(AcpModel):
+class ProxyResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
     id: StrictInt | StrictStr | None
@@ -5689,6 +5812,16 @@ for a parse error or an invalid request."""
 
     error: Error
     """Method-specific error data."""
+
+
+class ProxyResponseResult(AcpModel):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: Annotated[InitializeProxyResponse | ProxySuccessorResponse, STRICT_FIRST]
+    """Method-specific response data."""
 
 
 class ProxySuccessorNotification(AcpModel):
@@ -9795,7 +9928,7 @@ class UnknownAuthMethod(TaggedModel):
     payload when storing, replaying, proxying, or forwarding initialization
     data, and otherwise ignore the method or display it generically."""
 
-    type: AuthMethodTag
+    type: Annotated[AuthMethodTag, NOT_KNOWN_TAG]
 
     method_id: Annotated[AuthMethodId, Field(alias="methodId")]
     """Unique identifier for this authentication method."""
@@ -9816,7 +9949,7 @@ class UnknownAvailableCommand(TaggedModel):
     metadata, and otherwise ignore the command or display it as a plain
     command using its `name` and `description`."""
 
-    type: AvailableCommandTag
+    type: Annotated[AvailableCommandTag, NOT_KNOWN_TAG]
 
     name: StrictStr
     """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
@@ -9838,7 +9971,7 @@ class UnknownAvailableCommandInput(TaggedModel):
     metadata, and otherwise ignore the input specification or display the
     command without structured input."""
 
-    type: AvailableCommandInputTag
+    type: Annotated[AvailableCommandInputTag, NOT_KNOWN_TAG]
 
 
 class UnknownBackgroundWork(TaggedModel):
@@ -9851,7 +9984,7 @@ class UnknownBackgroundWork(TaggedModel):
     An unknown item still means background work is running, even when the Client
     cannot show what it is."""
 
-    type: BackgroundWorkTag
+    type: Annotated[BackgroundWorkTag, NOT_KNOWN_TAG]
 
 
 class UnknownContentBlock(TaggedModel):
@@ -9867,10 +10000,10 @@ class UnknownContentBlock(TaggedModel):
     `session/prompt` request with a content block type they do not support
     with `-32602`."""
 
-    type: ContentBlockTag
+    type: Annotated[ContentBlockTag, NOT_KNOWN_TAG]
 
 
-class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel):
+class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
     """Custom or future elicitation mode.
 
     Values beginning with `_` are reserved for implementation-specific
@@ -9881,7 +10014,44 @@ class UnknownCreateElicitationRequest(CreateElicitationRequestBase, TaggedModel)
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode."""
 
-    mode: CreateElicitationRequestTag
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class UnknownCreateElicitationRequestSession(CreateElicitationRequestBase, TaggedModel):
+    """Custom or future elicitation mode.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this mode should preserve the raw payload
+    when storing, replaying, proxying, or forwarding elicitation requests.
+    They MUST NOT render it as a known elicitation mode."""
+
+    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+        "toolCallId": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
@@ -9895,7 +10065,7 @@ class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedMode
     payload when storing, replaying, proxying, or forwarding elicitation
     responses, and otherwise MUST handle it as `cancel`."""
 
-    action: CreateElicitationResponseTag
+    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
 
 
 class UnknownDiffChange(DiffChangeBase, TaggedModel):
@@ -9905,7 +10075,7 @@ class UnknownDiffChange(DiffChangeBase, TaggedModel):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
-    operation: DiffChangeTag
+    operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
 
 
 class UnknownElicitationPropertySchema(TaggedModel):
@@ -9919,7 +10089,7 @@ class UnknownElicitationPropertySchema(TaggedModel):
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control."""
 
-    type: ElicitationPropertySchemaTag
+    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
 class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
@@ -9929,7 +10099,7 @@ class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")]
+    stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
 
 
 class UnknownMcpServer(TaggedModel):
@@ -9944,13 +10114,13 @@ class UnknownMcpServer(TaggedModel):
     data. Agents MUST reject a request with a transport they do not support
     with `-32602`."""
 
-    type: McpServerTag
+    type: Annotated[McpServerTag, NOT_KNOWN_TAG]
 
 
 class UnknownMultiSelectItems(TaggedModel):
     """Custom or future typed multi-select items."""
 
-    type: MultiSelectItemsTag
+    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
 
 
 class UnknownPlanUpdateContent(TaggedModel):
@@ -9965,7 +10135,7 @@ class UnknownPlanUpdateContent(TaggedModel):
     otherwise ignore it or display it generically. It still replaces any earlier
     content for the same `planId`."""
 
-    type: PlanUpdateContentTag
+    type: Annotated[PlanUpdateContentTag, NOT_KNOWN_TAG]
 
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
@@ -9983,7 +10153,7 @@ class UnknownReplayFrom(TaggedModel):
     MUST reject the request with `-32602` (Invalid params), rather than
     substituting another cursor or resuming without replay."""
 
-    type: ReplayFromTag
+    type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
 
 
 class UnknownRequestPermissionOutcome(TaggedModel):
@@ -9998,7 +10168,7 @@ class UnknownRequestPermissionOutcome(TaggedModel):
     forwarding permission responses, and otherwise fail or decline the
     permission request according to policy."""
 
-    outcome: RequestPermissionOutcomeTag
+    outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
 
 
 class UnknownRequestPermissionSubject(TaggedModel):
@@ -10013,7 +10183,7 @@ class UnknownRequestPermissionSubject(TaggedModel):
     requests, and otherwise display a generic permission prompt or decline it
     according to policy."""
 
-    type: RequestPermissionSubjectTag
+    type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
@@ -10027,7 +10197,7 @@ class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
     payload when storing, replaying, proxying, or forwarding configuration
     data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
 
-    type: SessionConfigOptionTag
+    type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionUpdate(TaggedModel):
@@ -10041,7 +10211,7 @@ class UnknownSessionUpdate(TaggedModel):
     raw payload when storing, replaying, proxying, or forwarding session
     history, and otherwise ignore it or display it generically."""
 
-    session_update: Annotated[SessionUpdateTag, Field(alias="sessionUpdate")]
+    session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
 
 
 class UnknownStateUpdate_(TaggedModel):
@@ -10057,7 +10227,7 @@ class UnknownStateUpdate_(TaggedModel):
     previous state as confirmed, and show a generic busy state until a known
     state arrives."""
 
-    state: StateUpdateTag
+    state: Annotated[StateUpdateTag, NOT_KNOWN_TAG]
 
 
 class UnknownSessionUpdateStateUpdate(UnknownStateUpdate_):
@@ -10104,7 +10274,7 @@ class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, Ta
     Agents MUST reject a `session/set_config_option` request with a value type
     they do not support with `-32602`."""
 
-    type: SetSessionConfigOptionRequestTag
+    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
 
     value: Any
     """Raw value payload for the custom or future value type."""
@@ -10165,7 +10335,7 @@ class UnknownToolCallContent(TaggedModel):
     raw payload when storing, replaying, proxying, or forwarding tool call
     output, and otherwise ignore it or display it generically."""
 
-    type: ToolCallContentTag
+    type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
 
 
 class UnsupportedProtocolVersionErrorData(AcpModel):
@@ -10371,7 +10541,7 @@ Uses the native syntax of the machine the Agent runs on, such as `/home/user/pro
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
 
 
-AgentResponse: TypeAlias = AgentResponse_ | AgentResponse__
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -10404,12 +10574,7 @@ AvailableCommand: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["command"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -10423,12 +10588,7 @@ AvailableCommandInput: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["text"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -10461,7 +10621,7 @@ listed once: process-backed work is listed as its terminal, not also as its tool
 See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
 
-ClientResponse: TypeAlias = ClientResponse_ | ClientResponse__
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -10499,6 +10659,32 @@ This structure is compatible with the Model Context Protocol (MCP), so agents ca
 forward content from MCP tool outputs without transformation.
 
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"""
+
+
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
+
+
+UnknownCreateElicitationRequest: TypeAlias = Annotated[
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+]
+"""Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode."""
 
 
 CreateElicitationRequest: TypeAlias = Annotated[
@@ -10582,6 +10768,12 @@ ElicitationContentValue: TypeAlias = Any
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 ElicitationId: TypeAlias = StrictStr
 """Unique identifier for an elicitation."""
 
@@ -10611,7 +10803,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`."""
 
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
+
+
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
 """Resource content that can be embedded in a message."""
 
 
@@ -10694,7 +10894,7 @@ Repeated or resume snapshots may carry the last stop reason for context.
 They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
 
-InitializeProxyRequest: TypeAlias = Any
+InitializeProxyRequest: TypeAlias = InitializeRequest
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10712,7 +10912,7 @@ the proxy MUST forward an `initialize` request to its successor through `proxy/s
 See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
 
-InitializeProxyResponse: TypeAlias = Any
+InitializeProxyResponse: TypeAlias = InitializeResponse
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10779,7 +10979,9 @@ has its own ID space: messages of different types may share an ID and remain
 distinct messages."""
 
 
-MessageMcpResponse: TypeAlias = MessageMcpResponse_ | MessageMcpResponse__
+MessageMcpResponse: TypeAlias = Annotated[
+    MessageMcpResponseResult | MessageMcpResponseError, STRICT_FIRST
+]
 """**UNSTABLE**
 
 The successful outer ACP `mcp/message` response carries exactly one
@@ -10793,19 +10995,23 @@ Senders must include exactly one outcome. Receivers prefer `result` if both are 
 
 
 MultiSelectItems: TypeAlias = Annotated[
-    Annotated[MultiSelectItemsString, Tag("string")]
-    | Annotated[MultiSelectItemsNone, Tag(NONE_TAG)]
-    | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["string"]),
-            has_none=True,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
+    Annotated[
+        Annotated[MultiSelectItemsString, Tag("string")]
+        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["string"]),
+                has_none=False,
+                has_unknown=True,
+                lenient=False,
+            )
+        ),
+    ]
+    | MultiSelectItemsNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
 ]
 """Items for a multi-select (array) property schema."""
 
@@ -10852,7 +11058,7 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for a configurable LLM provider."""
 
 
-ProxyResponse: TypeAlias = ProxyResponse_ | ProxyResponse__
+ProxyResponse: TypeAlias = Annotated[ProxyResponseResult | ProxyResponseError, STRICT_FIRST]
 """A JSON-RPC response object."""
 
 
@@ -10868,12 +11074,7 @@ ReplayFrom: TypeAlias = Annotated[
     Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type",
-            "type",
-            frozenset(["start"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
+            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
         )
     ),
 ]
@@ -11281,3 +11482,6 @@ See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/t
 
 ToolCallId: TypeAlias = StrictStr
 """Unique identifier for a tool call within a session."""
+
+
+complete_models(__name__)
