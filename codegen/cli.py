@@ -21,6 +21,7 @@ from codegen.ui import Reporter
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Generate typed Python bindings from the ACP JSON Schema.")
 
+DEFAULT_PINS = default_pin_path()
 PinsOption = Annotated[Path, typer.Option("--pins", help="Pin file listing the tracked targets.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and the summary line.")]
 
@@ -39,7 +40,7 @@ def generate(
     sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the formatting cache.")] = False,
-    pins: PinsOption = default_pin_path(),
+    pins: PinsOption = DEFAULT_PINS,
     quiet: QuietOption = False,
 ) -> None:
     """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
@@ -69,7 +70,7 @@ def generate(
 @app.command("pull")
 def pull_command(
     history: Annotated[bool, typer.Option("--history", help="Also fetch each target's history.")] = False,
-    pins: PinsOption = default_pin_path(),
+    pins: PinsOption = DEFAULT_PINS,
     quiet: QuietOption = False,
 ) -> None:
     """Fetch every pinned source into the cache and verify its sha256."""
@@ -102,6 +103,6 @@ from codegen.scaffold.command import scaffold_app as _scaffold_app
 
 app.add_typer(_scaffold_app, name="scaffold")
 
-from codegen.transcript.command import check_transcript as _check_transcript  # noqa: E402
+from codegen.transcript.command import check_transcript as _check_transcript
 
 app.command("check-transcript")(_check_transcript)

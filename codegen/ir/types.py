@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from codegen.ir.naming import pascal
 from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
-from codegen.ir.shapes import DOC_KEYS, options_of
+from codegen.ir.shapes import DOC_KEYS, enum_shape, options_of, union_shape
 from codegen.resolve import ref_name
 
 _STRING_CONSTRAINTS = ("minLength", "maxLength", "pattern")
@@ -96,9 +96,8 @@ def _validating_keys(schema: dict[str, Any]) -> set[str]:
 
 
 def _tagged_or_enum(schema: dict[str, Any]) -> bool:
-    from codegen.ir.shapes import enum_shape, union_shape
-
-    return union_shape(schema) is not None or (enum_shape(schema) is not None and enum_shape(schema).open)  # type: ignore[union-attr]
+    enum = enum_shape(schema)
+    return union_shape(schema) is not None or (enum is not None and enum.open)
 
 
 def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str) -> TypeExpr:

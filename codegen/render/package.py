@@ -7,8 +7,10 @@ per relative path; formatting and writing are later stages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -63,17 +65,27 @@ def environment() -> jinja2.Environment:
         own_lenient=pytypes.own_lenient,
         tags=pytypes.tag_names,
         union_choices=pytypes.union_choices,
+        bases=_with_protocol(pytypes.struct_bases),
+        tags_expr=_with_protocol(pytypes.tags_expr),
+        field_line=_with_protocol(pytypes.field_line),
+        lenient_rules=_with_protocol(lambda s, protocol: _rules_literal(pytypes.lenient_rules(s, protocol))),
     )
     return env
+
+
+def _with_protocol(function: Callable[[Any, Protocol], str]) -> Callable[..., str]:
+    """A filter that also reads the template context's `protocol` (the IR being rendered)."""
+
+    @jinja2.pass_context
+    def bound(context: jinja2.runtime.Context, value: Any) -> str:
+        return function(value, context["protocol"])
+
+    return bound
 
 
 def render_package(protocol: Protocol, package: str) -> dict[str, str]:
     """Render every file of a generated package: relative path -> unformatted text."""
     env = environment()
-    env.filters["bases"] = lambda s: pytypes.struct_bases(s, protocol)
-    env.filters["tags_expr"] = lambda s: pytypes.tags_expr(s, protocol)
-    env.filters["field_line"] = lambda f: pytypes.field_line(f, protocol)
-    env.filters["lenient_rules"] = lambda s: _rules_literal(pytypes.lenient_rules(s, protocol))
     context = {
         "header": header(protocol, package),
         "package": package,
