@@ -7,10 +7,8 @@ per relative path; formatting and writing are later stages.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
@@ -18,6 +16,7 @@ from codegen import __version__
 from codegen.ir.nodes import Enum, Protocol, Struct
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
+from codegen.render.models import render_models
 from codegen.render.session import session_context
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
@@ -29,9 +28,10 @@ PACKAGE_FILES: tuple[tuple[str, str], ...] = (
     ("_rpc.py", "package/_rpc.py.jinja"),
     ("dispatch.py", "package/dispatch.py.jinja"),
     ("enums.py", "package/enums.py.jinja"),
-    ("models.py", "package/models.py.jinja"),
     ("session.py", "package/session.py.jinja"),
 )
+# models.py: DMCG renders the body (`codegen.render.models`); this template is its head.
+MODELS_HEAD = "package/models_head.py.jinja"
 # Files rendered only when a context variable is not None (no session.py without the v2 message model).
 OPTIONAL_FILES: dict[str, str] = {"session.py": "session"}
 
@@ -57,30 +57,9 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters.update(
-        py=pytypes.python_literal,
-        docstring=pytypes.docstring,
-        annotation=pytypes.annotation,
-        first_base=lambda bases: bases.split(", ")[0],
-        own_lenient=pytypes.own_lenient,
-        tags=pytypes.tag_names,
-        union_choices=pytypes.union_choices,
-        bases=_with_protocol(pytypes.struct_bases),
-        tags_expr=_with_protocol(pytypes.tags_expr),
-        field_line=_with_protocol(pytypes.field_line),
-        lenient_rules=_with_protocol(lambda s, protocol: _rules_literal(pytypes.lenient_rules(s, protocol))),
-    )
+    env.filters.update(py=pytypes.python_literal, docstring=pytypes.docstring)
     return env
 
-
-def _with_protocol(function: Callable[[Any, Protocol], str]) -> Callable[..., str]:
-    """A filter that also reads the template context's `protocol` (the IR being rendered)."""
-
-    @jinja2.pass_context
-    def bound(context: jinja2.runtime.Context, value: Any) -> str:
-        return function(value, context["protocol"])
-
-    return bound
 
 
 def render_package(protocol: Protocol, package: str) -> dict[str, str]:
@@ -101,10 +80,7 @@ def render_package(protocol: Protocol, package: str) -> dict[str, str]:
         for path, template in PACKAGE_FILES
         if path not in OPTIONAL_FILES or context[OPTIONAL_FILES[path]] is not None
     }
+    files["models.py"] = render_models(protocol, env.get_template(MODELS_HEAD).render(context))
     files["py.typed"] = ""
     return files
 
-
-def _rules_literal(rules: dict[str, list[str]]) -> str:
-    items = ", ".join(f"{k!r}: frozenset({sorted(v)!r})" for k, v in rules.items())
-    return "{" + items + "}"

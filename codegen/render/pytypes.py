@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jinja2
-
 from codegen.ir.nodes import (
     ArrayOf,
     Const,
@@ -170,6 +168,12 @@ def lenient_rules(struct: Struct, protocol: Protocol) -> dict[str, list[str]]:
     return {f.wire_name: list(f.lenience) for f in all_fields(struct, protocol) if f.lenience}
 
 
+def rules_literal(rules: dict[str, list[str]]) -> str:
+    """Python source of a `__acp_lenient__` mapping (wire name -> frozenset of rules)."""
+    items = ", ".join(f"{k!r}: frozenset({sorted(v)!r})" for k, v in rules.items())
+    return "{" + items + "}"
+
+
 def own_lenient(struct: Struct) -> bool:
     """Whether this struct declares lenient fields itself (so it needs its own validator)."""
     return any(f.lenience for f in struct.fields)
@@ -178,13 +182,6 @@ def own_lenient(struct: Struct) -> bool:
 def tag_names(struct: Struct) -> list[str]:
     """Python names of the tag fields this struct fixes with a default."""
     return [f.py_name for f in struct.fields if f.tag and f.default_json is not None]
-
-
-@jinja2.pass_context
-def union_choices(context: Any, union: TaggedUnion) -> str:
-    """The `models.py` filter for a tagged union: the annotation its type alias stands for
-    (`union_annotation`), given the protocol from the template context."""
-    return union_annotation(union, context["protocol"])
 
 
 def tags_expr(struct: Struct, protocol: Protocol) -> str:

@@ -36,241 +36,8 @@ from ._base import (
 )
 from .enums import *  # noqa: F403
 
-__all__ = [
-    "AgentAuthCapabilities",
-    "AgentCapabilities",
-    "AgentNotification",
-    "AgentRequest",
-    "AgentResponseError",
-    "AgentResponseResult",
-    "Annotations",
-    "AudioContent",
-    "AuthCapabilities",
-    "AuthMethodAgent",
-    "AuthMethodNone",
-    "AuthMethodTerminal",
-    "AuthMethodTerminal_",
-    "AuthenticateRequest",
-    "AuthenticateResponse",
-    "AvailableCommand",
-    "AvailableCommandsUpdate",
-    "BlobResourceContents",
-    "BooleanConfigOptionCapabilities",
-    "BooleanPropertySchema",
-    "CancelNotification",
-    "CancelRequestNotification",
-    "ClientCapabilities",
-    "ClientNotification",
-    "ClientRequest",
-    "ClientResponseError",
-    "ClientResponseResult",
-    "ClientSessionCapabilities",
-    "CloseSessionRequest",
-    "CloseSessionResponse",
-    "CompactionSummaryChunk",
-    "CompactionUpdate",
-    "CompleteElicitationNotification",
-    "ConfigOptionUpdate",
-    "Content",
-    "ContentBlockAudio",
-    "ContentBlockImage",
-    "ContentBlockResource",
-    "ContentBlockResourceLink",
-    "ContentBlockText",
-    "ContentChunk",
-    "Cost",
-    "CreateElicitationRequestBase",
-    "CreateElicitationRequestFormRequest",
-    "CreateElicitationRequestFormSession",
-    "CreateElicitationRequestUrlRequest",
-    "CreateElicitationRequestUrlSession",
-    "CreateElicitationResponseBase",
-    "CreateElicitationResponseAccept",
-    "CreateElicitationResponseCancel",
-    "CreateElicitationResponseDecline",
-    "CreateTerminalRequest",
-    "CreateTerminalResponse",
-    "CurrentModeUpdate",
-    "DeleteSessionRequest",
-    "DeleteSessionResponse",
-    "Diff",
-    "ElicitationAcceptAction",
-    "ElicitationCapabilities",
-    "ElicitationFormCapabilities",
-    "ElicitationRequestScope",
-    "ElicitationFormModeRequest",
-    "ElicitationSessionScope",
-    "ElicitationFormModeSession",
-    "ElicitationPropertySchemaArray",
-    "ElicitationPropertySchemaBoolean",
-    "ElicitationPropertySchemaInteger",
-    "ElicitationPropertySchemaNumber",
-    "ElicitationPropertySchemaString",
-    "ElicitationSchema",
-    "ElicitationUrlCapabilities",
-    "ElicitationUrlModeRequest",
-    "ElicitationUrlModeSession",
-    "EmbeddedResource",
-    "EnumOption",
-    "EnvVariable",
-    "Error",
-    "FileSystemCapabilities",
-    "HttpHeader",
-    "ImageContent",
-    "Implementation",
-    "InitializeRequest",
-    "InitializeResponse",
-    "IntegerPropertySchema",
-    "KillTerminalRequest",
-    "KillTerminalResponse",
-    "ListSessionsRequest",
-    "ListSessionsResponse",
-    "LoadSessionRequest",
-    "LoadSessionResponse",
-    "LogoutCapabilities",
-    "LogoutRequest",
-    "LogoutResponse",
-    "McpCapabilities",
-    "McpServerHttp",
-    "McpServerHttp_",
-    "McpServerStdio",
-    "McpServerNone",
-    "McpServerSse",
-    "McpServerSse_",
-    "TitledMultiSelectItems",
-    "MultiSelectItemsNone",
-    "MultiSelectItemsString",
-    "MultiSelectPropertySchema",
-    "NewSessionRequest",
-    "NewSessionResponse",
-    "Notice",
-    "NumberPropertySchema",
-    "PermissionOption",
-    "Plan",
-    "PlanEntry",
-    "PromptCapabilities",
-    "PromptRequest",
-    "PromptResponse",
-    "ReadTextFileRequest",
-    "ReadTextFileResponse",
-    "ReleaseTerminalRequest",
-    "ReleaseTerminalResponse",
-    "RequestPermissionOutcomeCancelled",
-    "RequestPermissionOutcomeSelected",
-    "RequestPermissionRequest",
-    "RequestPermissionResponse",
-    "ResourceLink",
-    "ResumeSessionRequest",
-    "ResumeSessionResponse",
-    "SelectedPermissionOutcome",
-    "SessionAdditionalDirectoriesCapabilities",
-    "SessionCapabilities",
-    "SessionCloseCapabilities",
-    "SessionConfigBoolean",
-    "SessionConfigOptionBase",
-    "SessionConfigOptionBoolean",
-    "SessionConfigOptionSelect",
-    "SessionConfigOptionsCapabilities",
-    "SessionConfigSelect",
-    "SessionConfigSelectGroup",
-    "SessionConfigSelectOption",
-    "SessionDeleteCapabilities",
-    "SessionInfo",
-    "SessionInfoUpdate",
-    "SessionListCapabilities",
-    "SessionMode",
-    "SessionModeState",
-    "SessionNotification",
-    "SessionResumeCapabilities",
-    "SessionUpdateAgentMessageChunk",
-    "SessionUpdateAgentThoughtChunk",
-    "SessionUpdateAvailableCommandsUpdate",
-    "SessionUpdateCompactionSummaryChunk",
-    "SessionUpdateCompactionUpdate",
-    "SessionUpdateConfigOptionUpdate",
-    "SessionUpdateCurrentModeUpdate",
-    "SessionUpdateNotice",
-    "SessionUpdatePlan",
-    "SessionUpdateSessionInfoUpdate",
-    "SessionUpdateToolCall",
-    "SessionUpdateToolCallUpdate",
-    "SessionUpdateUsageUpdate",
-    "SessionUpdateUserMessageChunk",
-    "SetSessionConfigOptionRequestBase",
-    "SetSessionConfigOptionRequestBoolean",
-    "SetSessionConfigOptionRequestNone",
-    "SetSessionConfigOptionResponse",
-    "SetSessionModeRequest",
-    "SetSessionModeResponse",
-    "StringMultiSelectItems",
-    "StringPropertySchema",
-    "Terminal",
-    "TerminalExitStatus",
-    "TerminalOutputRequest",
-    "TerminalOutputResponse",
-    "TextContent",
-    "TextResourceContents",
-    "ToolCall",
-    "ToolCallContentContent",
-    "ToolCallContentDiff",
-    "ToolCallContentTerminal",
-    "ToolCallLocation",
-    "ToolCallUpdate",
-    "UnknownCreateElicitationRequestRequest",
-    "UnknownCreateElicitationRequestSession",
-    "UnknownCreateElicitationResponse",
-    "UnknownElicitationPropertySchema",
-    "UnknownMultiSelectItems",
-    "UnstructuredCommandInput",
-    "UsageUpdate",
-    "WaitForTerminalExitRequest",
-    "WaitForTerminalExitResponse",
-    "WriteTextFileRequest",
-    "WriteTextFileResponse",
-    "AgentResponse",
-    "AuthMethod",
-    "AuthMethodId",
-    "AvailableCommandInput",
-    "ClientResponse",
-    "CompactionCapabilities",
-    "CompactionId",
-    "ContentBlock",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
-    "UnknownCreateElicitationRequest",
-    "CreateElicitationRequest",
-    "CreateElicitationResponse",
-    "ElicitationContentValue",
-    "ElicitationFormMode",
-    "ElicitationId",
-    "ElicitationPropertySchema",
-    "ElicitationUrlMode",
-    "EmbeddedResourceResource",
-    "ErrorCode",
-    "ExtNotification",
-    "ExtRequest",
-    "ExtResponse",
-    "McpServer",
-    "MessageId",
-    "MultiSelectItems",
-    "NoticeCapabilities",
-    "PermissionOptionId",
-    "ProtocolVersion",
-    "RequestId",
-    "RequestPermissionOutcome",
-    "SessionConfigGroupId",
-    "SessionConfigId",
-    "SessionConfigOption",
-    "SessionConfigSelectOptions",
-    "SessionConfigValueId",
-    "SessionId",
-    "SessionModeId",
-    "SessionUpdate",
-    "SetSessionConfigOptionRequest",
-    "TerminalId",
-    "ToolCallContent",
-    "ToolCallId",
-]
+from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
 
 
 class AgentAuthCapabilities(AcpModel):
@@ -432,6 +199,10 @@ class AgentResponseResult(AcpModel):
     """Method-specific response data."""
 
 
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
+
+
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -562,6 +333,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+AuthMethodId: TypeAlias = StrictStr
+"""Typed identifier used for auth method values on the wire."""
+
+
 class AuthMethodNone(AuthMethodAgent, TaggedModel):
     """Agent handles authentication itself through `authenticate`.
 
@@ -657,6 +432,30 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+AuthMethod: TypeAlias = Annotated[
+    Annotated[
+        Annotated[AuthMethodTerminal_, Tag("terminal")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["terminal"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | AuthMethodNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+When no `type` is present, the method is treated as `agent`."""
 
 
 class AuthenticateRequest(AcpModel):
@@ -1043,6 +842,10 @@ class ClientResponseResult(AcpModel):
     """Method-specific response data."""
 
 
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
+
+
 class ClientSessionCapabilities(AcpModel):
     """Session-related capabilities supported by the client."""
 
@@ -1134,6 +937,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CompactionCapabilities: TypeAlias = dict[str, Any]
+"""Client support for ID-addressed context compaction updates."""
+
+
+CompactionId: TypeAlias = StrictStr
+"""Unique identifier for a context compaction within a session."""
 
 
 class CompactionSummaryChunk(AcpModel):
@@ -1477,6 +1288,36 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+ContentBlock: TypeAlias = Annotated[
+    Annotated[ContentBlockText, Tag("text")]
+    | Annotated[ContentBlockImage, Tag("image")]
+    | Annotated[ContentBlockAudio, Tag("audio")]
+    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
+    | Annotated[ContentBlockResource, Tag("resource")],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output streamed through `session/update` notifications
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)"""
+
+
 class ContentChunk(AcpModel):
     """A streamed item of content"""
 
@@ -1611,6 +1452,12 @@ session without a specific tool call."""
         return result
 
 
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
 class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -1660,6 +1507,12 @@ session without a specific tool call."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -1938,6 +1791,12 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+ElicitationContentValue: TypeAlias = (
+    StrictStr | StrictInt | StrictInt | StrictFloat | StrictBool | list[StrictStr]
+)
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
 class ElicitationFormCapabilities(AcpModel):
     """Form-based elicitation capabilities.
 
@@ -1963,53 +1822,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
-class ElicitationFormModeRequest(ElicitationRequestScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationFormModeSession(ElicitationSessionScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
+ElicitationId: TypeAlias = StrictStr
+"""Unique identifier for an elicitation."""
 
 
 class ElicitationPropertySchemaArray(TaggedModel):
@@ -2300,6 +2114,21 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2350,6 +2179,46 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -2393,6 +2262,12 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
 
 
 class EmbeddedResource(AcpModel):
@@ -2513,6 +2388,48 @@ This may include debugging information or context-specific details."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+ErrorCode: TypeAlias = (
+    Literal[-32700]
+    | Literal[-32600]
+    | Literal[-32601]
+    | Literal[-32602]
+    | Literal[-32603]
+    | Literal[-32800]
+    | Literal[-32000]
+    | Literal[-32002]
+    | StrictInt
+)
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800)."""
+
+
+ExtNotification: TypeAlias = Any
+"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
+Extension notifications provide a way to send one-way messages for custom functionality
+while maintaining protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+
+ExtRequest: TypeAlias = Any
+"""Allows for sending an arbitrary request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+
+ExtResponse: TypeAlias = Any
+"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
 
 class FileSystemCapabilities(AcpModel):
@@ -3150,47 +3067,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class McpServerStdio(AcpModel):
-    """Stdio transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    command: StrictStr
-    """Absolute path to the MCP server executable."""
-
-    args: list[StrictStr]
-    """Command-line arguments to pass to the MCP server."""
-
-    env: list[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerNone(McpServerStdio, TaggedModel):
-    """Stdio transport configuration
-
-    All Agents MUST support this transport."""
-
-
 class McpServerSse(AcpModel):
     """SSE transport configuration for MCP."""
 
@@ -3259,23 +3135,32 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
+class McpServerStdio(AcpModel):
+    """Stdio transport configuration for MCP."""
 
-    any_of: Annotated[list[EnumOption], Field(alias="anyOf")]
-    """Titled enum options."""
+    name: StrictStr
+    """Human-readable name identifying this MCP server."""
+
+    command: StrictStr
+    """Absolute path to the MCP server executable."""
+
+    args: list[StrictStr]
+    """Command-line arguments to pass to the MCP server."""
+
+    env: list[EnvVariable]
+    """Environment variables to set when launching the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
 metadata to their interactions. Implementations MUST NOT make assumptions about values at
 these keys.
 
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "args": frozenset(["default_on_null"]),
+        "env": frozenset(["default_on_null"]),
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3285,10 +3170,40 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
-    """Titled multi-select items with human-readable labels.
+class McpServerNone(McpServerStdio, TaggedModel):
+    """Stdio transport configuration
 
-    As in MCP, titled items omit `type` and are identified by `anyOf`."""
+    All Agents MUST support this transport."""
+
+
+McpServer: TypeAlias = Annotated[
+    Annotated[
+        Annotated[McpServerHttp_, Tag("http")] | Annotated[McpServerSse_, Tag("sse")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["http", "sse"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | McpServerNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)"""
+
+
+MessageId: TypeAlias = StrictStr
+"""Unique identifier for a message within a session."""
 
 
 class MultiSelectItemsString(TaggedModel):
@@ -3494,6 +3409,10 @@ Omitted and `null` are equivalent and mean no metadata was supplied."""
         return result
 
 
+NoticeCapabilities: TypeAlias = dict[str, Any]
+"""Client support for presenting live notices to the user."""
+
+
 class NumberPropertySchema(AcpModel):
     """Schema for number (floating-point) properties in an elicitation form."""
 
@@ -3573,6 +3492,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+PermissionOptionId: TypeAlias = StrictStr
+"""Unique identifier for a permission option."""
 
 
 class Plan(AcpModel):
@@ -3764,6 +3687,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities."""
+
+
 class ReadTextFileRequest(AcpModel):
     """Request to read content from a text file.
 
@@ -3871,6 +3801,18 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+RequestId: TypeAlias = StrictInt | StrictStr | None
+"""JSON RPC Request Id
+
+An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
+
+The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
+
+\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
+
+\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions."""
+
+
 class RequestPermissionOutcomeCancelled(TaggedModel):
     """The prompt turn was cancelled before the user responded.
 
@@ -3912,6 +3854,23 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+RequestPermissionOutcome: TypeAlias = Annotated[
+    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
+    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
+    Discriminator(
+        tag_discriminator(
+            "outcome",
+            "outcome",
+            frozenset(["cancelled", "selected"]),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""The outcome of a permission request."""
 
 
 class RequestPermissionRequest(AcpModel):
@@ -4252,6 +4211,14 @@ class SessionConfigBoolean(AcpModel):
     """The current value of the boolean option."""
 
 
+SessionConfigGroupId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value group."""
+
+
+SessionConfigId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option."""
+
+
 class SessionConfigOptionBase(AcpModel):
     """A session configuration option selector and its current state."""
 
@@ -4310,6 +4277,23 @@ class SessionConfigOptionSelect(SessionConfigOptionBase, TaggedModel):
 
     options: SessionConfigSelectOptions
     """The set of selectable options."""
+
+
+SessionConfigOption: TypeAlias = Annotated[
+    Annotated[SessionConfigOptionSelect, Tag("select")]
+    | Annotated[SessionConfigOptionBoolean, Tag("boolean")],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["select", "boolean"]),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""A session configuration option selector and its current state."""
 
 
 class SessionConfigOptionsCapabilities(AcpModel):
@@ -4414,6 +4398,16 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+SessionConfigSelectOptions: TypeAlias = (
+    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+)
+"""Possible values for a session configuration option."""
+
+
+SessionConfigValueId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value."""
+
+
 class SessionDeleteCapabilities(AcpModel):
     """Capabilities for the `session/delete` method.
 
@@ -4435,6 +4429,15 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionId: TypeAlias = StrictStr
+"""A unique identifier for a conversation session between a client and agent.
+
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)"""
 
 
 class SessionInfo(AcpModel):
@@ -4568,6 +4571,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionModeId: TypeAlias = StrictStr
+"""Unique identifier for a Session Mode."""
 
 
 class SessionModeState(AcpModel):
@@ -5202,6 +5209,56 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+SessionUpdate: TypeAlias = Annotated[
+    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
+    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
+    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
+    | Annotated[SessionUpdateToolCall, Tag("tool_call")]
+    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
+    | Annotated[SessionUpdatePlan, Tag("plan")]
+    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
+    | Annotated[SessionUpdateCurrentModeUpdate, Tag("current_mode_update")]
+    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
+    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
+    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
+    | Annotated[SessionUpdateNotice, Tag("notice")]
+    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
+    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")],
+    Discriminator(
+        tag_discriminator(
+            "sessionUpdate",
+            "session_update",
+            frozenset(
+                [
+                    "user_message_chunk",
+                    "agent_message_chunk",
+                    "agent_thought_chunk",
+                    "tool_call",
+                    "tool_call_update",
+                    "plan",
+                    "available_commands_update",
+                    "current_mode_update",
+                    "config_option_update",
+                    "session_info_update",
+                    "usage_update",
+                    "notice",
+                    "compaction_update",
+                    "compaction_summary_chunk",
+                ]
+            ),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""Different types of updates that can be sent during session processing.
+
+These updates provide real-time feedback about the agent's progress.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)"""
+
+
 class SetSessionConfigOptionRequestBase(AcpModel):
     """Request parameters for setting a session configuration option."""
 
@@ -5249,6 +5306,27 @@ class SetSessionConfigOptionRequestNone(SetSessionConfigOptionRequestBase, Tagge
 
     value: SessionConfigValueId
     """The value ID."""
+
+
+SetSessionConfigOptionRequest: TypeAlias = Annotated[
+    Annotated[
+        Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["boolean"]),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | SetSessionConfigOptionRequestNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Request parameters for setting a session configuration option."""
 
 
 class SetSessionConfigOptionResponse(AcpModel):
@@ -5481,6 +5559,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+TerminalId: TypeAlias = StrictStr
+"""Typed identifier used for terminal values on the wire."""
+
+
 class TerminalOutputRequest(AcpModel):
     """Request to get the current output and status of a terminal."""
 
@@ -5596,6 +5678,44 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
+"""Resource content that can be embedded in a message."""
+
+
+class TitledMultiSelectItems(AcpModel):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: Annotated[list[EnumOption], Field(alias="anyOf")]
+    """Titled enum options."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Implementations MUST NOT make assumptions about values at
+these keys.
+
+Optional. Omitted and `null` are equivalent and mean no metadata.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
+    """Titled multi-select items with human-readable labels.
+
+    As in MCP, titled items omit `type` and are identified by `anyOf`."""
 
 
 class ToolCall(AcpModel):
@@ -5758,6 +5878,33 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+ToolCallContent: TypeAlias = Annotated[
+    Annotated[ToolCallContentContent, Tag("content")]
+    | Annotated[ToolCallContentDiff, Tag("diff")]
+    | Annotated[ToolCallContentTerminal, Tag("terminal")],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["content", "diff", "terminal"]),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""Content produced by a tool call.
+
+Tool calls can produce different types of content including
+standard content blocks (text, images) or file diffs.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)"""
+
+
+ToolCallId: TypeAlias = StrictStr
+"""Unique identifier for a tool call within a session."""
+
+
 class ToolCallLocation(AcpModel):
     """A file location being accessed or modified by a tool.
 
@@ -5908,6 +6055,42 @@ session without a specific tool call."""
         return result
 
 
+UnknownCreateElicitationRequest: TypeAlias = Annotated[
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+]
+"""Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode."""
+
+
+CreateElicitationRequest: TypeAlias = Annotated[
+    Annotated[CreateElicitationRequestForm, Tag("form")]
+    | Annotated[CreateElicitationRequestUrl, Tag("url")]
+    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "mode",
+            "mode",
+            frozenset(["form", "url"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Request from the agent to elicit structured user input.
+
+The agent sends this to the client to request information from the user,
+either via a form or by directing them to a URL.
+Elicitations are tied to a session (optionally a tool call) or a request."""
+
+
 class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
     """Custom or future elicitation action.
 
@@ -5920,6 +6103,25 @@ class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedMode
     responses. They MUST NOT treat it as a known elicitation action."""
 
     action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
+
+
+CreateElicitationResponse: TypeAlias = Annotated[
+    Annotated[CreateElicitationResponseAccept, Tag("accept")]
+    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
+    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
+    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "action",
+            "action",
+            frozenset(["accept", "decline", "cancel"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Response from the client to an elicitation request."""
 
 
 class UnknownElicitationPropertySchema(TaggedModel):
@@ -5936,10 +6138,57 @@ class UnknownElicitationPropertySchema(TaggedModel):
     type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
+ElicitationPropertySchema: TypeAlias = Annotated[
+    Annotated[ElicitationPropertySchemaString, Tag("string")]
+    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
+    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
+    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
+    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
+    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["string", "number", "integer", "boolean", "array"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+Multi-select enums use `type: "array"`."""
+
+
 class UnknownMultiSelectItems(TaggedModel):
     """Custom or future typed multi-select items."""
 
     type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
+
+
+MultiSelectItems: TypeAlias = Annotated[
+    Annotated[
+        Annotated[MultiSelectItemsString, Tag("string")]
+        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["string"]),
+                has_none=False,
+                has_unknown=True,
+                lenient=False,
+            )
+        ),
+    ]
+    | MultiSelectItemsNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Items for a multi-select (array) property schema."""
 
 
 class UnstructuredCommandInput(AcpModel):
@@ -5964,6 +6213,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+AvailableCommandInput: TypeAlias = UnstructuredCommandInput
+"""The input specification for a command."""
 
 
 class UsageUpdate(AcpModel):
@@ -6106,490 +6359,240 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[
-        Annotated[AuthMethodTerminal_, Tag("terminal")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(["terminal"]),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | AuthMethodNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
+__all__ = [
+    "AgentAuthCapabilities",
+    "AgentCapabilities",
+    "AgentNotification",
+    "AgentRequest",
+    "AgentResponseError",
+    "AgentResponseResult",
+    "Annotations",
+    "AudioContent",
+    "AuthCapabilities",
+    "AuthMethodAgent",
+    "AuthMethodNone",
+    "AuthMethodTerminal",
+    "AuthMethodTerminal_",
+    "AuthenticateRequest",
+    "AuthenticateResponse",
+    "AvailableCommand",
+    "AvailableCommandsUpdate",
+    "BlobResourceContents",
+    "BooleanConfigOptionCapabilities",
+    "BooleanPropertySchema",
+    "CancelNotification",
+    "CancelRequestNotification",
+    "ClientCapabilities",
+    "ClientNotification",
+    "ClientRequest",
+    "ClientResponseError",
+    "ClientResponseResult",
+    "ClientSessionCapabilities",
+    "CloseSessionRequest",
+    "CloseSessionResponse",
+    "CompactionSummaryChunk",
+    "CompactionUpdate",
+    "CompleteElicitationNotification",
+    "ConfigOptionUpdate",
+    "Content",
+    "ContentBlockAudio",
+    "ContentBlockImage",
+    "ContentBlockResource",
+    "ContentBlockResourceLink",
+    "ContentBlockText",
+    "ContentChunk",
+    "Cost",
+    "CreateElicitationRequestBase",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
+    "CreateElicitationResponseBase",
+    "CreateElicitationResponseAccept",
+    "CreateElicitationResponseCancel",
+    "CreateElicitationResponseDecline",
+    "CreateTerminalRequest",
+    "CreateTerminalResponse",
+    "CurrentModeUpdate",
+    "DeleteSessionRequest",
+    "DeleteSessionResponse",
+    "Diff",
+    "ElicitationAcceptAction",
+    "ElicitationCapabilities",
+    "ElicitationFormCapabilities",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
+    "ElicitationPropertySchemaArray",
+    "ElicitationPropertySchemaBoolean",
+    "ElicitationPropertySchemaInteger",
+    "ElicitationPropertySchemaNumber",
+    "ElicitationPropertySchemaString",
+    "ElicitationSchema",
+    "ElicitationUrlCapabilities",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
+    "EmbeddedResource",
+    "EnumOption",
+    "EnvVariable",
+    "Error",
+    "FileSystemCapabilities",
+    "HttpHeader",
+    "ImageContent",
+    "Implementation",
+    "InitializeRequest",
+    "InitializeResponse",
+    "IntegerPropertySchema",
+    "KillTerminalRequest",
+    "KillTerminalResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "LoadSessionRequest",
+    "LoadSessionResponse",
+    "LogoutCapabilities",
+    "LogoutRequest",
+    "LogoutResponse",
+    "McpCapabilities",
+    "McpServerHttp",
+    "McpServerHttp_",
+    "McpServerStdio",
+    "McpServerNone",
+    "McpServerSse",
+    "McpServerSse_",
+    "TitledMultiSelectItems",
+    "MultiSelectItemsNone",
+    "MultiSelectItemsString",
+    "MultiSelectPropertySchema",
+    "NewSessionRequest",
+    "NewSessionResponse",
+    "Notice",
+    "NumberPropertySchema",
+    "PermissionOption",
+    "Plan",
+    "PlanEntry",
+    "PromptCapabilities",
+    "PromptRequest",
+    "PromptResponse",
+    "ReadTextFileRequest",
+    "ReadTextFileResponse",
+    "ReleaseTerminalRequest",
+    "ReleaseTerminalResponse",
+    "RequestPermissionOutcomeCancelled",
+    "RequestPermissionOutcomeSelected",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
+    "ResourceLink",
+    "ResumeSessionRequest",
+    "ResumeSessionResponse",
+    "SelectedPermissionOutcome",
+    "SessionAdditionalDirectoriesCapabilities",
+    "SessionCapabilities",
+    "SessionCloseCapabilities",
+    "SessionConfigBoolean",
+    "SessionConfigOptionBase",
+    "SessionConfigOptionBoolean",
+    "SessionConfigOptionSelect",
+    "SessionConfigOptionsCapabilities",
+    "SessionConfigSelect",
+    "SessionConfigSelectGroup",
+    "SessionConfigSelectOption",
+    "SessionDeleteCapabilities",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionListCapabilities",
+    "SessionMode",
+    "SessionModeState",
+    "SessionNotification",
+    "SessionResumeCapabilities",
+    "SessionUpdateAgentMessageChunk",
+    "SessionUpdateAgentThoughtChunk",
+    "SessionUpdateAvailableCommandsUpdate",
+    "SessionUpdateCompactionSummaryChunk",
+    "SessionUpdateCompactionUpdate",
+    "SessionUpdateConfigOptionUpdate",
+    "SessionUpdateCurrentModeUpdate",
+    "SessionUpdateNotice",
+    "SessionUpdatePlan",
+    "SessionUpdateSessionInfoUpdate",
+    "SessionUpdateToolCall",
+    "SessionUpdateToolCallUpdate",
+    "SessionUpdateUsageUpdate",
+    "SessionUpdateUserMessageChunk",
+    "SetSessionConfigOptionRequestBase",
+    "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestNone",
+    "SetSessionConfigOptionResponse",
+    "SetSessionModeRequest",
+    "SetSessionModeResponse",
+    "StringMultiSelectItems",
+    "StringPropertySchema",
+    "Terminal",
+    "TerminalExitStatus",
+    "TerminalOutputRequest",
+    "TerminalOutputResponse",
+    "TextContent",
+    "TextResourceContents",
+    "ToolCall",
+    "ToolCallContentContent",
+    "ToolCallContentDiff",
+    "ToolCallContentTerminal",
+    "ToolCallLocation",
+    "ToolCallUpdate",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
+    "UnknownCreateElicitationResponse",
+    "UnknownElicitationPropertySchema",
+    "UnknownMultiSelectItems",
+    "UnstructuredCommandInput",
+    "UsageUpdate",
+    "WaitForTerminalExitRequest",
+    "WaitForTerminalExitResponse",
+    "WriteTextFileRequest",
+    "WriteTextFileResponse",
+    "AgentResponse",
+    "AuthMethod",
+    "AuthMethodId",
+    "AvailableCommandInput",
+    "ClientResponse",
+    "CompactionCapabilities",
+    "CompactionId",
+    "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
+    "CreateElicitationRequest",
+    "CreateElicitationResponse",
+    "ElicitationContentValue",
+    "ElicitationFormMode",
+    "ElicitationId",
+    "ElicitationPropertySchema",
+    "ElicitationUrlMode",
+    "EmbeddedResourceResource",
+    "ErrorCode",
+    "ExtNotification",
+    "ExtRequest",
+    "ExtResponse",
+    "McpServer",
+    "MessageId",
+    "MultiSelectItems",
+    "NoticeCapabilities",
+    "PermissionOptionId",
+    "ProtocolVersion",
+    "RequestId",
+    "RequestPermissionOutcome",
+    "SessionConfigGroupId",
+    "SessionConfigId",
+    "SessionConfigOption",
+    "SessionConfigSelectOptions",
+    "SessionConfigValueId",
+    "SessionId",
+    "SessionModeId",
+    "SessionUpdate",
+    "SetSessionConfigOptionRequest",
+    "TerminalId",
+    "ToolCallContent",
+    "ToolCallId",
 ]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
-
-
-AuthMethodId: TypeAlias = StrictStr
-"""Typed identifier used for auth method values on the wire."""
-
-
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
-"""The input specification for a command."""
-
-
-ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-CompactionCapabilities: TypeAlias = dict[str, Any]
-"""Client support for ID-addressed context compaction updates."""
-
-
-CompactionId: TypeAlias = StrictStr
-"""Unique identifier for a context compaction within a session."""
-
-
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)"""
-
-
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
-UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
-]
-"""Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode."""
-
-
-CreateElicitationRequest: TypeAlias = Annotated[
-    Annotated[CreateElicitationRequestForm, Tag("form")]
-    | Annotated[CreateElicitationRequestUrl, Tag("url")]
-    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "mode",
-            "mode",
-            frozenset(["form", "url"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request."""
-
-
-CreateElicitationResponse: TypeAlias = Annotated[
-    Annotated[CreateElicitationResponseAccept, Tag("accept")]
-    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "action",
-            "action",
-            frozenset(["accept", "decline", "cancel"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Response from the client to an elicitation request."""
-
-
-ElicitationContentValue: TypeAlias = (
-    StrictStr | StrictInt | StrictInt | StrictFloat | StrictBool | list[StrictStr]
-)
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
-]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
-
-ElicitationId: TypeAlias = StrictStr
-"""Unique identifier for an elicitation."""
-
-
-ElicitationPropertySchema: TypeAlias = Annotated[
-    Annotated[ElicitationPropertySchemaString, Tag("string")]
-    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
-    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
-    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
-    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
-    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["string", "number", "integer", "boolean", "array"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
-
-
-ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
-]
-"""URL-based elicitation mode where the client directs the user to a URL."""
-
-
-EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
-]
-"""Resource content that can be embedded in a message."""
-
-
-ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | StrictInt
-)
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800)."""
-
-
-ExtNotification: TypeAlias = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-McpServer: TypeAlias = Annotated[
-    Annotated[
-        Annotated[McpServerHttp_, Tag("http")] | Annotated[McpServerSse_, Tag("sse")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(["http", "sse"]),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | McpServerNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)"""
-
-
-MessageId: TypeAlias = StrictStr
-"""Unique identifier for a message within a session."""
-
-
-MultiSelectItems: TypeAlias = Annotated[
-    Annotated[
-        Annotated[MultiSelectItemsString, Tag("string")]
-        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(["string"]),
-                has_none=False,
-                has_unknown=True,
-                lenient=False,
-            )
-        ),
-    ]
-    | MultiSelectItemsNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Items for a multi-select (array) property schema."""
-
-
-NoticeCapabilities: TypeAlias = dict[str, Any]
-"""Client support for presenting live notices to the user."""
-
-
-PermissionOptionId: TypeAlias = StrictStr
-"""Unique identifier for a permission option."""
-
-
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
-
-
-RequestId: TypeAlias = StrictInt | StrictStr | None
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions."""
-
-
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
-    Discriminator(
-        tag_discriminator(
-            "outcome",
-            "outcome",
-            frozenset(["cancelled", "selected"]),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""The outcome of a permission request."""
-
-
-SessionConfigGroupId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value group."""
-
-
-SessionConfigId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option."""
-
-
-SessionConfigOption: TypeAlias = Annotated[
-    Annotated[SessionConfigOptionSelect, Tag("select")]
-    | Annotated[SessionConfigOptionBoolean, Tag("boolean")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["select", "boolean"]),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""A session configuration option selector and its current state."""
-
-
-SessionConfigSelectOptions: TypeAlias = (
-    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
-)
-"""Possible values for a session configuration option."""
-
-
-SessionConfigValueId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value."""
-
-
-SessionId: TypeAlias = StrictStr
-"""A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)"""
-
-
-SessionModeId: TypeAlias = StrictStr
-"""Unique identifier for a Session Mode."""
-
-
-SessionUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-    | Annotated[SessionUpdateToolCall, Tag("tool_call")]
-    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-    | Annotated[SessionUpdatePlan, Tag("plan")]
-    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
-    | Annotated[SessionUpdateCurrentModeUpdate, Tag("current_mode_update")]
-    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
-    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
-    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
-    | Annotated[SessionUpdateNotice, Tag("notice")]
-    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
-    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")],
-    Discriminator(
-        tag_discriminator(
-            "sessionUpdate",
-            "session_update",
-            frozenset(
-                [
-                    "user_message_chunk",
-                    "agent_message_chunk",
-                    "agent_thought_chunk",
-                    "tool_call",
-                    "tool_call_update",
-                    "plan",
-                    "available_commands_update",
-                    "current_mode_update",
-                    "config_option_update",
-                    "session_info_update",
-                    "usage_update",
-                    "notice",
-                    "compaction_update",
-                    "compaction_summary_chunk",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)"""
-
-
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[
-        Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(["boolean"]),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | SetSessionConfigOptionRequestNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Request parameters for setting a session configuration option."""
-
-
-TerminalId: TypeAlias = StrictStr
-"""Typed identifier used for terminal values on the wire."""
-
-
-ToolCallContent: TypeAlias = Annotated[
-    Annotated[ToolCallContentContent, Tag("content")]
-    | Annotated[ToolCallContentDiff, Tag("diff")]
-    | Annotated[ToolCallContentTerminal, Tag("terminal")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["content", "diff", "terminal"]),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)"""
-
-
-ToolCallId: TypeAlias = StrictStr
-"""Unique identifier for a tool call within a session."""
-
 
 complete_models(__name__)

@@ -36,324 +36,14 @@ from ._base import (
 )
 from .enums import *  # noqa: F403
 
-__all__ = [
-    "AgentAuthCapabilities",
-    "AgentCapabilities",
-    "AgentMessage",
-    "AgentNotification",
-    "AgentRequest",
-    "AgentResponseError",
-    "AgentResponseResult",
-    "AgentThought",
-    "Annotations",
-    "AudioContent",
-    "AuthMethodAgent",
-    "AuthMethodAgent_",
-    "AuthMethodTerminal",
-    "AuthMethodTerminal_",
-    "AvailableCommandCommand",
-    "AvailableCommandInputText",
-    "AvailableCommandsUpdate",
-    "BackgroundTerminal",
-    "BackgroundToolCall",
-    "BackgroundWorkTerminal",
-    "BackgroundWorkToolCall",
-    "BlobResourceContents",
-    "BooleanPropertySchema",
-    "CancelRequestNotification",
-    "CancelSessionNotification",
-    "CancelTerminalRequest",
-    "CancelTerminalResponse",
-    "CancelToolCallRequest",
-    "CancelToolCallResponse",
-    "CancelledPermissionOutcome",
-    "ClientAuthCapabilities",
-    "ClientCapabilities",
-    "ClientNotification",
-    "ClientRequest",
-    "ClientResponseError",
-    "ClientResponseResult",
-    "CloseSessionRequest",
-    "CloseSessionResponse",
-    "Command",
-    "CommandPermissionSubject",
-    "CompactionSummaryChunk",
-    "CompactionUpdate",
-    "CompleteElicitationNotification",
-    "ConfigOptionUpdate",
-    "Content",
-    "ContentBlockAudio",
-    "ContentBlockImage",
-    "ContentBlockResource",
-    "ContentBlockResourceLink",
-    "ContentBlockText",
-    "ContentChunk",
-    "Cost",
-    "CreateElicitationRequestBase",
-    "CreateElicitationRequestFormRequest",
-    "CreateElicitationRequestFormSession",
-    "CreateElicitationRequestUrlRequest",
-    "CreateElicitationRequestUrlSession",
-    "CreateElicitationResponseBase",
-    "CreateElicitationResponseAccept",
-    "CreateElicitationResponseCancel",
-    "CreateElicitationResponseDecline",
-    "DeleteSessionRequest",
-    "DeleteSessionResponse",
-    "Diff",
-    "DiffChangeBase",
-    "DiffChangeAdd",
-    "DiffChangeCopy",
-    "DiffChangeDelete",
-    "DiffChangeModify",
-    "DiffChangeMove",
-    "DiffPatch",
-    "DiffPathChange",
-    "DiffPathPairChange",
-    "ElicitationAcceptAction",
-    "ElicitationCapabilities",
-    "ElicitationFormCapabilities",
-    "ElicitationRequestScope",
-    "ElicitationFormModeRequest",
-    "ElicitationSessionScope",
-    "ElicitationFormModeSession",
-    "ElicitationPropertySchemaArray",
-    "ElicitationPropertySchemaBoolean",
-    "ElicitationPropertySchemaInteger",
-    "ElicitationPropertySchemaNumber",
-    "ElicitationPropertySchemaString",
-    "ElicitationSchema",
-    "ElicitationUrlCapabilities",
-    "ElicitationUrlModeRequest",
-    "ElicitationUrlModeSession",
-    "EmbeddedResource",
-    "EnumOption",
-    "EnvVariable",
-    "Error",
-    "ErrorStopReason",
-    "HttpHeader",
-    "Icon",
-    "IdleStateUpdateBase",
-    "IdleStateUpdateCancelled",
-    "IdleStateUpdateEndTurn",
-    "IdleStateUpdateError",
-    "IdleStateUpdateMaxTokens",
-    "IdleStateUpdateMaxTurnRequests",
-    "IdleStateUpdateNone",
-    "IdleStateUpdateRefusal",
-    "ImageContent",
-    "Implementation",
-    "InitializeRequest",
-    "InitializeResponse",
-    "IntegerPropertySchema",
-    "ListSessionsRequest",
-    "ListSessionsResponse",
-    "LoginAuthRequest",
-    "LoginAuthResponse",
-    "LogoutAuthRequest",
-    "LogoutAuthResponse",
-    "McpCapabilities",
-    "McpHttpCapabilities",
-    "McpServerHttp",
-    "McpServerHttp_",
-    "McpServerStdio",
-    "McpServerStdio_",
-    "McpStdioCapabilities",
-    "TitledMultiSelectItems",
-    "MultiSelectItemsNone",
-    "MultiSelectItemsString",
-    "MultiSelectPropertySchema",
-    "NewSessionRequest",
-    "NewSessionResponse",
-    "Notice",
-    "NumberPropertySchema",
-    "PermissionOption",
-    "PlanEntry",
-    "PlanItems",
-    "PlanUpdate",
-    "PlanUpdateContentItems",
-    "PromptAudioCapabilities",
-    "PromptCapabilities",
-    "PromptEmbeddedContextCapabilities",
-    "PromptImageCapabilities",
-    "PromptRequest",
-    "PromptResponse",
-    "ReplayFromStart",
-    "ReplayFromStart_",
-    "RequestPermissionOutcomeCancelled",
-    "RequestPermissionOutcomeSelected",
-    "RequestPermissionRequest",
-    "RequestPermissionResponse",
-    "RequestPermissionSubjectCommand",
-    "RequestPermissionSubjectToolCall",
-    "RequiresActionStateUpdate",
-    "ResourceLink",
-    "ResumeSessionRequest",
-    "ResumeSessionResponse",
-    "RunningStateUpdate",
-    "SelectedPermissionOutcome",
-    "SessionAdditionalDirectoriesCapabilities",
-    "SessionCapabilities",
-    "SessionConfigBoolean",
-    "SessionConfigOptionBase",
-    "SessionConfigOptionBoolean",
-    "SessionConfigOptionSelect",
-    "SessionConfigSelect",
-    "SessionConfigSelectGroup",
-    "SessionConfigSelectOption",
-    "SessionDeleteCapabilities",
-    "SessionInfo",
-    "SessionInfoUpdate",
-    "SessionNotFoundErrorData",
-    "SessionUpdateAgentMessage",
-    "SessionUpdateAgentMessageChunk",
-    "SessionUpdateAgentThought",
-    "SessionUpdateAgentThoughtChunk",
-    "SessionUpdateAvailableCommandsUpdate",
-    "SessionUpdateCompactionSummaryChunk",
-    "SessionUpdateCompactionUpdate",
-    "SessionUpdateConfigOptionUpdate",
-    "SessionUpdateNotice",
-    "SessionUpdatePlanUpdate",
-    "SessionUpdateSessionInfoUpdate",
-    "StateUpdateIdleCancelled",
-    "SessionUpdateStateUpdateIdleCancelled",
-    "StateUpdateIdleEndTurn",
-    "SessionUpdateStateUpdateIdleEndTurn",
-    "StateUpdateIdleError",
-    "SessionUpdateStateUpdateIdleError",
-    "StateUpdateIdleMaxTokens",
-    "SessionUpdateStateUpdateIdleMaxTokens",
-    "StateUpdateIdleMaxTurnRequests",
-    "SessionUpdateStateUpdateIdleMaxTurnRequests",
-    "StateUpdateIdleNone",
-    "SessionUpdateStateUpdateIdleNone",
-    "StateUpdateIdleRefusal",
-    "SessionUpdateStateUpdateIdleRefusal",
-    "StateUpdateRequiresAction",
-    "SessionUpdateStateUpdateRequiresAction",
-    "StateUpdateRunning",
-    "SessionUpdateStateUpdateRunning",
-    "SessionUpdateTerminalOutputChunk",
-    "SessionUpdateTerminalUpdate",
-    "SessionUpdateToolCallContentChunk",
-    "SessionUpdateToolCallUpdate",
-    "SessionUpdateUsageUpdate",
-    "SessionUpdateUserMessage",
-    "SessionUpdateUserMessageChunk",
-    "SetSessionConfigOptionRequestBase",
-    "SetSessionConfigOptionRequestBoolean",
-    "SetSessionConfigOptionRequestId",
-    "SetSessionConfigOptionResponse",
-    "StringMultiSelectItems",
-    "StringPropertySchema",
-    "Terminal",
-    "TerminalAuthCapabilities",
-    "TerminalCancelCapabilities",
-    "TerminalCapabilities",
-    "TerminalExitStatus",
-    "TerminalOutput",
-    "TerminalOutputChunk",
-    "TerminalSize",
-    "TerminalUpdate",
-    "TextCommandInput",
-    "TextContent",
-    "TextResourceContents",
-    "ToolCallCancelCapabilities",
-    "ToolCallCapabilities",
-    "ToolCallContentChunk",
-    "ToolCallContentContent",
-    "ToolCallContentDiff",
-    "ToolCallContentTerminal",
-    "ToolCallLocation",
-    "ToolCallPermissionSubject",
-    "ToolCallUpdate",
-    "UnknownAuthMethod",
-    "UnknownAvailableCommand",
-    "UnknownAvailableCommandInput",
-    "UnknownBackgroundWork",
-    "UnknownContentBlock",
-    "UnknownCreateElicitationRequestRequest",
-    "UnknownCreateElicitationRequestSession",
-    "UnknownCreateElicitationResponse",
-    "UnknownDiffChange",
-    "UnknownElicitationPropertySchema",
-    "UnknownIdleStateUpdate",
-    "UnknownMcpServer",
-    "UnknownMultiSelectItems",
-    "UnknownPlanUpdateContent",
-    "UnknownReplayFrom",
-    "UnknownRequestPermissionOutcome",
-    "UnknownRequestPermissionSubject",
-    "UnknownSessionConfigOption",
-    "UnknownSessionUpdate",
-    "UnknownStateUpdate",
-    "UnknownSessionUpdateStateUpdate",
-    "UnknownStateUpdateIdle",
-    "UnknownSessionUpdateStateUpdateIdle",
-    "UnknownSetSessionConfigOptionRequest",
-    "UnknownToolCallContent",
-    "UnsupportedProtocolVersionErrorData",
-    "UpdateSessionNotification",
-    "UsageUpdate",
-    "UserMessage",
-    "AbsolutePath",
-    "AgentResponse",
-    "AuthMethod",
-    "AuthMethodId",
-    "AvailableCommand",
-    "AvailableCommandInput",
-    "BackgroundWork",
-    "ClientResponse",
-    "CompactionId",
-    "ContentBlock",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
-    "UnknownCreateElicitationRequest",
-    "CreateElicitationRequest",
-    "CreateElicitationResponse",
-    "DiffChange",
-    "ElicitationContentValue",
-    "ElicitationFormMode",
-    "ElicitationId",
-    "ElicitationPropertySchema",
-    "ElicitationUrlMode",
-    "EmbeddedResourceResource",
-    "ErrorCode",
-    "ErrorData",
-    "ExtNotification",
-    "ExtRequest",
-    "ExtResponse",
-    "IdleStateUpdate",
-    "McpServer",
-    "MediaType",
-    "MessageId",
-    "MultiSelectItems",
-    "PermissionOptionId",
-    "PlanId",
-    "PlanUpdateContent",
-    "ProtocolVersion",
-    "ReplayFrom",
-    "RequestId",
-    "RequestPermissionOutcome",
-    "RequestPermissionSubject",
-    "SessionConfigGroupId",
-    "SessionConfigId",
-    "SessionConfigOption",
-    "SessionConfigSelectOptions",
-    "SessionConfigValueId",
-    "SessionId",
-    "SessionListCursor",
-    "SessionUpdateStateUpdateIdle",
-    "SessionUpdateStateUpdate",
-    "SessionUpdate",
-    "SetSessionConfigOptionRequest",
-    "StateUpdateIdle",
-    "StateUpdate",
-    "TerminalId",
-    "ToolCallContent",
-    "ToolCallId",
-]
+from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
+
+AbsolutePath: TypeAlias = StrictStr
+"""An absolute filesystem path used by the protocol.
+
+Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
+`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
 
 
 class AgentAuthCapabilities(AcpModel):
@@ -538,6 +228,10 @@ class AgentResponseResult(AcpModel):
         STRICT_FIRST,
     ]
     """Method-specific response data."""
+
+
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
 
 
 class AgentThought(AcpModel):
@@ -732,6 +426,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+AuthMethodId: TypeAlias = StrictStr
+"""Typed identifier used for auth method values on the wire."""
 
 
 class AuthMethodTerminal(AcpModel):
@@ -1442,6 +1140,10 @@ class ClientResponseResult(AcpModel):
     """Method-specific response data."""
 
 
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
+
+
 class CloseSessionRequest(AcpModel):
     """Request parameters for closing an active session.
 
@@ -1576,6 +1278,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CompactionId: TypeAlias = StrictStr
+"""Unique identifier for a context compaction within a session."""
 
 
 class CompactionSummaryChunk(AcpModel):
@@ -2099,6 +1805,12 @@ session without a specific tool call."""
         return result
 
 
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
 class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -2148,6 +1860,12 @@ session without a specific tool call."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -2473,6 +2191,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+ElicitationContentValue: TypeAlias = Any
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
 class ElicitationFormCapabilities(AcpModel):
     """Form-based elicitation capabilities.
 
@@ -2496,53 +2218,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationFormModeRequest(ElicitationRequestScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationFormModeSession(ElicitationSessionScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
+ElicitationId: TypeAlias = StrictStr
+"""Unique identifier for an elicitation."""
 
 
 class ElicitationPropertySchemaArray(TaggedModel):
@@ -2827,6 +2504,21 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2874,6 +2566,46 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -2915,6 +2647,12 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
 
 
 class EmbeddedResource(AcpModel):
@@ -3041,6 +2779,29 @@ define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
         return result
 
 
+ErrorCode: TypeAlias = (
+    Literal[-32700]
+    | Literal[-32600]
+    | Literal[-32601]
+    | Literal[-32602]
+    | Literal[-32603]
+    | Literal[-32800]
+    | Literal[-32000]
+    | Literal[-32002]
+    | Literal[-32022]
+    | StrictInt
+)
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800)."""
+
+
+ErrorData: TypeAlias = Any
+"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
+
+
 class ErrorStopReason(AcpModel):
     """Details of a failure that ended active work."""
 
@@ -3059,6 +2820,30 @@ Agents SHOULD include it."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+ExtNotification: TypeAlias = Any
+"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
+Extension notifications provide a way to send one-way messages for custom functionality
+while maintaining protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+
+ExtRequest: TypeAlias = Any
+"""Allows for sending an arbitrary request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+
+ExtResponse: TypeAlias = Any
+"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
 
 class HttpHeader(AcpModel):
@@ -3894,34 +3679,16 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
-    """Titled enum options. Must contain at least one option."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
+MediaType: TypeAlias = StrictStr
+"""An Internet media type identifying the format of protocol content."""
 
 
-class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
-    """Titled multi-select items with human-readable labels.
+MessageId: TypeAlias = StrictStr
+"""Identifier for a message, unique among messages of the same type within a session.
 
-    As in MCP, titled items omit `type` and are identified by `anyOf`."""
+Each message type, such as user messages, agent messages, and agent thoughts,
+has its own ID space: messages of different types may share an ID and remain
+distinct messages."""
 
 
 class MultiSelectItemsString(TaggedModel):
@@ -4219,6 +3986,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+PermissionOptionId: TypeAlias = StrictStr
+"""Unique identifier for a permission option."""
+
+
 class PlanEntry(AcpModel):
     """A single entry in the execution plan.
 
@@ -4253,6 +4024,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+PlanId: TypeAlias = StrictStr
+"""Unique identifier for a plan within a session."""
 
 
 class PlanItems(AcpModel):
@@ -4560,6 +4335,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities."""
+
+
 class ReplayFromStart(AcpModel):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
@@ -4604,6 +4386,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+RequestId: TypeAlias = StrictInt | StrictStr
+"""A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
+
+The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
+requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
+a request with it is still awaiting a response."""
 
 
 class RequestPermissionOutcomeCancelled(TaggedModel):
@@ -5191,6 +4981,14 @@ class SessionConfigBoolean(AcpModel):
     """The current value of the boolean option."""
 
 
+SessionConfigGroupId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value group."""
+
+
+SessionConfigId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option."""
+
+
 class SessionConfigOptionBase(AcpModel):
     """A session configuration option selector and its current state."""
 
@@ -5331,6 +5129,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+SessionConfigSelectOptions: TypeAlias = (
+    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+)
+"""Possible values for a session configuration option."""
+
+
+SessionConfigValueId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value."""
+
+
 class SessionDeleteCapabilities(AcpModel):
     """Capabilities for the `session/delete` method.
 
@@ -5352,6 +5161,15 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionId: TypeAlias = StrictStr
+"""A unique identifier for a conversation session between a client and agent.
+
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"""
 
 
 class SessionInfo(AcpModel):
@@ -5440,6 +5258,10 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionListCursor: TypeAlias = StrictStr
+"""An opaque cursor used to paginate `session/list` results."""
 
 
 class SessionNotFoundErrorData(AcpModel):
@@ -5873,284 +5695,6 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
         return result
 
 
-class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateCancelled.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateEndTurn.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleError(IdleStateUpdateError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateError.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateMaxTokens.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        IdleStateUpdateMaxTurnRequests.__acp_tags__ | frozenset(["state"])
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleNone(IdleStateUpdateNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateNone.__acp_tags__ | frozenset(["state"])
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateRefusal.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateRequiresAction(TaggedModel):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["requires_action"] = "requires_action"
-
-    background: list[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateRunning(TaggedModel):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["running"] = "running"
-
-    background: list[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRunning(StateUpdateRunning):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
 class SessionUpdateTerminalOutputChunk(TaggedModel):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -6568,6 +6112,284 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateCancelled.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateEndTurn.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleError(IdleStateUpdateError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateError.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateMaxTokens.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        IdleStateUpdateMaxTurnRequests.__acp_tags__ | frozenset(["state"])
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleNone(IdleStateUpdateNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateNone.__acp_tags__ | frozenset(["state"])
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateRefusal.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateRequiresAction(TaggedModel):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
+
+    state: Literal["requires_action"] = "requires_action"
+
+    background: list[BackgroundWork] | None = None
+    """Work running independently of foreground work, as a complete snapshot.
+
+Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+background work, not that nothing is running. `[]` means no background work is
+running. An Agent that reports background work MUST include it on every state
+update for the session. A malformed list is treated as not reported.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "background": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateRunning(TaggedModel):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
+
+    state: Literal["running"] = "running"
+
+    background: list[BackgroundWork] | None = None
+    """Work running independently of foreground work, as a complete snapshot.
+
+Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+background work, not that nothing is running. `[]` means no background work is
+running. An Agent that reports background work MUST include it on every state
+update for the session. A malformed list is treated as not reported.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "background": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class SessionUpdateStateUpdateRunning(StateUpdateRunning):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
@@ -6814,6 +6636,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+TerminalId: TypeAlias = StrictStr
+"""Unique identifier for an agent-owned terminal within a session."""
+
+
 class TerminalOutput(AcpModel):
     """An authoritative replacement snapshot of terminal output bytes."""
 
@@ -7043,6 +6869,42 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
+"""Resource content that can be embedded in a message."""
+
+
+class TitledMultiSelectItems(AcpModel):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    """Titled enum options. Must contain at least one option."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
+    """Titled multi-select items with human-readable labels.
+
+    As in MCP, titled items omit `type` and are identified by `anyOf`."""
+
+
 class ToolCallCancelCapabilities(AcpModel):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
@@ -7227,6 +7089,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
+ToolCallId: TypeAlias = StrictStr
+"""Unique identifier for a tool call within a session."""
+
+
 class ToolCallLocation(AcpModel):
     """A file location being accessed or modified by a tool.
 
@@ -7405,6 +7271,26 @@ class UnknownAuthMethod(TaggedModel):
     """Human-readable name of the authentication method."""
 
 
+AuthMethod: TypeAlias = Annotated[
+    Annotated[AuthMethodTerminal_, Tag("terminal")]
+    | Annotated[AuthMethodAgent_, Tag("agent")]
+    | Annotated[UnknownAuthMethod, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["terminal", "agent"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form."""
+
+
 class UnknownAvailableCommand(TaggedModel):
     """Custom or future command kind.
 
@@ -7427,6 +7313,20 @@ within the command list."""
     """Human-readable description of what the command does."""
 
 
+AvailableCommand: TypeAlias = Annotated[
+    Annotated[AvailableCommandCommand, Tag("command")]
+    | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
+        )
+    ),
+]
+"""A command the agent advertises to the client.
+
+The `type` field acts as the discriminator in the serialized JSON form."""
+
+
 class UnknownAvailableCommandInput(TaggedModel):
     """Custom or future command input specification.
 
@@ -7442,6 +7342,18 @@ class UnknownAvailableCommandInput(TaggedModel):
     type: Annotated[AvailableCommandInputTag, NOT_KNOWN_TAG]
 
 
+AvailableCommandInput: TypeAlias = Annotated[
+    Annotated[AvailableCommandInputText, Tag("text")]
+    | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
+        )
+    ),
+]
+"""The input specification for a command."""
+
+
 class UnknownBackgroundWork(TaggedModel):
     """Custom or future background work.
 
@@ -7453,6 +7365,31 @@ class UnknownBackgroundWork(TaggedModel):
     cannot show what it is."""
 
     type: Annotated[BackgroundWorkTag, NOT_KNOWN_TAG]
+
+
+BackgroundWork: TypeAlias = Annotated[
+    Annotated[BackgroundWorkTerminal, Tag("terminal")]
+    | Annotated[BackgroundWorkToolCall, Tag("tool_call")]
+    | Annotated[UnknownBackgroundWork, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["terminal", "tool_call"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""One piece of work running independently of the session's foreground work.
+
+Items reference entities the Client already tracks. The Agent MUST announce each item
+before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
+tool call's final status before the snapshot that removes it. Each piece of work is
+listed once: process-backed work is listed as its terminal, not also as its tool call.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
 
 
 class UnknownContentBlock(TaggedModel):
@@ -7469,6 +7406,38 @@ class UnknownContentBlock(TaggedModel):
     with `-32602`."""
 
     type: Annotated[ContentBlockTag, NOT_KNOWN_TAG]
+
+
+ContentBlock: TypeAlias = Annotated[
+    Annotated[ContentBlockText, Tag("text")]
+    | Annotated[ContentBlockImage, Tag("image")]
+    | Annotated[ContentBlockAudio, Tag("audio")]
+    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
+    | Annotated[ContentBlockResource, Tag("resource")]
+    | Annotated[UnknownContentBlock, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output reported through `session/update` notifications as
+  message updates or streamed chunks
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
 
 
 class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
@@ -7522,522 +7491,6 @@ session without a specific tool call."""
         return result
 
 
-class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses, and otherwise MUST handle it as `cancel`."""
-
-    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
-
-
-class UnknownDiffChange(DiffChangeBase, TaggedModel):
-    """Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
-
-    operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
-
-
-class UnknownElicitationPropertySchema(TaggedModel):
-    """Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control."""
-
-    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
-
-
-class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
-    """Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
-
-    stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
-
-
-class UnknownMcpServer(TaggedModel):
-    """Custom or future MCP server transport configuration.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this transport should preserve the raw
-    payload when storing, replaying, proxying, or forwarding session setup
-    data. Agents MUST reject a request with a transport they do not support
-    with `-32602`."""
-
-    type: Annotated[McpServerTag, NOT_KNOWN_TAG]
-
-
-class UnknownMultiSelectItems(TaggedModel):
-    """Custom or future typed multi-select items."""
-
-    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
-
-
-class UnknownPlanUpdateContent(TaggedModel):
-    """Custom or future plan update content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding plans, and
-    otherwise ignore it or display it generically. It still replaces any earlier
-    content for the same `planId`."""
-
-    type: Annotated[PlanUpdateContentTag, NOT_KNOWN_TAG]
-
-    plan_id: Annotated[PlanId, Field(alias="planId")]
-    """The plan ID to update."""
-
-
-class UnknownReplayFrom(TaggedModel):
-    """Custom or future replay cursor.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Intermediaries SHOULD preserve the raw payload when storing, replaying,
-    proxying, or forwarding requests. Agents that do not support this cursor
-    MUST reject the request with `-32602` (Invalid params), rather than
-    substituting another cursor or resuming without replay."""
-
-    type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
-
-
-class UnknownRequestPermissionOutcome(TaggedModel):
-    """Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this outcome MUST NOT treat it as approval.
-    They should preserve the raw payload when storing, replaying, proxying, or
-    forwarding permission responses, and otherwise fail or decline the
-    permission request according to policy."""
-
-    outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
-
-
-class UnknownRequestPermissionSubject(TaggedModel):
-    """Custom or future permission subject.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this subject type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding permission
-    requests, and otherwise display a generic permission prompt or decline it
-    according to policy."""
-
-    type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
-
-
-class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
-    """Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
-
-    type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
-
-
-class UnknownSessionUpdate(TaggedModel):
-    """Custom or future session update.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this update type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding session
-    history, and otherwise ignore it or display it generically."""
-
-    session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
-
-
-class UnknownStateUpdate(TaggedModel):
-    """Custom or future session state.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Unless the Client advertised support for this state, Agents MUST still
-    report the standard states.
-    Clients MUST NOT treat an unrecognized state as `idle` or present the
-    previous state as confirmed, and show a generic busy state until a known
-    state arrives."""
-
-    state: Annotated[StateUpdateTag, NOT_KNOWN_TAG]
-
-
-class UnknownSessionUpdateStateUpdate(UnknownStateUpdate):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdate.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownIdleStateUpdate.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdateIdle.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, TaggedModel):
-    """Custom or future session configuration option value payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents MUST reject a `session/set_config_option` request with a value type
-    they do not support with `-32602`."""
-
-    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
-
-    value: Any
-    """Raw value payload for the custom or future value type."""
-
-
-class UnknownToolCallContent(TaggedModel):
-    """Custom or future tool call content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding tool call
-    output, and otherwise ignore it or display it generically."""
-
-    type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
-
-
-class UnsupportedProtocolVersionErrorData(AcpModel):
-    """Data for the `-32022` (Unsupported protocol version) error.
-
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
-    """
-
-    requested: ProtocolVersion
-    """The protocol version the Client requested."""
-
-    supported: list[ProtocolVersion]
-    """The protocol versions the Agent supports."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UpdateSessionNotification(AcpModel):
-    """Notification containing a session update from the agent.
-
-    Agents can send session updates at any point while the session exists.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UsageUpdate(AcpModel):
-    """Context window and cost update for a session."""
-
-    used: Annotated[StrictInt, Field(ge=0)]
-    """Tokens currently in context."""
-
-    size: Annotated[StrictInt, Field(ge=0)]
-    """Total context window size in tokens."""
-
-    cost: Cost | None = None
-    """Cumulative session cost.
-
-Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cost": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UserMessage(AcpModel):
-    """A user message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content."""
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message."""
-
-    content: list[ContentBlock] | None = None
-    """Complete replacement content for this message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-AbsolutePath: TypeAlias = StrictStr
-"""An absolute filesystem path used by the protocol.
-
-Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
-
-
-AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[AuthMethodTerminal_, Tag("terminal")]
-    | Annotated[AuthMethodAgent_, Tag("agent")]
-    | Annotated[UnknownAuthMethod, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["terminal", "agent"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-AuthMethodId: TypeAlias = StrictStr
-"""Typed identifier used for auth method values on the wire."""
-
-
-AvailableCommand: TypeAlias = Annotated[
-    Annotated[AvailableCommandCommand, Tag("command")]
-    | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
-        )
-    ),
-]
-"""A command the agent advertises to the client.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-AvailableCommandInput: TypeAlias = Annotated[
-    Annotated[AvailableCommandInputText, Tag("text")]
-    | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
-        )
-    ),
-]
-"""The input specification for a command."""
-
-
-BackgroundWork: TypeAlias = Annotated[
-    Annotated[BackgroundWorkTerminal, Tag("terminal")]
-    | Annotated[BackgroundWorkToolCall, Tag("tool_call")]
-    | Annotated[UnknownBackgroundWork, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["terminal", "tool_call"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""One piece of work running independently of the session's foreground work.
-
-Items reference entities the Client already tracks. The Agent MUST announce each item
-before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
-tool call's final status before the snapshot that removes it. Each piece of work is
-listed once: process-backed work is listed as its terminal, not also as its tool call.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-
-ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-CompactionId: TypeAlias = StrictStr
-"""Unique identifier for a context compaction within a session."""
-
-
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")]
-    | Annotated[UnknownContentBlock, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
-
-
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
 UnknownCreateElicitationRequest: TypeAlias = Annotated[
     UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
 ]
@@ -8086,6 +7539,20 @@ The request's scope alone does not establish that dependency.
 See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"""
 
 
+class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
+    """Custom or future elicitation action.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this action should preserve the raw
+    payload when storing, replaying, proxying, or forwarding elicitation
+    responses, and otherwise MUST handle it as `cancel`."""
+
+    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
+
+
 CreateElicitationResponse: TypeAlias = Annotated[
     Annotated[CreateElicitationResponseAccept, Tag("accept")]
     | Annotated[CreateElicitationResponseDecline, Tag("decline")]
@@ -8103,6 +7570,16 @@ CreateElicitationResponse: TypeAlias = Annotated[
     ),
 ]
 """Response from the client to an elicitation request."""
+
+
+class UnknownDiffChange(DiffChangeBase, TaggedModel):
+    """Custom or future file operation.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants."""
+
+    operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
 
 
 DiffChange: TypeAlias = Annotated[
@@ -8129,18 +7606,18 @@ Structured change metadata lets clients identify affected files and
 operations without parsing the text patch."""
 
 
-ElicitationContentValue: TypeAlias = Any
-"""Allowed wire representations for `ElicitationContentValue`."""
+class UnknownElicitationPropertySchema(TaggedModel):
+    """Custom or future elicitation property schema.
 
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
 
-ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
-]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
+    Clients that do not understand this property schema type should preserve
+    the raw schema when storing, replaying, proxying, or forwarding
+    elicitation requests. They MUST NOT render it as a known input control."""
 
-
-ElicitationId: TypeAlias = StrictStr
-"""Unique identifier for an elicitation."""
+    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
 ElicitationPropertySchema: TypeAlias = Annotated[
@@ -8168,63 +7645,14 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`."""
 
 
-ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
-]
-"""URL-based elicitation mode where the client directs the user to a URL."""
+class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
+    """Custom or future stop reason.
 
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants."""
 
-EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
-]
-"""Resource content that can be embedded in a message."""
-
-
-ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | Literal[-32022]
-    | StrictInt
-)
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800)."""
-
-
-ErrorData: TypeAlias = Any
-"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
-
-
-ExtNotification: TypeAlias = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+    stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
 
 
 IdleStateUpdate: TypeAlias = Annotated[
@@ -8259,6 +7687,21 @@ Repeated or resume snapshots may carry the last stop reason for context.
 They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
 
+class UnknownMcpServer(TaggedModel):
+    """Custom or future MCP server transport configuration.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this transport should preserve the raw
+    payload when storing, replaying, proxying, or forwarding session setup
+    data. Agents MUST reject a request with a transport they do not support
+    with `-32602`."""
+
+    type: Annotated[McpServerTag, NOT_KNOWN_TAG]
+
+
 McpServer: TypeAlias = Annotated[
     Annotated[McpServerHttp_, Tag("http")]
     | Annotated[McpServerStdio_, Tag("stdio")]
@@ -8282,16 +7725,10 @@ processing prompts.
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)"""
 
 
-MediaType: TypeAlias = StrictStr
-"""An Internet media type identifying the format of protocol content."""
+class UnknownMultiSelectItems(TaggedModel):
+    """Custom or future typed multi-select items."""
 
-
-MessageId: TypeAlias = StrictStr
-"""Identifier for a message, unique among messages of the same type within a session.
-
-Each message type, such as user messages, agent messages, and agent thoughts,
-has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
+    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
 
 
 MultiSelectItems: TypeAlias = Annotated[
@@ -8316,12 +7753,22 @@ MultiSelectItems: TypeAlias = Annotated[
 """Items for a multi-select (array) property schema."""
 
 
-PermissionOptionId: TypeAlias = StrictStr
-"""Unique identifier for a permission option."""
+class UnknownPlanUpdateContent(TaggedModel):
+    """Custom or future plan update content.
 
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
 
-PlanId: TypeAlias = StrictStr
-"""Unique identifier for a plan within a session."""
+    Receivers that do not understand this content type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding plans, and
+    otherwise ignore it or display it generically. It still replaces any earlier
+    content for the same `planId`."""
+
+    type: Annotated[PlanUpdateContentTag, NOT_KNOWN_TAG]
+
+    plan_id: Annotated[PlanId, Field(alias="planId")]
+    """The plan ID to update."""
 
 
 PlanUpdateContent: TypeAlias = Annotated[
@@ -8336,11 +7783,19 @@ PlanUpdateContent: TypeAlias = Annotated[
 """Updated content for a plan."""
 
 
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
-"""Protocol version identifier.
+class UnknownReplayFrom(TaggedModel):
+    """Custom or future replay cursor.
 
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Intermediaries SHOULD preserve the raw payload when storing, replaying,
+    proxying, or forwarding requests. Agents that do not support this cursor
+    MUST reject the request with `-32602` (Invalid params), rather than
+    substituting another cursor or resuming without replay."""
+
+    type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
 
 
 ReplayFrom: TypeAlias = Annotated[
@@ -8356,12 +7811,19 @@ ReplayFrom: TypeAlias = Annotated[
 Replay includes the position identified by the cursor."""
 
 
-RequestId: TypeAlias = StrictInt | StrictStr
-"""A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
+class UnknownRequestPermissionOutcome(TaggedModel):
+    """Custom or future permission outcome.
 
-The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
-requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents that do not understand this outcome MUST NOT treat it as approval.
+    They should preserve the raw payload when storing, replaying, proxying, or
+    forwarding permission responses, and otherwise fail or decline the
+    permission request according to policy."""
+
+    outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
 
 
 RequestPermissionOutcome: TypeAlias = Annotated[
@@ -8382,6 +7844,21 @@ RequestPermissionOutcome: TypeAlias = Annotated[
 """The outcome of a permission request."""
 
 
+class UnknownRequestPermissionSubject(TaggedModel):
+    """Custom or future permission subject.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Clients that do not understand this subject type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding permission
+    requests, and otherwise display a generic permission prompt or decline it
+    according to policy."""
+
+    type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
+
+
 RequestPermissionSubject: TypeAlias = Annotated[
     Annotated[RequestPermissionSubjectToolCall, Tag("tool_call")]
     | Annotated[RequestPermissionSubjectCommand, Tag("command")]
@@ -8400,12 +7877,18 @@ RequestPermissionSubject: TypeAlias = Annotated[
 """The operation requiring permission."""
 
 
-SessionConfigGroupId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value group."""
+class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
+    """Custom or future session configuration option payload.
 
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
 
-SessionConfigId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option."""
+    Clients that do not understand this option type should preserve the raw
+    payload when storing, replaying, proxying, or forwarding configuration
+    data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
+
+    type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
 
 
 SessionConfigOption: TypeAlias = Annotated[
@@ -8426,28 +7909,198 @@ SessionConfigOption: TypeAlias = Annotated[
 """A session configuration option selector and its current state."""
 
 
-SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
-)
-"""Possible values for a session configuration option."""
+class UnknownSessionUpdate(TaggedModel):
+    """Custom or future session update.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Receivers that do not understand this update type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding session
+    history, and otherwise ignore it or display it generically."""
+
+    session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
 
 
-SessionConfigValueId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value."""
+class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, TaggedModel):
+    """Custom or future session configuration option value payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents MUST reject a `session/set_config_option` request with a value type
+    they do not support with `-32602`."""
+
+    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
+
+    value: Any
+    """Raw value payload for the custom or future value type."""
 
 
-SessionId: TypeAlias = StrictStr
-"""A unique identifier for a conversation session between a client and agent.
+SetSessionConfigOptionRequest: TypeAlias = Annotated[
+    Annotated[SetSessionConfigOptionRequestId, Tag("id")]
+    | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
+    | Annotated[UnknownSetSessionConfigOptionRequest, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["id", "boolean"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Request parameters for setting a session configuration option.
 
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
+Agents MUST support this method for any session where they advertise config options.
+Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+configuration unchanged.
 
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"""
+See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)"""
 
 
-SessionListCursor: TypeAlias = StrictStr
-"""An opaque cursor used to paginate `session/list` results."""
+class UnknownStateUpdate(TaggedModel):
+    """Custom or future session state.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Unless the Client advertised support for this state, Agents MUST still
+    report the standard states.
+    Clients MUST NOT treat an unrecognized state as `idle` or present the
+    previous state as confirmed, and show a generic busy state until a known
+    state arrives."""
+
+    state: Annotated[StateUpdateTag, NOT_KNOWN_TAG]
+
+
+class UnknownSessionUpdateStateUpdate(UnknownStateUpdate):
+    """"""
+
+    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdate.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
+    """"""
+
+    __acp_tags__: ClassVar[frozenset[str]] = UnknownIdleStateUpdate.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+StateUpdateIdle: TypeAlias = Annotated[
+    Annotated[StateUpdateIdleEndTurn, Tag("end_turn")]
+    | Annotated[StateUpdateIdleMaxTokens, Tag("max_tokens")]
+    | Annotated[StateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
+    | Annotated[StateUpdateIdleRefusal, Tag("refusal")]
+    | Annotated[StateUpdateIdleCancelled, Tag("cancelled")]
+    | Annotated[StateUpdateIdleError, Tag("error")]
+    | Annotated[StateUpdateIdleNone, Tag(NONE_TAG)]
+    | Annotated[UnknownStateUpdateIdle, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "stopReason",
+            "stop_reason",
+            frozenset(
+                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+            ),
+            has_none=True,
+            has_unknown=True,
+            lenient=True,
+        )
+    ),
+]
+"""No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage."""
+
+
+StateUpdate: TypeAlias = Annotated[
+    Annotated[StateUpdateRunning, Tag("running")]
+    | Annotated[StateUpdateIdle, Tag("idle")]
+    | Annotated[StateUpdateRequiresAction, Tag("requires_action")]
+    | Annotated[UnknownStateUpdate, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "state",
+            "state",
+            frozenset(["running", "idle", "requires_action"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""A snapshot of the session's aggregate foreground activity.
+
+Foreground work is the agent's active response or workflow in the session,
+including model processing, tool execution, and waiting for user action needed
+to continue that work. It can start with a prompt or be agent-initiated, for
+example to pursue an ongoing goal or follow up on a completed background task.
+Either way, the agent MUST report `running` when foreground work starts,
+or `requires_action` if it starts blocked on user action, and `idle` when it
+ends. The agent SHOULD include a stop reason on that idle update.
+Agent-initiated work does not require a prompt request or a synthetic user
+message.
+
+`running` may precede user-message insertion, for example during a foreground
+hook. It is not acknowledgment of insertion, and rejecting a prompt does not
+itself end foreground work.
+
+Background activity can continue and emit other `session/update` notifications
+while `idle`. Those notifications, including a detached task's progress or
+completion, do not by themselves change this state. A permission request only
+warrants `requires_action` when foreground work is blocked on user action.
+
+The agent SHOULD report `requires_action` when the foreground workflow as a
+whole cannot progress without user action, including permissions or elicitations.
+Once reported, it MUST report `running` when progress resumes, or `idle` when
+work ends without resuming.
+If other foreground work can progress, the state remains `running`. Resolving
+one of several requests does not itself change the state. Agents SHOULD ignore
+responses for work that has already ended rather than use them to resume it.
+
+A new session defaults to idle until a state update reports otherwise.
+Resume MUST send a current-state snapshot after any replay and before its
+response. The snapshot reports foreground state after resuming.
+The response alone does not imply idle.
+Repeated snapshots are idempotent, not additional work, completions, or usage.
+A repeated state may carry updated information without another state transition.
+The agent MUST report `idle` when no foreground activity remains. Completing
+an individual activity while other foreground work continues does not require
+an idle boundary. Local commands use the same lifecycle even without model work.
+
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
+
+
+class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
+    """"""
+
+    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdateIdle.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
 
 
 SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
@@ -8601,122 +8254,18 @@ These updates report messages, progress, and other session activity.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"""
 
 
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[SetSessionConfigOptionRequestId, Tag("id")]
-    | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-    | Annotated[UnknownSetSessionConfigOptionRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["id", "boolean"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request parameters for setting a session configuration option.
+class UnknownToolCallContent(TaggedModel):
+    """Custom or future tool call content.
 
-Agents MUST support this method for any session where they advertise config options.
-Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-configuration unchanged.
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
 
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)"""
+    Receivers that do not understand this content type should preserve the
+    raw payload when storing, replaying, proxying, or forwarding tool call
+    output, and otherwise ignore it or display it generically."""
 
-
-StateUpdateIdle: TypeAlias = Annotated[
-    Annotated[StateUpdateIdleEndTurn, Tag("end_turn")]
-    | Annotated[StateUpdateIdleMaxTokens, Tag("max_tokens")]
-    | Annotated[StateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[StateUpdateIdleRefusal, Tag("refusal")]
-    | Annotated[StateUpdateIdleCancelled, Tag("cancelled")]
-    | Annotated[StateUpdateIdleError, Tag("error")]
-    | Annotated[StateUpdateIdleNone, Tag(NONE_TAG)]
-    | Annotated[UnknownStateUpdateIdle, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-StateUpdate: TypeAlias = Annotated[
-    Annotated[StateUpdateRunning, Tag("running")]
-    | Annotated[StateUpdateIdle, Tag("idle")]
-    | Annotated[StateUpdateRequiresAction, Tag("requires_action")]
-    | Annotated[UnknownStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "state",
-            "state",
-            frozenset(["running", "idle", "requires_action"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
-
-
-TerminalId: TypeAlias = StrictStr
-"""Unique identifier for an agent-owned terminal within a session."""
+    type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
 
 
 ToolCallContent: TypeAlias = Annotated[
@@ -8743,8 +8292,461 @@ content blocks (text, images), file diffs, or display-only terminals.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
 
 
-ToolCallId: TypeAlias = StrictStr
-"""Unique identifier for a tool call within a session."""
+class UnsupportedProtocolVersionErrorData(AcpModel):
+    """Data for the `-32022` (Unsupported protocol version) error.
 
+    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
+    """
+
+    requested: ProtocolVersion
+    """The protocol version the Client requested."""
+
+    supported: list[ProtocolVersion]
+    """The protocol versions the Agent supports."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class UpdateSessionNotification(AcpModel):
+    """Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The ID of the session this update pertains to."""
+
+    update: SessionUpdate
+    """The actual update content."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class UsageUpdate(AcpModel):
+    """Context window and cost update for a session."""
+
+    used: Annotated[StrictInt, Field(ge=0)]
+    """Tokens currently in context."""
+
+    size: Annotated[StrictInt, Field(ge=0)]
+    """Total context window size in tokens."""
+
+    cost: Cost | None = None
+    """Cumulative session cost.
+
+Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "cost": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class UserMessage(AcpModel):
+    """A user message upsert.
+
+    Only `messageId` is required. `content` has patch semantics:
+    an omitted field leaves existing message content unchanged, `null` clears the
+    value, and a concrete array replaces the previous value. For a new
+    `messageId`, omitted `content` starts empty. `content` is replaced as a
+    whole array. Send `[]` or `null` to clear it.
+
+    Message updates and chunks are applied in the order they are received. When
+    a `user_message` update includes `content`, that array replaces any content
+    previously accumulated for the message, including content from earlier
+    chunks. Later chunks with the same `messageId` append to the current
+    content."""
+
+    message_id: Annotated[MessageId, Field(alias="messageId")]
+    """A unique identifier for the message."""
+
+    content: list[ContentBlock] | None = None
+    """Complete replacement content for this message."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
+clears it. An object patches the stored metadata by top-level key: keys it omits are
+unchanged, a key set to `null` is removed, and any other value replaces that key's
+stored value without merging nested objects. Beyond this patch rule, implementations
+MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "content": frozenset(["default_on_error", "skip_invalid_items"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+__all__ = [
+    "AgentAuthCapabilities",
+    "AgentCapabilities",
+    "AgentMessage",
+    "AgentNotification",
+    "AgentRequest",
+    "AgentResponseError",
+    "AgentResponseResult",
+    "AgentThought",
+    "Annotations",
+    "AudioContent",
+    "AuthMethodAgent",
+    "AuthMethodAgent_",
+    "AuthMethodTerminal",
+    "AuthMethodTerminal_",
+    "AvailableCommandCommand",
+    "AvailableCommandInputText",
+    "AvailableCommandsUpdate",
+    "BackgroundTerminal",
+    "BackgroundToolCall",
+    "BackgroundWorkTerminal",
+    "BackgroundWorkToolCall",
+    "BlobResourceContents",
+    "BooleanPropertySchema",
+    "CancelRequestNotification",
+    "CancelSessionNotification",
+    "CancelTerminalRequest",
+    "CancelTerminalResponse",
+    "CancelToolCallRequest",
+    "CancelToolCallResponse",
+    "CancelledPermissionOutcome",
+    "ClientAuthCapabilities",
+    "ClientCapabilities",
+    "ClientNotification",
+    "ClientRequest",
+    "ClientResponseError",
+    "ClientResponseResult",
+    "CloseSessionRequest",
+    "CloseSessionResponse",
+    "Command",
+    "CommandPermissionSubject",
+    "CompactionSummaryChunk",
+    "CompactionUpdate",
+    "CompleteElicitationNotification",
+    "ConfigOptionUpdate",
+    "Content",
+    "ContentBlockAudio",
+    "ContentBlockImage",
+    "ContentBlockResource",
+    "ContentBlockResourceLink",
+    "ContentBlockText",
+    "ContentChunk",
+    "Cost",
+    "CreateElicitationRequestBase",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
+    "CreateElicitationResponseBase",
+    "CreateElicitationResponseAccept",
+    "CreateElicitationResponseCancel",
+    "CreateElicitationResponseDecline",
+    "DeleteSessionRequest",
+    "DeleteSessionResponse",
+    "Diff",
+    "DiffChangeBase",
+    "DiffChangeAdd",
+    "DiffChangeCopy",
+    "DiffChangeDelete",
+    "DiffChangeModify",
+    "DiffChangeMove",
+    "DiffPatch",
+    "DiffPathChange",
+    "DiffPathPairChange",
+    "ElicitationAcceptAction",
+    "ElicitationCapabilities",
+    "ElicitationFormCapabilities",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
+    "ElicitationPropertySchemaArray",
+    "ElicitationPropertySchemaBoolean",
+    "ElicitationPropertySchemaInteger",
+    "ElicitationPropertySchemaNumber",
+    "ElicitationPropertySchemaString",
+    "ElicitationSchema",
+    "ElicitationUrlCapabilities",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
+    "EmbeddedResource",
+    "EnumOption",
+    "EnvVariable",
+    "Error",
+    "ErrorStopReason",
+    "HttpHeader",
+    "Icon",
+    "IdleStateUpdateBase",
+    "IdleStateUpdateCancelled",
+    "IdleStateUpdateEndTurn",
+    "IdleStateUpdateError",
+    "IdleStateUpdateMaxTokens",
+    "IdleStateUpdateMaxTurnRequests",
+    "IdleStateUpdateNone",
+    "IdleStateUpdateRefusal",
+    "ImageContent",
+    "Implementation",
+    "InitializeRequest",
+    "InitializeResponse",
+    "IntegerPropertySchema",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "LoginAuthRequest",
+    "LoginAuthResponse",
+    "LogoutAuthRequest",
+    "LogoutAuthResponse",
+    "McpCapabilities",
+    "McpHttpCapabilities",
+    "McpServerHttp",
+    "McpServerHttp_",
+    "McpServerStdio",
+    "McpServerStdio_",
+    "McpStdioCapabilities",
+    "TitledMultiSelectItems",
+    "MultiSelectItemsNone",
+    "MultiSelectItemsString",
+    "MultiSelectPropertySchema",
+    "NewSessionRequest",
+    "NewSessionResponse",
+    "Notice",
+    "NumberPropertySchema",
+    "PermissionOption",
+    "PlanEntry",
+    "PlanItems",
+    "PlanUpdate",
+    "PlanUpdateContentItems",
+    "PromptAudioCapabilities",
+    "PromptCapabilities",
+    "PromptEmbeddedContextCapabilities",
+    "PromptImageCapabilities",
+    "PromptRequest",
+    "PromptResponse",
+    "ReplayFromStart",
+    "ReplayFromStart_",
+    "RequestPermissionOutcomeCancelled",
+    "RequestPermissionOutcomeSelected",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
+    "RequestPermissionSubjectCommand",
+    "RequestPermissionSubjectToolCall",
+    "RequiresActionStateUpdate",
+    "ResourceLink",
+    "ResumeSessionRequest",
+    "ResumeSessionResponse",
+    "RunningStateUpdate",
+    "SelectedPermissionOutcome",
+    "SessionAdditionalDirectoriesCapabilities",
+    "SessionCapabilities",
+    "SessionConfigBoolean",
+    "SessionConfigOptionBase",
+    "SessionConfigOptionBoolean",
+    "SessionConfigOptionSelect",
+    "SessionConfigSelect",
+    "SessionConfigSelectGroup",
+    "SessionConfigSelectOption",
+    "SessionDeleteCapabilities",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionNotFoundErrorData",
+    "SessionUpdateAgentMessage",
+    "SessionUpdateAgentMessageChunk",
+    "SessionUpdateAgentThought",
+    "SessionUpdateAgentThoughtChunk",
+    "SessionUpdateAvailableCommandsUpdate",
+    "SessionUpdateCompactionSummaryChunk",
+    "SessionUpdateCompactionUpdate",
+    "SessionUpdateConfigOptionUpdate",
+    "SessionUpdateNotice",
+    "SessionUpdatePlanUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "StateUpdateIdleCancelled",
+    "SessionUpdateStateUpdateIdleCancelled",
+    "StateUpdateIdleEndTurn",
+    "SessionUpdateStateUpdateIdleEndTurn",
+    "StateUpdateIdleError",
+    "SessionUpdateStateUpdateIdleError",
+    "StateUpdateIdleMaxTokens",
+    "SessionUpdateStateUpdateIdleMaxTokens",
+    "StateUpdateIdleMaxTurnRequests",
+    "SessionUpdateStateUpdateIdleMaxTurnRequests",
+    "StateUpdateIdleNone",
+    "SessionUpdateStateUpdateIdleNone",
+    "StateUpdateIdleRefusal",
+    "SessionUpdateStateUpdateIdleRefusal",
+    "StateUpdateRequiresAction",
+    "SessionUpdateStateUpdateRequiresAction",
+    "StateUpdateRunning",
+    "SessionUpdateStateUpdateRunning",
+    "SessionUpdateTerminalOutputChunk",
+    "SessionUpdateTerminalUpdate",
+    "SessionUpdateToolCallContentChunk",
+    "SessionUpdateToolCallUpdate",
+    "SessionUpdateUsageUpdate",
+    "SessionUpdateUserMessage",
+    "SessionUpdateUserMessageChunk",
+    "SetSessionConfigOptionRequestBase",
+    "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestId",
+    "SetSessionConfigOptionResponse",
+    "StringMultiSelectItems",
+    "StringPropertySchema",
+    "Terminal",
+    "TerminalAuthCapabilities",
+    "TerminalCancelCapabilities",
+    "TerminalCapabilities",
+    "TerminalExitStatus",
+    "TerminalOutput",
+    "TerminalOutputChunk",
+    "TerminalSize",
+    "TerminalUpdate",
+    "TextCommandInput",
+    "TextContent",
+    "TextResourceContents",
+    "ToolCallCancelCapabilities",
+    "ToolCallCapabilities",
+    "ToolCallContentChunk",
+    "ToolCallContentContent",
+    "ToolCallContentDiff",
+    "ToolCallContentTerminal",
+    "ToolCallLocation",
+    "ToolCallPermissionSubject",
+    "ToolCallUpdate",
+    "UnknownAuthMethod",
+    "UnknownAvailableCommand",
+    "UnknownAvailableCommandInput",
+    "UnknownBackgroundWork",
+    "UnknownContentBlock",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
+    "UnknownCreateElicitationResponse",
+    "UnknownDiffChange",
+    "UnknownElicitationPropertySchema",
+    "UnknownIdleStateUpdate",
+    "UnknownMcpServer",
+    "UnknownMultiSelectItems",
+    "UnknownPlanUpdateContent",
+    "UnknownReplayFrom",
+    "UnknownRequestPermissionOutcome",
+    "UnknownRequestPermissionSubject",
+    "UnknownSessionConfigOption",
+    "UnknownSessionUpdate",
+    "UnknownStateUpdate",
+    "UnknownSessionUpdateStateUpdate",
+    "UnknownStateUpdateIdle",
+    "UnknownSessionUpdateStateUpdateIdle",
+    "UnknownSetSessionConfigOptionRequest",
+    "UnknownToolCallContent",
+    "UnsupportedProtocolVersionErrorData",
+    "UpdateSessionNotification",
+    "UsageUpdate",
+    "UserMessage",
+    "AbsolutePath",
+    "AgentResponse",
+    "AuthMethod",
+    "AuthMethodId",
+    "AvailableCommand",
+    "AvailableCommandInput",
+    "BackgroundWork",
+    "ClientResponse",
+    "CompactionId",
+    "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
+    "CreateElicitationRequest",
+    "CreateElicitationResponse",
+    "DiffChange",
+    "ElicitationContentValue",
+    "ElicitationFormMode",
+    "ElicitationId",
+    "ElicitationPropertySchema",
+    "ElicitationUrlMode",
+    "EmbeddedResourceResource",
+    "ErrorCode",
+    "ErrorData",
+    "ExtNotification",
+    "ExtRequest",
+    "ExtResponse",
+    "IdleStateUpdate",
+    "McpServer",
+    "MediaType",
+    "MessageId",
+    "MultiSelectItems",
+    "PermissionOptionId",
+    "PlanId",
+    "PlanUpdateContent",
+    "ProtocolVersion",
+    "ReplayFrom",
+    "RequestId",
+    "RequestPermissionOutcome",
+    "RequestPermissionSubject",
+    "SessionConfigGroupId",
+    "SessionConfigId",
+    "SessionConfigOption",
+    "SessionConfigSelectOptions",
+    "SessionConfigValueId",
+    "SessionId",
+    "SessionListCursor",
+    "SessionUpdateStateUpdateIdle",
+    "SessionUpdateStateUpdate",
+    "SessionUpdate",
+    "SetSessionConfigOptionRequest",
+    "StateUpdateIdle",
+    "StateUpdate",
+    "TerminalId",
+    "ToolCallContent",
+    "ToolCallId",
+]
 
 complete_models(__name__)

@@ -36,398 +36,14 @@ from ._base import (
 )
 from .enums import *  # noqa: F403
 
-__all__ = [
-    "AgentAuthCapabilities",
-    "AgentCapabilities",
-    "AgentMessage",
-    "AgentNotification",
-    "AgentRequest",
-    "AgentResponseError",
-    "AgentResponseResult",
-    "AgentThought",
-    "Annotations",
-    "ArchiveSessionRequest",
-    "ArchiveSessionResponse",
-    "AudioContent",
-    "AuthAccount",
-    "AuthMethodAgent",
-    "AuthMethodAgent_",
-    "AuthMethodTerminal",
-    "AuthMethodTerminal_",
-    "AuthStatusCapabilities",
-    "AuthStatusRequest",
-    "AuthStatusResponse",
-    "AuthStatusUpdateNotification",
-    "AvailableCommandCommand",
-    "AvailableCommandInputText",
-    "AvailableCommandsUpdate",
-    "BackgroundSubagent",
-    "BackgroundTerminal",
-    "BackgroundToolCall",
-    "BackgroundWorkSubagent",
-    "BackgroundWorkTerminal",
-    "BackgroundWorkToolCall",
-    "BlobResourceContents",
-    "BooleanPropertySchema",
-    "CancelRequestNotification",
-    "CancelSessionNotification",
-    "CancelTerminalRequest",
-    "CancelTerminalResponse",
-    "CancelToolCallRequest",
-    "CancelToolCallResponse",
-    "CancelledPermissionOutcome",
-    "ClientAuthCapabilities",
-    "ClientCapabilities",
-    "ClientNotification",
-    "ClientRequest",
-    "ClientResponseError",
-    "ClientResponseResult",
-    "CloseSessionRequest",
-    "CloseSessionResponse",
-    "Command",
-    "CommandPermissionSubject",
-    "CompactionSummaryChunk",
-    "CompactionUpdate",
-    "CompleteElicitationNotification",
-    "ConfigOptionUpdate",
-    "Content",
-    "ContentBlockAudio",
-    "ContentBlockImage",
-    "ContentBlockResource",
-    "ContentBlockResourceLink",
-    "ContentBlockText",
-    "ContentChunk",
-    "Cost",
-    "CreateElicitationRequestBase",
-    "CreateElicitationRequestFormRequest",
-    "CreateElicitationRequestFormSession",
-    "CreateElicitationRequestUrlRequest",
-    "CreateElicitationRequestUrlSession",
-    "CreateElicitationResponseBase",
-    "CreateElicitationResponseAccept",
-    "CreateElicitationResponseCancel",
-    "CreateElicitationResponseDecline",
-    "DeleteSessionRequest",
-    "DeleteSessionResponse",
-    "Diff",
-    "DiffChangeBase",
-    "DiffChangeAdd",
-    "DiffChangeCopy",
-    "DiffChangeDelete",
-    "DiffChangeModify",
-    "DiffChangeMove",
-    "DiffPatch",
-    "DiffPathChange",
-    "DiffPathPairChange",
-    "DisableProviderRequest",
-    "DisableProviderResponse",
-    "ElicitationAcceptAction",
-    "ElicitationCapabilities",
-    "ElicitationFormCapabilities",
-    "ElicitationRequestScope",
-    "ElicitationFormModeRequest",
-    "ElicitationSessionScope",
-    "ElicitationFormModeSession",
-    "ElicitationPropertySchemaArray",
-    "ElicitationPropertySchemaBoolean",
-    "ElicitationPropertySchemaInteger",
-    "ElicitationPropertySchemaNumber",
-    "ElicitationPropertySchemaString",
-    "ElicitationSchema",
-    "ElicitationUrlCapabilities",
-    "ElicitationUrlModeRequest",
-    "ElicitationUrlModeSession",
-    "EmbeddedResource",
-    "EnumOption",
-    "EnvVariable",
-    "Error",
-    "ErrorStopReason",
-    "ForkSessionRequest",
-    "ForkSessionResponse",
-    "HttpHeader",
-    "Icon",
-    "IdleStateUpdateBase",
-    "IdleStateUpdateCancelled",
-    "IdleStateUpdateEndTurn",
-    "IdleStateUpdateError",
-    "IdleStateUpdateMaxTokens",
-    "IdleStateUpdateMaxTurnRequests",
-    "IdleStateUpdateNone",
-    "IdleStateUpdateRefusal",
-    "ImageContent",
-    "Implementation",
-    "InitializeRequest",
-    "InitializeResponse",
-    "IntegerPropertySchema",
-    "ListProvidersRequest",
-    "ListProvidersResponse",
-    "ListSessionsRequest",
-    "ListSessionsResponse",
-    "LoginAuthRequest",
-    "LoginAuthResponse",
-    "LogoutAuthRequest",
-    "LogoutAuthResponse",
-    "McpAcpCapabilities",
-    "McpCapabilities",
-    "McpError",
-    "McpHttpCapabilities",
-    "McpServerAcp",
-    "McpServerAcp_",
-    "McpServerHttp",
-    "McpServerHttp_",
-    "McpServerStdio",
-    "McpServerStdio_",
-    "McpStdioCapabilities",
-    "MessageMcpNotification",
-    "MessageMcpRequest",
-    "MessageMcpResponseError",
-    "MessageMcpResponseResult",
-    "TitledMultiSelectItems",
-    "MultiSelectItemsNone",
-    "MultiSelectItemsString",
-    "MultiSelectPropertySchema",
-    "NewSessionRequest",
-    "NewSessionResponse",
-    "Notice",
-    "NumberPropertySchema",
-    "PermissionOption",
-    "PlanEntry",
-    "PlanFile",
-    "PlanItems",
-    "PlanMarkdown",
-    "PlanRemoved",
-    "PlanUpdate",
-    "PlanUpdateContentFile",
-    "PlanUpdateContentItems",
-    "PlanUpdateContentMarkdown",
-    "PromptAudioCapabilities",
-    "PromptCapabilities",
-    "PromptEmbeddedContextCapabilities",
-    "PromptImageCapabilities",
-    "PromptRequest",
-    "PromptResponse",
-    "ProviderCurrentConfig",
-    "ProviderInfo",
-    "ProvidersCapabilities",
-    "ProxyNotification",
-    "ProxyRequest",
-    "ProxyResponseError",
-    "ProxyResponseResult",
-    "ProxySuccessorNotification",
-    "ProxySuccessorRequest",
-    "ReplayFromStart",
-    "ReplayFromStart_",
-    "RequestPermissionOutcomeCancelled",
-    "RequestPermissionOutcomeSelected",
-    "RequestPermissionRequest",
-    "RequestPermissionResponse",
-    "RequestPermissionSubjectCommand",
-    "RequestPermissionSubjectToolCall",
-    "RequiresActionStateUpdate",
-    "ResourceLink",
-    "ResumeSessionRequest",
-    "ResumeSessionResponse",
-    "RunningStateUpdate",
-    "SelectedPermissionOutcome",
-    "SessionAdditionalDirectoriesCapabilities",
-    "SessionArchiveCapabilities",
-    "SessionCancelCapabilities",
-    "SessionCapabilities",
-    "SessionConfigBoolean",
-    "SessionConfigOptionBase",
-    "SessionConfigOptionBoolean",
-    "SessionConfigOptionSelect",
-    "SessionConfigSelect",
-    "SessionConfigSelectGroup",
-    "SessionConfigSelectOption",
-    "SessionDeleteCapabilities",
-    "SessionForkCapabilities",
-    "SessionInfo",
-    "SessionInfoUpdate",
-    "SessionMessage",
-    "SessionMessageChunk",
-    "SessionNotFoundErrorData",
-    "SessionStatusCapabilities",
-    "SessionStatusRequest",
-    "SessionStatusResponse",
-    "SessionSystemPromptCapabilities",
-    "SessionSystemPromptModeCapabilities",
-    "SessionSystemPromptOverrideCapabilities",
-    "SessionTitleCapabilities",
-    "SessionUpdateAgentMessage",
-    "SessionUpdateAgentMessageChunk",
-    "SessionUpdateAgentThought",
-    "SessionUpdateAgentThoughtChunk",
-    "SessionUpdateAvailableCommandsUpdate",
-    "SessionUpdateCompactionSummaryChunk",
-    "SessionUpdateCompactionUpdate",
-    "SessionUpdateConfigOptionUpdate",
-    "SessionUpdateNotice",
-    "SessionUpdatePlanRemoved",
-    "SessionUpdatePlanUpdate",
-    "SessionUpdateSessionInfoUpdate",
-    "SessionUpdateSessionMessage",
-    "SessionUpdateSessionMessageChunk",
-    "StateUpdateIdleCancelled",
-    "SessionUpdateStateUpdateIdleCancelled",
-    "StateUpdateIdleEndTurn",
-    "SessionUpdateStateUpdateIdleEndTurn",
-    "StateUpdateIdleError",
-    "SessionUpdateStateUpdateIdleError",
-    "StateUpdateIdleMaxTokens",
-    "SessionUpdateStateUpdateIdleMaxTokens",
-    "StateUpdateIdleMaxTurnRequests",
-    "SessionUpdateStateUpdateIdleMaxTurnRequests",
-    "StateUpdateIdleNone",
-    "SessionUpdateStateUpdateIdleNone",
-    "StateUpdateIdleRefusal",
-    "SessionUpdateStateUpdateIdleRefusal",
-    "StateUpdateRequiresAction",
-    "SessionUpdateStateUpdateRequiresAction",
-    "StateUpdateRunning",
-    "SessionUpdateStateUpdateRunning",
-    "StateUpdateUnknown",
-    "SessionUpdateStateUpdateUnknown",
-    "SessionUpdateSubagentUpdate",
-    "SessionUpdateTerminalOutputChunk",
-    "SessionUpdateTerminalUpdate",
-    "SessionUpdateToolCallContentChunk",
-    "SessionUpdateToolCallUpdate",
-    "SessionUpdateUsageUpdate",
-    "SessionUpdateUserMessage",
-    "SessionUpdateUserMessageChunk",
-    "SetProviderRequest",
-    "SetProviderResponse",
-    "SetSessionConfigOptionRequestBase",
-    "SetSessionConfigOptionRequestBoolean",
-    "SetSessionConfigOptionRequestId",
-    "SetSessionConfigOptionResponse",
-    "SetSessionTitleRequest",
-    "SetSessionTitleResponse",
-    "StringMultiSelectItems",
-    "StringPropertySchema",
-    "SubagentSessionCapabilities",
-    "SubagentUpdate",
-    "SystemPrompt",
-    "Terminal",
-    "TerminalAuthCapabilities",
-    "TerminalCancelCapabilities",
-    "TerminalCapabilities",
-    "TerminalExitStatus",
-    "TerminalOutput",
-    "TerminalOutputChunk",
-    "TerminalSize",
-    "TerminalUpdate",
-    "TextCommandInput",
-    "TextContent",
-    "TextResourceContents",
-    "ToolCallCancelCapabilities",
-    "ToolCallCapabilities",
-    "ToolCallContentChunk",
-    "ToolCallContentContent",
-    "ToolCallContentDiff",
-    "ToolCallContentTerminal",
-    "ToolCallLocation",
-    "ToolCallPermissionSubject",
-    "ToolCallUpdate",
-    "UnarchiveSessionRequest",
-    "UnarchiveSessionResponse",
-    "UnknownAuthMethod",
-    "UnknownAvailableCommand",
-    "UnknownAvailableCommandInput",
-    "UnknownBackgroundWork",
-    "UnknownContentBlock",
-    "UnknownCreateElicitationRequestRequest",
-    "UnknownCreateElicitationRequestSession",
-    "UnknownCreateElicitationResponse",
-    "UnknownDiffChange",
-    "UnknownElicitationPropertySchema",
-    "UnknownIdleStateUpdate",
-    "UnknownMcpServer",
-    "UnknownMultiSelectItems",
-    "UnknownPlanUpdateContent",
-    "UnknownReplayFrom",
-    "UnknownRequestPermissionOutcome",
-    "UnknownRequestPermissionSubject",
-    "UnknownSessionConfigOption",
-    "UnknownSessionUpdate",
-    "UnknownStateUpdate_",
-    "UnknownSessionUpdateStateUpdate",
-    "UnknownStateUpdateIdle",
-    "UnknownSessionUpdateStateUpdateIdle",
-    "UnknownSetSessionConfigOptionRequest",
-    "UnknownStateUpdate",
-    "UnknownToolCallContent",
-    "UnsupportedProtocolVersionErrorData",
-    "UpdateSessionNotification",
-    "Usage",
-    "UsageUpdate",
-    "UserMessage",
-    "AbsolutePath",
-    "AgentResponse",
-    "AuthMethod",
-    "AuthMethodId",
-    "AvailableCommand",
-    "AvailableCommandInput",
-    "BackgroundWork",
-    "ClientResponse",
-    "CompactionId",
-    "ContentBlock",
-    "CreateElicitationRequestForm",
-    "CreateElicitationRequestUrl",
-    "UnknownCreateElicitationRequest",
-    "CreateElicitationRequest",
-    "CreateElicitationResponse",
-    "DiffChange",
-    "ElicitationContentValue",
-    "ElicitationFormMode",
-    "ElicitationId",
-    "ElicitationPropertySchema",
-    "ElicitationUrlMode",
-    "EmbeddedResourceResource",
-    "ErrorCode",
-    "ErrorData",
-    "ExtNotification",
-    "ExtRequest",
-    "ExtResponse",
-    "IdleStateUpdate",
-    "InitializeProxyRequest",
-    "InitializeProxyResponse",
-    "McpRequestId",
-    "McpServer",
-    "McpServerAcpId",
-    "MediaType",
-    "MessageId",
-    "MessageMcpResponse",
-    "MultiSelectItems",
-    "PermissionOptionId",
-    "PlanId",
-    "PlanUpdateContent",
-    "ProtocolVersion",
-    "ProviderId",
-    "ProxyResponse",
-    "ProxySuccessorResponse",
-    "ReplayFrom",
-    "RequestId",
-    "RequestPermissionOutcome",
-    "RequestPermissionSubject",
-    "SessionConfigGroupId",
-    "SessionConfigId",
-    "SessionConfigOption",
-    "SessionConfigSelectOptions",
-    "SessionConfigValueId",
-    "SessionId",
-    "SessionListCursor",
-    "SessionUpdateStateUpdateIdle",
-    "SessionUpdateStateUpdate",
-    "SessionUpdate",
-    "SetSessionConfigOptionRequest",
-    "StateUpdateIdle",
-    "StateUpdate",
-    "TerminalId",
-    "ToolCallContent",
-    "ToolCallId",
-]
+from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
+
+AbsolutePath: TypeAlias = StrictStr
+"""An absolute filesystem path used by the protocol.
+
+Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
+`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
 
 
 class AgentAuthCapabilities(AcpModel):
@@ -649,6 +265,10 @@ class AgentResponseResult(AcpModel):
         STRICT_FIRST,
     ]
     """Method-specific response data."""
+
+
+AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
 
 
 class AgentThought(AcpModel):
@@ -963,6 +583,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+AuthMethodId: TypeAlias = StrictStr
+"""Typed identifier used for auth method values on the wire."""
 
 
 class AuthMethodTerminal(AcpModel):
@@ -1889,6 +1513,10 @@ class ClientResponseResult(AcpModel):
     """Method-specific response data."""
 
 
+ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
+
+
 class CloseSessionRequest(AcpModel):
     """Request parameters for closing an active session.
 
@@ -2023,6 +1651,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CompactionId: TypeAlias = StrictStr
+"""Unique identifier for a context compaction within a session."""
 
 
 class CompactionSummaryChunk(AcpModel):
@@ -2547,6 +2179,12 @@ session without a specific tool call."""
         return result
 
 
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
 class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -2596,6 +2234,12 @@ session without a specific tool call."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+]
+"""URL-based elicitation where the client directs the user to a URL."""
 
 
 class CreateElicitationResponseBase(AcpModel):
@@ -2975,6 +2619,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+ElicitationContentValue: TypeAlias = Any
+"""Allowed wire representations for `ElicitationContentValue`."""
+
+
 class ElicitationFormCapabilities(AcpModel):
     """Form-based elicitation capabilities.
 
@@ -2998,53 +2646,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationFormModeRequest(ElicitationRequestScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationFormModeSession(ElicitationSessionScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
+ElicitationId: TypeAlias = StrictStr
+"""Unique identifier for an elicitation."""
 
 
 class ElicitationPropertySchemaArray(TaggedModel):
@@ -3329,6 +2932,21 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+class ElicitationRequestScope(AcpModel):
+    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
+    (e.g., during auth/configuration phases before any session is started)."""
+
+    request_id: Annotated[RequestId, Field(alias="requestId")]
+    """The pending Client-to-Agent request this elicitation is tied to."""
+
+
+class ElicitationFormModeRequest(ElicitationRequestScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
 class ElicitationSchema(AcpModel):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -3376,6 +2994,46 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+class ElicitationSessionScope(AcpModel):
+    """Session-scoped elicitation, optionally tied to a specific tool call.
+
+    When `toolCallId` is set, the elicitation is tied to a specific tool call.
+    This is useful when an agent receives an elicitation from an MCP server
+    during a tool call and needs to redirect it to the user."""
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The session this elicitation is tied to."""
+
+    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
+    """Optional tool call within the session.
+
+Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
+session without a specific tool call."""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "toolCallId": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class ElicitationFormModeSession(ElicitationSessionScope):
+    """Form-based elicitation mode where the client renders a form from the provided schema."""
+
+    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
+    """A JSON Schema describing the form fields to present to the user."""
+
+
+ElicitationFormMode: TypeAlias = Annotated[
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+]
+"""Form-based elicitation mode where the client renders a form from the provided schema."""
+
+
 class ElicitationUrlCapabilities(AcpModel):
     """URL-based elicitation capabilities.
 
@@ -3417,6 +3075,12 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
     url: StrictStr
     """The URL to direct the user to."""
+
+
+ElicitationUrlMode: TypeAlias = Annotated[
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+]
+"""URL-based elicitation mode where the client directs the user to a URL."""
 
 
 class EmbeddedResource(AcpModel):
@@ -3543,6 +3207,29 @@ define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
         return result
 
 
+ErrorCode: TypeAlias = (
+    Literal[-32700]
+    | Literal[-32600]
+    | Literal[-32601]
+    | Literal[-32602]
+    | Literal[-32603]
+    | Literal[-32800]
+    | Literal[-32000]
+    | Literal[-32002]
+    | Literal[-32022]
+    | StrictInt
+)
+"""Predefined error codes for common JSON-RPC and ACP-specific errors.
+
+Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
+server-error range (-32000 to -32099), and request cancellation uses -32800 from the
+range LSP reserves (-32899 to -32800)."""
+
+
+ErrorData: TypeAlias = Any
+"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
+
+
 class ErrorStopReason(AcpModel):
     """Details of a failure that ended active work."""
 
@@ -3561,6 +3248,30 @@ Agents SHOULD include it."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+ExtNotification: TypeAlias = Any
+"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
+Extension notifications provide a way to send one-way messages for custom functionality
+while maintaining protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+
+ExtRequest: TypeAlias = Any
+"""Allows for sending an arbitrary request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+
+ExtResponse: TypeAlias = Any
+"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
 
 class ForkSessionRequest(AcpModel):
@@ -4029,6 +3740,24 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+InitializeProxyRequest: TypeAlias = InitializeRequest
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Request parameters for `proxy/initialize`.
+
+A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
+successor, which tells the component to run as a proxy. The params and the response are
+the same as for `initialize`. A conductor sends `initialize` to the final agent.
+
+The params carry the protocol version the conductor selected: the client's requested
+version, unless the conductor supports only a lower one. Before answering successfully,
+the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
+
+See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
+
+
 class InitializeResponse(AcpModel):
     """Response to the `initialize` method.
 
@@ -4078,6 +3807,18 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+InitializeProxyResponse: TypeAlias = InitializeResponse
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Response to `proxy/initialize`.
+
+The same as the `initialize` response. The proxy builds it from its successor's
+`initialize` response and answers with the capabilities of the chain from itself onward.
+It MUST NOT change `protocolVersion`."""
 
 
 class IntegerPropertySchema(AcpModel):
@@ -4471,6 +4212,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+McpRequestId: TypeAlias = StrictStr
+"""**UNSTABLE**
+
+Identifies an inner MCP request active against a server on this ACP connection.
+Generated by the caller and preserved unchanged by proxies, independently of
+the outer ACP JSON-RPC request ID."""
+
+
 class McpServerAcp(AcpModel):
     """**UNSTABLE**
 
@@ -4506,6 +4255,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+McpServerAcpId: TypeAlias = StrictStr
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for an MCP server using the ACP transport.
+
+The value is opaque and generated by the ACP component providing the MCP server. It is
+used by `mcp/message` to route requests to the component that declared the server."""
 
 
 class McpServerAcp_(TaggedModel):
@@ -4720,6 +4480,18 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+MediaType: TypeAlias = StrictStr
+"""An Internet media type identifying the format of protocol content."""
+
+
+MessageId: TypeAlias = StrictStr
+"""Identifier for a message, unique among messages of the same type within a session.
+
+Each message type, such as user messages, agent messages, and agent thoughts,
+has its own ID space: messages of different types may share an ID and remain
+distinct messages."""
+
+
 class MessageMcpNotification(AcpModel):
     """**UNSTABLE**
 
@@ -4843,34 +4615,19 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
+MessageMcpResponse: TypeAlias = Annotated[
+    MessageMcpResponseResult | MessageMcpResponseError, STRICT_FIRST
+]
+"""**UNSTABLE**
 
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
-    """Titled enum options. Must contain at least one option."""
+The successful outer ACP `mcp/message` response carries exactly one
+inner MCP outcome: an opaque result (including JSON null), or an MCP error.
+Outer ACP errors are reserved for binding and runtime failures.
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
-    """Titled multi-select items with human-readable labels.
-
-    As in MCP, titled items omit `type` and are identified by `anyOf`."""
+Both branches require their carrier key. An error must be a non-null object.
+Unknown outer fields are ignored. Inner result and error fields are preserved.
+Carrier `_meta` is optional. Null or invalid values are treated as absent.
+Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
 
 
 class MultiSelectItemsString(TaggedModel):
@@ -5179,6 +4936,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+PermissionOptionId: TypeAlias = StrictStr
+"""Unique identifier for a permission option."""
+
+
 class PlanEntry(AcpModel):
     """A single entry in the execution plan.
 
@@ -5244,6 +5005,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+PlanId: TypeAlias = StrictStr
+"""Unique identifier for a plan within a session."""
 
 
 class PlanItems(AcpModel):
@@ -5680,6 +5445,13 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+"""Protocol version identifier.
+
+This version is only bumped for breaking changes.
+Non-breaking changes should be introduced via capabilities."""
+
+
 class ProviderCurrentConfig(AcpModel):
     """**UNSTABLE**
 
@@ -5709,6 +5481,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+ProviderId: TypeAlias = StrictStr
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Unique identifier for a configurable LLM provider."""
 
 
 class ProviderInfo(AcpModel):
@@ -5824,6 +5604,10 @@ class ProxyResponseResult(AcpModel):
     """Method-specific response data."""
 
 
+ProxyResponse: TypeAlias = Annotated[ProxyResponseResult | ProxyResponseError, STRICT_FIRST]
+"""A JSON-RPC response object."""
+
+
 class ProxySuccessorNotification(AcpModel):
     """**UNSTABLE**
 
@@ -5921,6 +5705,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+ProxySuccessorResponse: TypeAlias = Any
+"""**UNSTABLE**
+
+This capability is not part of the spec yet, and may be removed or changed at any point.
+
+Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged."""
+
+
 class ReplayFromStart(AcpModel):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
@@ -5965,6 +5757,14 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+RequestId: TypeAlias = StrictInt | StrictStr
+"""A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
+
+The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
+requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
+a request with it is still awaiting a response."""
 
 
 class RequestPermissionOutcomeCancelled(TaggedModel):
@@ -6681,6 +6481,14 @@ class SessionConfigBoolean(AcpModel):
     """The current value of the boolean option."""
 
 
+SessionConfigGroupId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value group."""
+
+
+SessionConfigId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option."""
+
+
 class SessionConfigOptionBase(AcpModel):
     """A session configuration option selector and its current state."""
 
@@ -6821,6 +6629,17 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+SessionConfigSelectOptions: TypeAlias = (
+    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+)
+"""Possible values for a session configuration option."""
+
+
+SessionConfigValueId: TypeAlias = StrictStr
+"""Unique identifier for a session configuration option value."""
+
+
 class SessionDeleteCapabilities(AcpModel):
     """Capabilities for the `session/delete` method.
 
@@ -6869,6 +6688,15 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionId: TypeAlias = StrictStr
+"""A unique identifier for a conversation session between a client and agent.
+
+Each session has its own context, conversation history, and state, so one
+agent can run several independent sessions.
+
+See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)"""
 
 
 class SessionInfo(AcpModel):
@@ -6968,6 +6796,10 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+SessionListCursor: TypeAlias = StrictStr
+"""An opaque cursor used to paginate `session/list` results."""
 
 
 class SessionMessage(AcpModel):
@@ -7873,342 +7705,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateCancelled.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateEndTurn.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleError(IdleStateUpdateError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateError.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateMaxTokens.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        IdleStateUpdateMaxTurnRequests.__acp_tags__ | frozenset(["state"])
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleNone(IdleStateUpdateNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateNone.__acp_tags__ | frozenset(["state"])
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateRefusal.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateRequiresAction(TaggedModel):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["requires_action"] = "requires_action"
-
-    background: list[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateRunning(TaggedModel):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["running"] = "running"
-
-    background: list[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRunning(StateUpdateRunning):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
-class StateUpdateUnknown(TaggedModel):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-    This replaces previously confirmed activity without ending the work or session."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["unknown"] = "unknown"
-
-    background: list[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-    This replaces previously confirmed activity without ending the work or session."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateUnknown.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
-
-
 class SessionUpdateSubagentUpdate(TaggedModel):
     """**UNSTABLE**
 
@@ -8850,6 +8346,342 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateCancelled.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateEndTurn.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleError(IdleStateUpdateError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateError.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateMaxTokens.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        IdleStateUpdateMaxTurnRequests.__acp_tags__ | frozenset(["state"])
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleNone(IdleStateUpdateNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateNone.__acp_tags__ | frozenset(["state"])
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateRefusal.__acp_tags__ | frozenset(
+        ["state"]
+    )
+
+    state: Literal["idle"] = "idle"
+
+
+class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateRequiresAction(TaggedModel):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
+
+    state: Literal["requires_action"] = "requires_action"
+
+    background: list[BackgroundWork] | None = None
+    """Work running independently of foreground work, as a complete snapshot.
+
+Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+background work, not that nothing is running. `[]` means no background work is
+running. An Agent that reports background work MUST include it on every state
+update for the session. A malformed list is treated as not reported.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "background": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateRunning(TaggedModel):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
+
+    state: Literal["running"] = "running"
+
+    background: list[BackgroundWork] | None = None
+    """Work running independently of foreground work, as a complete snapshot.
+
+Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+background work, not that nothing is running. `[]` means no background work is
+running. An Agent that reports background work MUST include it on every state
+update for the session. A malformed list is treated as not reported.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "background": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class SessionUpdateStateUpdateRunning(StateUpdateRunning):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
+class StateUpdateUnknown(TaggedModel):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
+
+    state: Literal["unknown"] = "unknown"
+
+    background: list[BackgroundWork] | None = None
+    """Work running independently of foreground work, as a complete snapshot.
+
+Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+background work, not that nothing is running. `[]` means no background work is
+running. An Agent that reports background work MUST include it on every state
+update for the session. A malformed list is treated as not reported.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "background": frozenset(["default_on_error"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateUnknown.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
+        "state_update"
+    )
+
+
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
@@ -9285,6 +9117,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+TerminalId: TypeAlias = StrictStr
+"""Unique identifier for an agent-owned terminal within a session."""
+
+
 class TerminalOutput(AcpModel):
     """An authoritative replacement snapshot of terminal output bytes."""
 
@@ -9514,6 +9350,42 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+EmbeddedResourceResource: TypeAlias = Annotated[
+    TextResourceContents | BlobResourceContents, STRICT_FIRST
+]
+"""Resource content that can be embedded in a message."""
+
+
+class TitledMultiSelectItems(AcpModel):
+    """Items definition for titled multi-select enum properties."""
+
+    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    """Titled enum options. Must contain at least one option."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"])
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
+class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
+    """Titled multi-select items with human-readable labels.
+
+    As in MCP, titled items omit `type` and are identified by `anyOf`."""
+
+
 class ToolCallCancelCapabilities(AcpModel):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
@@ -9696,6 +9568,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+ToolCallId: TypeAlias = StrictStr
+"""Unique identifier for a tool call within a session."""
 
 
 class ToolCallLocation(AcpModel):
@@ -9937,6 +9813,26 @@ class UnknownAuthMethod(TaggedModel):
     """Human-readable name of the authentication method."""
 
 
+AuthMethod: TypeAlias = Annotated[
+    Annotated[AuthMethodTerminal_, Tag("terminal")]
+    | Annotated[AuthMethodAgent_, Tag("agent")]
+    | Annotated[UnknownAuthMethod, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["terminal", "agent"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form."""
+
+
 class UnknownAvailableCommand(TaggedModel):
     """Custom or future command kind.
 
@@ -9959,6 +9855,20 @@ within the command list."""
     """Human-readable description of what the command does."""
 
 
+AvailableCommand: TypeAlias = Annotated[
+    Annotated[AvailableCommandCommand, Tag("command")]
+    | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
+        )
+    ),
+]
+"""A command the agent advertises to the client.
+
+The `type` field acts as the discriminator in the serialized JSON form."""
+
+
 class UnknownAvailableCommandInput(TaggedModel):
     """Custom or future command input specification.
 
@@ -9974,6 +9884,18 @@ class UnknownAvailableCommandInput(TaggedModel):
     type: Annotated[AvailableCommandInputTag, NOT_KNOWN_TAG]
 
 
+AvailableCommandInput: TypeAlias = Annotated[
+    Annotated[AvailableCommandInputText, Tag("text")]
+    | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
+        )
+    ),
+]
+"""The input specification for a command."""
+
+
 class UnknownBackgroundWork(TaggedModel):
     """Custom or future background work.
 
@@ -9985,6 +9907,32 @@ class UnknownBackgroundWork(TaggedModel):
     cannot show what it is."""
 
     type: Annotated[BackgroundWorkTag, NOT_KNOWN_TAG]
+
+
+BackgroundWork: TypeAlias = Annotated[
+    Annotated[BackgroundWorkTerminal, Tag("terminal")]
+    | Annotated[BackgroundWorkToolCall, Tag("tool_call")]
+    | Annotated[BackgroundWorkSubagent, Tag("subagent")]
+    | Annotated[UnknownBackgroundWork, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["terminal", "tool_call", "subagent"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""One piece of work running independently of the session's foreground work.
+
+Items reference entities the Client already tracks. The Agent MUST announce each item
+before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
+tool call's final status before the snapshot that removes it. Each piece of work is
+listed once: process-backed work is listed as its terminal, not also as its tool call.
+
+See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
 
 class UnknownContentBlock(TaggedModel):
@@ -10001,6 +9949,38 @@ class UnknownContentBlock(TaggedModel):
     with `-32602`."""
 
     type: Annotated[ContentBlockTag, NOT_KNOWN_TAG]
+
+
+ContentBlock: TypeAlias = Annotated[
+    Annotated[ContentBlockText, Tag("text")]
+    | Annotated[ContentBlockImage, Tag("image")]
+    | Annotated[ContentBlockAudio, Tag("audio")]
+    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
+    | Annotated[ContentBlockResource, Tag("resource")]
+    | Annotated[UnknownContentBlock, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Content blocks represent displayable information in the Agent Client Protocol.
+
+Content blocks appear in:
+- User prompts sent via `session/prompt`
+- Language model output reported through `session/update` notifications as
+  message updates or streamed chunks
+- Progress updates and results from tool calls
+
+This structure is compatible with the Model Context Protocol (MCP), so agents can
+forward content from MCP tool outputs without transformation.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"""
 
 
 class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
@@ -10054,6 +10034,54 @@ session without a specific tool call."""
         return result
 
 
+UnknownCreateElicitationRequest: TypeAlias = Annotated[
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+]
+"""Custom or future elicitation mode.
+
+Values beginning with `_` are reserved for implementation-specific
+extensions. Unknown values that do not begin with `_` are reserved for
+future ACP variants.
+
+Clients that do not understand this mode should preserve the raw payload
+when storing, replaying, proxying, or forwarding elicitation requests.
+They MUST NOT render it as a known elicitation mode."""
+
+
+CreateElicitationRequest: TypeAlias = Annotated[
+    Annotated[CreateElicitationRequestForm, Tag("form")]
+    | Annotated[CreateElicitationRequestUrl, Tag("url")]
+    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "mode",
+            "mode",
+            frozenset(["form", "url"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Request from the agent to elicit structured user input.
+
+The agent sends this to the client to request information from the user,
+either via a form or by directing them to a URL.
+Elicitations are tied to a session (optionally a tool call) or a request.
+
+A session-scoped request follows the aggregate foreground-state contract:
+agents SHOULD report `requires_action` when the whole foreground workflow is
+blocked on user action. Once reported, they MUST report `running` when progress
+resumes, or `idle` if work ends without resuming. Independent background requests
+and request-scoped elicitations do not themselves change session state.
+Accepting a URL does not mean the external interaction completed.
+
+Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
+The request's scope alone does not establish that dependency.
+
+See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)"""
+
+
 class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
     """Custom or future elicitation action.
 
@@ -10068,6 +10096,25 @@ class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedMode
     action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
 
 
+CreateElicitationResponse: TypeAlias = Annotated[
+    Annotated[CreateElicitationResponseAccept, Tag("accept")]
+    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
+    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
+    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "action",
+            "action",
+            frozenset(["accept", "decline", "cancel"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Response from the client to an elicitation request."""
+
+
 class UnknownDiffChange(DiffChangeBase, TaggedModel):
     """Custom or future file operation.
 
@@ -10076,6 +10123,30 @@ class UnknownDiffChange(DiffChangeBase, TaggedModel):
     future ACP variants."""
 
     operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
+
+
+DiffChange: TypeAlias = Annotated[
+    Annotated[DiffChangeAdd, Tag("add")]
+    | Annotated[DiffChangeDelete, Tag("delete")]
+    | Annotated[DiffChangeModify, Tag("modify")]
+    | Annotated[DiffChangeMove, Tag("move")]
+    | Annotated[DiffChangeCopy, Tag("copy")]
+    | Annotated[UnknownDiffChange, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "operation",
+            "operation",
+            frozenset(["add", "delete", "modify", "move", "copy"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""One file-level change described by a `Diff`.
+
+Structured change metadata lets clients identify affected files and
+operations without parsing the text patch."""
 
 
 class UnknownElicitationPropertySchema(TaggedModel):
@@ -10092,6 +10163,31 @@ class UnknownElicitationPropertySchema(TaggedModel):
     type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
 
 
+ElicitationPropertySchema: TypeAlias = Annotated[
+    Annotated[ElicitationPropertySchemaString, Tag("string")]
+    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
+    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
+    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
+    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
+    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["string", "number", "integer", "boolean", "array"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Property schema for elicitation form fields.
+
+Each variant corresponds to a JSON Schema `"type"` value.
+Single-select enums use `type: "string"` with `enum` or `oneOf` set.
+Multi-select enums use `type: "array"`."""
+
+
 class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
     """Custom or future stop reason.
 
@@ -10100,6 +10196,38 @@ class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
     future ACP variants."""
 
     stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
+
+
+IdleStateUpdate: TypeAlias = Annotated[
+    Annotated[IdleStateUpdateEndTurn, Tag("end_turn")]
+    | Annotated[IdleStateUpdateMaxTokens, Tag("max_tokens")]
+    | Annotated[IdleStateUpdateMaxTurnRequests, Tag("max_turn_requests")]
+    | Annotated[IdleStateUpdateRefusal, Tag("refusal")]
+    | Annotated[IdleStateUpdateCancelled, Tag("cancelled")]
+    | Annotated[IdleStateUpdateError, Tag("error")]
+    | Annotated[IdleStateUpdateNone, Tag(NONE_TAG)]
+    | Annotated[UnknownIdleStateUpdate, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "stopReason",
+            "stop_reason",
+            frozenset(
+                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+            ),
+            has_none=True,
+            has_unknown=True,
+            lenient=True,
+        )
+    ),
+]
+"""No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
 
 class UnknownMcpServer(TaggedModel):
@@ -10117,10 +10245,56 @@ class UnknownMcpServer(TaggedModel):
     type: Annotated[McpServerTag, NOT_KNOWN_TAG]
 
 
+McpServer: TypeAlias = Annotated[
+    Annotated[McpServerHttp_, Tag("http")]
+    | Annotated[McpServerAcp_, Tag("acp")]
+    | Annotated[McpServerStdio_, Tag("stdio")]
+    | Annotated[UnknownMcpServer, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["http", "acp", "stdio"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Configuration for connecting to an MCP (Model Context Protocol) server.
+
+MCP servers provide tools and context that the agent can use when
+processing prompts.
+
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)"""
+
+
 class UnknownMultiSelectItems(TaggedModel):
     """Custom or future typed multi-select items."""
 
     type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
+
+
+MultiSelectItems: TypeAlias = Annotated[
+    Annotated[
+        Annotated[MultiSelectItemsString, Tag("string")]
+        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(["string"]),
+                has_none=False,
+                has_unknown=True,
+                lenient=False,
+            )
+        ),
+    ]
+    | MultiSelectItemsNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Items for a multi-select (array) property schema."""
 
 
 class UnknownPlanUpdateContent(TaggedModel):
@@ -10141,6 +10315,25 @@ class UnknownPlanUpdateContent(TaggedModel):
     """The plan ID to update."""
 
 
+PlanUpdateContent: TypeAlias = Annotated[
+    Annotated[PlanUpdateContentItems, Tag("items")]
+    | Annotated[PlanUpdateContentFile, Tag("file")]
+    | Annotated[PlanUpdateContentMarkdown, Tag("markdown")]
+    | Annotated[UnknownPlanUpdateContent, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["items", "file", "markdown"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Updated content for a plan."""
+
+
 class UnknownReplayFrom(TaggedModel):
     """Custom or future replay cursor.
 
@@ -10154,6 +10347,19 @@ class UnknownReplayFrom(TaggedModel):
     substituting another cursor or resuming without replay."""
 
     type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
+
+
+ReplayFrom: TypeAlias = Annotated[
+    Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
+        )
+    ),
+]
+"""Inclusive cursor describing where replayed session history should begin.
+
+Replay includes the position identified by the cursor."""
 
 
 class UnknownRequestPermissionOutcome(TaggedModel):
@@ -10171,6 +10377,24 @@ class UnknownRequestPermissionOutcome(TaggedModel):
     outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
 
 
+RequestPermissionOutcome: TypeAlias = Annotated[
+    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
+    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")]
+    | Annotated[UnknownRequestPermissionOutcome, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "outcome",
+            "outcome",
+            frozenset(["cancelled", "selected"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""The outcome of a permission request."""
+
+
 class UnknownRequestPermissionSubject(TaggedModel):
     """Custom or future permission subject.
 
@@ -10184,6 +10408,24 @@ class UnknownRequestPermissionSubject(TaggedModel):
     according to policy."""
 
     type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
+
+
+RequestPermissionSubject: TypeAlias = Annotated[
+    Annotated[RequestPermissionSubjectToolCall, Tag("tool_call")]
+    | Annotated[RequestPermissionSubjectCommand, Tag("command")]
+    | Annotated[UnknownRequestPermissionSubject, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["tool_call", "command"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""The operation requiring permission."""
 
 
 class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
@@ -10200,6 +10442,24 @@ class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
     type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
 
 
+SessionConfigOption: TypeAlias = Annotated[
+    Annotated[SessionConfigOptionSelect, Tag("select")]
+    | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
+    | Annotated[UnknownSessionConfigOption, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["select", "boolean"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""A session configuration option selector and its current state."""
+
+
 class UnknownSessionUpdate(TaggedModel):
     """Custom or future session update.
 
@@ -10212,6 +10472,46 @@ class UnknownSessionUpdate(TaggedModel):
     history, and otherwise ignore it or display it generically."""
 
     session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
+
+
+class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, TaggedModel):
+    """Custom or future session configuration option value payload.
+
+    Values beginning with `_` are reserved for implementation-specific
+    extensions. Unknown values that do not begin with `_` are reserved for
+    future ACP variants.
+
+    Agents MUST reject a `session/set_config_option` request with a value type
+    they do not support with `-32602`."""
+
+    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
+
+    value: Any
+    """Raw value payload for the custom or future value type."""
+
+
+SetSessionConfigOptionRequest: TypeAlias = Annotated[
+    Annotated[SetSessionConfigOptionRequestId, Tag("id")]
+    | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
+    | Annotated[UnknownSetSessionConfigOptionRequest, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["id", "boolean"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Request parameters for setting a session configuration option.
+
+Agents MUST support this method for any session where they advertise config options.
+Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
+configuration unchanged.
+
+See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)"""
 
 
 class UnknownStateUpdate_(TaggedModel):
@@ -10252,6 +10552,97 @@ class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
     state: Literal["idle"] = "idle"
 
 
+StateUpdateIdle: TypeAlias = Annotated[
+    Annotated[StateUpdateIdleEndTurn, Tag("end_turn")]
+    | Annotated[StateUpdateIdleMaxTokens, Tag("max_tokens")]
+    | Annotated[StateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
+    | Annotated[StateUpdateIdleRefusal, Tag("refusal")]
+    | Annotated[StateUpdateIdleCancelled, Tag("cancelled")]
+    | Annotated[StateUpdateIdleError, Tag("error")]
+    | Annotated[StateUpdateIdleNone, Tag(NONE_TAG)]
+    | Annotated[UnknownStateUpdateIdle, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "stopReason",
+            "stop_reason",
+            frozenset(
+                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+            ),
+            has_none=True,
+            has_unknown=True,
+            lenient=True,
+        )
+    ),
+]
+"""No foreground work is active. Background activity may continue.
+
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage."""
+
+
+StateUpdate: TypeAlias = Annotated[
+    Annotated[StateUpdateRunning, Tag("running")]
+    | Annotated[StateUpdateIdle, Tag("idle")]
+    | Annotated[StateUpdateRequiresAction, Tag("requires_action")]
+    | Annotated[StateUpdateUnknown, Tag("unknown")]
+    | Annotated[UnknownStateUpdate_, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "state",
+            "state",
+            frozenset(["running", "idle", "requires_action", "unknown"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""A snapshot of the session's aggregate foreground activity.
+
+Foreground work is the agent's active response or workflow in the session,
+including model processing, tool execution, and waiting for user action needed
+to continue that work. It can start with a prompt or be agent-initiated, for
+example to pursue an ongoing goal or follow up on a completed background task.
+Either way, the agent MUST report `running` when foreground work starts,
+or `requires_action` if it starts blocked on user action, and `idle` when it
+ends. The agent SHOULD include a stop reason on that idle update.
+Agent-initiated work does not require a prompt request or a synthetic user
+message.
+
+`running` may precede user-message insertion, for example during a foreground
+hook. It is not acknowledgment of insertion, and rejecting a prompt does not
+itself end foreground work.
+
+Background activity can continue and emit other `session/update` notifications
+while `idle`. Those notifications, including a detached task's progress or
+completion, do not by themselves change this state. A permission request only
+warrants `requires_action` when foreground work is blocked on user action.
+
+The agent SHOULD report `requires_action` when the foreground workflow as a
+whole cannot progress without user action, including permissions or elicitations.
+Once reported, it MUST report `running` when progress resumes, or `idle` when
+work ends without resuming.
+If other foreground work can progress, the state remains `running`. Resolving
+one of several requests does not itself change the state. Agents SHOULD ignore
+responses for work that has already ended rather than use them to resume it.
+
+A new session defaults to idle until a state update reports otherwise.
+Resume MUST send a current-state snapshot after any replay and before its
+response. The snapshot reports foreground state after resuming.
+The response alone does not imply idle.
+Repeated snapshots are idempotent, not additional work, completions, or usage.
+A repeated state may carry updated information without another state transition.
+The agent MUST report `idle` when no foreground activity remains. Completing
+an individual activity while other foreground work continues does not require
+an idle boundary. Local commands use the same lifecycle even without model work.
+
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
+
+
 class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
     """"""
 
@@ -10264,20 +10655,164 @@ class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
     )
 
 
-class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, TaggedModel):
-    """Custom or future session configuration option value payload.
+SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
+    Annotated[SessionUpdateStateUpdateIdleEndTurn, Tag("end_turn")]
+    | Annotated[SessionUpdateStateUpdateIdleMaxTokens, Tag("max_tokens")]
+    | Annotated[SessionUpdateStateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
+    | Annotated[SessionUpdateStateUpdateIdleRefusal, Tag("refusal")]
+    | Annotated[SessionUpdateStateUpdateIdleCancelled, Tag("cancelled")]
+    | Annotated[SessionUpdateStateUpdateIdleError, Tag("error")]
+    | Annotated[SessionUpdateStateUpdateIdleNone, Tag(NONE_TAG)]
+    | Annotated[UnknownSessionUpdateStateUpdateIdle, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "stopReason",
+            "stop_reason",
+            frozenset(
+                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+            ),
+            has_none=True,
+            has_unknown=True,
+            lenient=True,
+        )
+    ),
+]
+"""No foreground work is active. Background activity may continue.
 
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
+Agents SHOULD include a `stopReason` when the idle transition ends foreground
+work. An idle update that does not end foreground work need not include one.
+Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+reporting one.
+Repeated or resume snapshots may carry the last stop reason for context.
+They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
-    Agents MUST reject a `session/set_config_option` request with a value type
-    they do not support with `-32602`."""
 
-    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
+SessionUpdateStateUpdate: TypeAlias = Annotated[
+    Annotated[SessionUpdateStateUpdateRunning, Tag("running")]
+    | Annotated[SessionUpdateStateUpdateIdle, Tag("idle")]
+    | Annotated[SessionUpdateStateUpdateRequiresAction, Tag("requires_action")]
+    | Annotated[SessionUpdateStateUpdateUnknown, Tag("unknown")]
+    | Annotated[UnknownSessionUpdateStateUpdate, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "state",
+            "state",
+            frozenset(["running", "idle", "requires_action", "unknown"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""A snapshot of the session's aggregate foreground activity.
 
-    value: Any
-    """Raw value payload for the custom or future value type."""
+Foreground work is the agent's active response or workflow in the session,
+including model processing, tool execution, and waiting for user action needed
+to continue that work. It can start with a prompt or be agent-initiated, for
+example to pursue an ongoing goal or follow up on a completed background task.
+Either way, the agent MUST report `running` when foreground work starts,
+or `requires_action` if it starts blocked on user action, and `idle` when it
+ends. The agent SHOULD include a stop reason on that idle update.
+Agent-initiated work does not require a prompt request or a synthetic user
+message.
+
+`running` may precede user-message insertion, for example during a foreground
+hook. It is not acknowledgment of insertion, and rejecting a prompt does not
+itself end foreground work.
+
+Background activity can continue and emit other `session/update` notifications
+while `idle`. Those notifications, including a detached task's progress or
+completion, do not by themselves change this state. A permission request only
+warrants `requires_action` when foreground work is blocked on user action.
+
+The agent SHOULD report `requires_action` when the foreground workflow as a
+whole cannot progress without user action, including permissions or elicitations.
+Once reported, it MUST report `running` when progress resumes, or `idle` when
+work ends without resuming.
+If other foreground work can progress, the state remains `running`. Resolving
+one of several requests does not itself change the state. Agents SHOULD ignore
+responses for work that has already ended rather than use them to resume it.
+
+A new session defaults to idle until a state update reports otherwise.
+Resume MUST send a current-state snapshot after any replay and before its
+response. The snapshot reports foreground state after resuming.
+The response alone does not imply idle.
+Repeated snapshots are idempotent, not additional work, completions, or usage.
+A repeated state may carry updated information without another state transition.
+The agent MUST report `idle` when no foreground activity remains. Completing
+an individual activity while other foreground work continues does not require
+an idle boundary. Local commands use the same lifecycle even without model work.
+
+See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
+
+
+SessionUpdate: TypeAlias = Annotated[
+    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
+    | Annotated[SessionUpdateUserMessage, Tag("user_message")]
+    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
+    | Annotated[SessionUpdateAgentMessage, Tag("agent_message")]
+    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
+    | Annotated[SessionUpdateAgentThought, Tag("agent_thought")]
+    | Annotated[SessionUpdateStateUpdate, Tag("state_update")]
+    | Annotated[SessionUpdateToolCallContentChunk, Tag("tool_call_content_chunk")]
+    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
+    | Annotated[SessionUpdateTerminalUpdate, Tag("terminal_update")]
+    | Annotated[SessionUpdateTerminalOutputChunk, Tag("terminal_output_chunk")]
+    | Annotated[SessionUpdatePlanUpdate, Tag("plan_update")]
+    | Annotated[SessionUpdatePlanRemoved, Tag("plan_removed")]
+    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
+    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
+    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
+    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
+    | Annotated[SessionUpdateNotice, Tag("notice")]
+    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
+    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")]
+    | Annotated[SessionUpdateSubagentUpdate, Tag("subagent_update")]
+    | Annotated[SessionUpdateSessionMessage, Tag("session_message")]
+    | Annotated[SessionUpdateSessionMessageChunk, Tag("session_message_chunk")]
+    | Annotated[UnknownSessionUpdate, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "sessionUpdate",
+            "session_update",
+            frozenset(
+                [
+                    "user_message_chunk",
+                    "user_message",
+                    "agent_message_chunk",
+                    "agent_message",
+                    "agent_thought_chunk",
+                    "agent_thought",
+                    "state_update",
+                    "tool_call_content_chunk",
+                    "tool_call_update",
+                    "terminal_update",
+                    "terminal_output_chunk",
+                    "plan_update",
+                    "plan_removed",
+                    "available_commands_update",
+                    "config_option_update",
+                    "session_info_update",
+                    "usage_update",
+                    "notice",
+                    "compaction_update",
+                    "compaction_summary_chunk",
+                    "subagent_update",
+                    "session_message",
+                    "session_message_chunk",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Different types of updates that can be sent while a session exists.
+
+These updates report messages, progress, and other session activity.
+
+See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
 
 
 class UnknownStateUpdate(AcpModel):
@@ -10336,6 +10871,30 @@ class UnknownToolCallContent(TaggedModel):
     output, and otherwise ignore it or display it generically."""
 
     type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
+
+
+ToolCallContent: TypeAlias = Annotated[
+    Annotated[ToolCallContentContent, Tag("content")]
+    | Annotated[ToolCallContentDiff, Tag("diff")]
+    | Annotated[ToolCallContentTerminal, Tag("terminal")]
+    | Annotated[UnknownToolCallContent, Tag(UNKNOWN_TAG)],
+    Discriminator(
+        tag_discriminator(
+            "type",
+            "type",
+            frozenset(["content", "diff", "terminal"]),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
+        )
+    ),
+]
+"""Content produced by a tool call.
+
+Tool calls can produce different types of content including standard
+content blocks (text, images), file diffs, or display-only terminals.
+
+See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"""
 
 
 class UnsupportedProtocolVersionErrorData(AcpModel):
@@ -10534,954 +11093,397 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
         return result
 
 
-AbsolutePath: TypeAlias = StrictStr
-"""An absolute filesystem path used by the protocol.
-
-Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
-
-
-AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[AuthMethodTerminal_, Tag("terminal")]
-    | Annotated[AuthMethodAgent_, Tag("agent")]
-    | Annotated[UnknownAuthMethod, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["terminal", "agent"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
+__all__ = [
+    "AgentAuthCapabilities",
+    "AgentCapabilities",
+    "AgentMessage",
+    "AgentNotification",
+    "AgentRequest",
+    "AgentResponseError",
+    "AgentResponseResult",
+    "AgentThought",
+    "Annotations",
+    "ArchiveSessionRequest",
+    "ArchiveSessionResponse",
+    "AudioContent",
+    "AuthAccount",
+    "AuthMethodAgent",
+    "AuthMethodAgent_",
+    "AuthMethodTerminal",
+    "AuthMethodTerminal_",
+    "AuthStatusCapabilities",
+    "AuthStatusRequest",
+    "AuthStatusResponse",
+    "AuthStatusUpdateNotification",
+    "AvailableCommandCommand",
+    "AvailableCommandInputText",
+    "AvailableCommandsUpdate",
+    "BackgroundSubagent",
+    "BackgroundTerminal",
+    "BackgroundToolCall",
+    "BackgroundWorkSubagent",
+    "BackgroundWorkTerminal",
+    "BackgroundWorkToolCall",
+    "BlobResourceContents",
+    "BooleanPropertySchema",
+    "CancelRequestNotification",
+    "CancelSessionNotification",
+    "CancelTerminalRequest",
+    "CancelTerminalResponse",
+    "CancelToolCallRequest",
+    "CancelToolCallResponse",
+    "CancelledPermissionOutcome",
+    "ClientAuthCapabilities",
+    "ClientCapabilities",
+    "ClientNotification",
+    "ClientRequest",
+    "ClientResponseError",
+    "ClientResponseResult",
+    "CloseSessionRequest",
+    "CloseSessionResponse",
+    "Command",
+    "CommandPermissionSubject",
+    "CompactionSummaryChunk",
+    "CompactionUpdate",
+    "CompleteElicitationNotification",
+    "ConfigOptionUpdate",
+    "Content",
+    "ContentBlockAudio",
+    "ContentBlockImage",
+    "ContentBlockResource",
+    "ContentBlockResourceLink",
+    "ContentBlockText",
+    "ContentChunk",
+    "Cost",
+    "CreateElicitationRequestBase",
+    "CreateElicitationRequestFormRequest",
+    "CreateElicitationRequestFormSession",
+    "CreateElicitationRequestUrlRequest",
+    "CreateElicitationRequestUrlSession",
+    "CreateElicitationResponseBase",
+    "CreateElicitationResponseAccept",
+    "CreateElicitationResponseCancel",
+    "CreateElicitationResponseDecline",
+    "DeleteSessionRequest",
+    "DeleteSessionResponse",
+    "Diff",
+    "DiffChangeBase",
+    "DiffChangeAdd",
+    "DiffChangeCopy",
+    "DiffChangeDelete",
+    "DiffChangeModify",
+    "DiffChangeMove",
+    "DiffPatch",
+    "DiffPathChange",
+    "DiffPathPairChange",
+    "DisableProviderRequest",
+    "DisableProviderResponse",
+    "ElicitationAcceptAction",
+    "ElicitationCapabilities",
+    "ElicitationFormCapabilities",
+    "ElicitationRequestScope",
+    "ElicitationFormModeRequest",
+    "ElicitationSessionScope",
+    "ElicitationFormModeSession",
+    "ElicitationPropertySchemaArray",
+    "ElicitationPropertySchemaBoolean",
+    "ElicitationPropertySchemaInteger",
+    "ElicitationPropertySchemaNumber",
+    "ElicitationPropertySchemaString",
+    "ElicitationSchema",
+    "ElicitationUrlCapabilities",
+    "ElicitationUrlModeRequest",
+    "ElicitationUrlModeSession",
+    "EmbeddedResource",
+    "EnumOption",
+    "EnvVariable",
+    "Error",
+    "ErrorStopReason",
+    "ForkSessionRequest",
+    "ForkSessionResponse",
+    "HttpHeader",
+    "Icon",
+    "IdleStateUpdateBase",
+    "IdleStateUpdateCancelled",
+    "IdleStateUpdateEndTurn",
+    "IdleStateUpdateError",
+    "IdleStateUpdateMaxTokens",
+    "IdleStateUpdateMaxTurnRequests",
+    "IdleStateUpdateNone",
+    "IdleStateUpdateRefusal",
+    "ImageContent",
+    "Implementation",
+    "InitializeRequest",
+    "InitializeResponse",
+    "IntegerPropertySchema",
+    "ListProvidersRequest",
+    "ListProvidersResponse",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "LoginAuthRequest",
+    "LoginAuthResponse",
+    "LogoutAuthRequest",
+    "LogoutAuthResponse",
+    "McpAcpCapabilities",
+    "McpCapabilities",
+    "McpError",
+    "McpHttpCapabilities",
+    "McpServerAcp",
+    "McpServerAcp_",
+    "McpServerHttp",
+    "McpServerHttp_",
+    "McpServerStdio",
+    "McpServerStdio_",
+    "McpStdioCapabilities",
+    "MessageMcpNotification",
+    "MessageMcpRequest",
+    "MessageMcpResponseError",
+    "MessageMcpResponseResult",
+    "TitledMultiSelectItems",
+    "MultiSelectItemsNone",
+    "MultiSelectItemsString",
+    "MultiSelectPropertySchema",
+    "NewSessionRequest",
+    "NewSessionResponse",
+    "Notice",
+    "NumberPropertySchema",
+    "PermissionOption",
+    "PlanEntry",
+    "PlanFile",
+    "PlanItems",
+    "PlanMarkdown",
+    "PlanRemoved",
+    "PlanUpdate",
+    "PlanUpdateContentFile",
+    "PlanUpdateContentItems",
+    "PlanUpdateContentMarkdown",
+    "PromptAudioCapabilities",
+    "PromptCapabilities",
+    "PromptEmbeddedContextCapabilities",
+    "PromptImageCapabilities",
+    "PromptRequest",
+    "PromptResponse",
+    "ProviderCurrentConfig",
+    "ProviderInfo",
+    "ProvidersCapabilities",
+    "ProxyNotification",
+    "ProxyRequest",
+    "ProxyResponseError",
+    "ProxyResponseResult",
+    "ProxySuccessorNotification",
+    "ProxySuccessorRequest",
+    "ReplayFromStart",
+    "ReplayFromStart_",
+    "RequestPermissionOutcomeCancelled",
+    "RequestPermissionOutcomeSelected",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
+    "RequestPermissionSubjectCommand",
+    "RequestPermissionSubjectToolCall",
+    "RequiresActionStateUpdate",
+    "ResourceLink",
+    "ResumeSessionRequest",
+    "ResumeSessionResponse",
+    "RunningStateUpdate",
+    "SelectedPermissionOutcome",
+    "SessionAdditionalDirectoriesCapabilities",
+    "SessionArchiveCapabilities",
+    "SessionCancelCapabilities",
+    "SessionCapabilities",
+    "SessionConfigBoolean",
+    "SessionConfigOptionBase",
+    "SessionConfigOptionBoolean",
+    "SessionConfigOptionSelect",
+    "SessionConfigSelect",
+    "SessionConfigSelectGroup",
+    "SessionConfigSelectOption",
+    "SessionDeleteCapabilities",
+    "SessionForkCapabilities",
+    "SessionInfo",
+    "SessionInfoUpdate",
+    "SessionMessage",
+    "SessionMessageChunk",
+    "SessionNotFoundErrorData",
+    "SessionStatusCapabilities",
+    "SessionStatusRequest",
+    "SessionStatusResponse",
+    "SessionSystemPromptCapabilities",
+    "SessionSystemPromptModeCapabilities",
+    "SessionSystemPromptOverrideCapabilities",
+    "SessionTitleCapabilities",
+    "SessionUpdateAgentMessage",
+    "SessionUpdateAgentMessageChunk",
+    "SessionUpdateAgentThought",
+    "SessionUpdateAgentThoughtChunk",
+    "SessionUpdateAvailableCommandsUpdate",
+    "SessionUpdateCompactionSummaryChunk",
+    "SessionUpdateCompactionUpdate",
+    "SessionUpdateConfigOptionUpdate",
+    "SessionUpdateNotice",
+    "SessionUpdatePlanRemoved",
+    "SessionUpdatePlanUpdate",
+    "SessionUpdateSessionInfoUpdate",
+    "SessionUpdateSessionMessage",
+    "SessionUpdateSessionMessageChunk",
+    "StateUpdateIdleCancelled",
+    "SessionUpdateStateUpdateIdleCancelled",
+    "StateUpdateIdleEndTurn",
+    "SessionUpdateStateUpdateIdleEndTurn",
+    "StateUpdateIdleError",
+    "SessionUpdateStateUpdateIdleError",
+    "StateUpdateIdleMaxTokens",
+    "SessionUpdateStateUpdateIdleMaxTokens",
+    "StateUpdateIdleMaxTurnRequests",
+    "SessionUpdateStateUpdateIdleMaxTurnRequests",
+    "StateUpdateIdleNone",
+    "SessionUpdateStateUpdateIdleNone",
+    "StateUpdateIdleRefusal",
+    "SessionUpdateStateUpdateIdleRefusal",
+    "StateUpdateRequiresAction",
+    "SessionUpdateStateUpdateRequiresAction",
+    "StateUpdateRunning",
+    "SessionUpdateStateUpdateRunning",
+    "StateUpdateUnknown",
+    "SessionUpdateStateUpdateUnknown",
+    "SessionUpdateSubagentUpdate",
+    "SessionUpdateTerminalOutputChunk",
+    "SessionUpdateTerminalUpdate",
+    "SessionUpdateToolCallContentChunk",
+    "SessionUpdateToolCallUpdate",
+    "SessionUpdateUsageUpdate",
+    "SessionUpdateUserMessage",
+    "SessionUpdateUserMessageChunk",
+    "SetProviderRequest",
+    "SetProviderResponse",
+    "SetSessionConfigOptionRequestBase",
+    "SetSessionConfigOptionRequestBoolean",
+    "SetSessionConfigOptionRequestId",
+    "SetSessionConfigOptionResponse",
+    "SetSessionTitleRequest",
+    "SetSessionTitleResponse",
+    "StringMultiSelectItems",
+    "StringPropertySchema",
+    "SubagentSessionCapabilities",
+    "SubagentUpdate",
+    "SystemPrompt",
+    "Terminal",
+    "TerminalAuthCapabilities",
+    "TerminalCancelCapabilities",
+    "TerminalCapabilities",
+    "TerminalExitStatus",
+    "TerminalOutput",
+    "TerminalOutputChunk",
+    "TerminalSize",
+    "TerminalUpdate",
+    "TextCommandInput",
+    "TextContent",
+    "TextResourceContents",
+    "ToolCallCancelCapabilities",
+    "ToolCallCapabilities",
+    "ToolCallContentChunk",
+    "ToolCallContentContent",
+    "ToolCallContentDiff",
+    "ToolCallContentTerminal",
+    "ToolCallLocation",
+    "ToolCallPermissionSubject",
+    "ToolCallUpdate",
+    "UnarchiveSessionRequest",
+    "UnarchiveSessionResponse",
+    "UnknownAuthMethod",
+    "UnknownAvailableCommand",
+    "UnknownAvailableCommandInput",
+    "UnknownBackgroundWork",
+    "UnknownContentBlock",
+    "UnknownCreateElicitationRequestRequest",
+    "UnknownCreateElicitationRequestSession",
+    "UnknownCreateElicitationResponse",
+    "UnknownDiffChange",
+    "UnknownElicitationPropertySchema",
+    "UnknownIdleStateUpdate",
+    "UnknownMcpServer",
+    "UnknownMultiSelectItems",
+    "UnknownPlanUpdateContent",
+    "UnknownReplayFrom",
+    "UnknownRequestPermissionOutcome",
+    "UnknownRequestPermissionSubject",
+    "UnknownSessionConfigOption",
+    "UnknownSessionUpdate",
+    "UnknownStateUpdate_",
+    "UnknownSessionUpdateStateUpdate",
+    "UnknownStateUpdateIdle",
+    "UnknownSessionUpdateStateUpdateIdle",
+    "UnknownSetSessionConfigOptionRequest",
+    "UnknownStateUpdate",
+    "UnknownToolCallContent",
+    "UnsupportedProtocolVersionErrorData",
+    "UpdateSessionNotification",
+    "Usage",
+    "UsageUpdate",
+    "UserMessage",
+    "AbsolutePath",
+    "AgentResponse",
+    "AuthMethod",
+    "AuthMethodId",
+    "AvailableCommand",
+    "AvailableCommandInput",
+    "BackgroundWork",
+    "ClientResponse",
+    "CompactionId",
+    "ContentBlock",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
+    "UnknownCreateElicitationRequest",
+    "CreateElicitationRequest",
+    "CreateElicitationResponse",
+    "DiffChange",
+    "ElicitationContentValue",
+    "ElicitationFormMode",
+    "ElicitationId",
+    "ElicitationPropertySchema",
+    "ElicitationUrlMode",
+    "EmbeddedResourceResource",
+    "ErrorCode",
+    "ErrorData",
+    "ExtNotification",
+    "ExtRequest",
+    "ExtResponse",
+    "IdleStateUpdate",
+    "InitializeProxyRequest",
+    "InitializeProxyResponse",
+    "McpRequestId",
+    "McpServer",
+    "McpServerAcpId",
+    "MediaType",
+    "MessageId",
+    "MessageMcpResponse",
+    "MultiSelectItems",
+    "PermissionOptionId",
+    "PlanId",
+    "PlanUpdateContent",
+    "ProtocolVersion",
+    "ProviderId",
+    "ProxyResponse",
+    "ProxySuccessorResponse",
+    "ReplayFrom",
+    "RequestId",
+    "RequestPermissionOutcome",
+    "RequestPermissionSubject",
+    "SessionConfigGroupId",
+    "SessionConfigId",
+    "SessionConfigOption",
+    "SessionConfigSelectOptions",
+    "SessionConfigValueId",
+    "SessionId",
+    "SessionListCursor",
+    "SessionUpdateStateUpdateIdle",
+    "SessionUpdateStateUpdate",
+    "SessionUpdate",
+    "SetSessionConfigOptionRequest",
+    "StateUpdateIdle",
+    "StateUpdate",
+    "TerminalId",
+    "ToolCallContent",
+    "ToolCallId",
 ]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-AuthMethodId: TypeAlias = StrictStr
-"""Typed identifier used for auth method values on the wire."""
-
-
-AvailableCommand: TypeAlias = Annotated[
-    Annotated[AvailableCommandCommand, Tag("command")]
-    | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
-        )
-    ),
-]
-"""A command the agent advertises to the client.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-AvailableCommandInput: TypeAlias = Annotated[
-    Annotated[AvailableCommandInputText, Tag("text")]
-    | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
-        )
-    ),
-]
-"""The input specification for a command."""
-
-
-BackgroundWork: TypeAlias = Annotated[
-    Annotated[BackgroundWorkTerminal, Tag("terminal")]
-    | Annotated[BackgroundWorkToolCall, Tag("tool_call")]
-    | Annotated[BackgroundWorkSubagent, Tag("subagent")]
-    | Annotated[UnknownBackgroundWork, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["terminal", "tool_call", "subagent"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""One piece of work running independently of the session's foreground work.
-
-Items reference entities the Client already tracks. The Agent MUST announce each item
-before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
-tool call's final status before the snapshot that removes it. Each piece of work is
-listed once: process-backed work is listed as its terminal, not also as its tool call.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
-
-
-ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-CompactionId: TypeAlias = StrictStr
-"""Unique identifier for a context compaction within a session."""
-
-
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")]
-    | Annotated[UnknownContentBlock, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"""
-
-
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
-UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
-]
-"""Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode."""
-
-
-CreateElicitationRequest: TypeAlias = Annotated[
-    Annotated[CreateElicitationRequestForm, Tag("form")]
-    | Annotated[CreateElicitationRequestUrl, Tag("url")]
-    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "mode",
-            "mode",
-            frozenset(["form", "url"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request.
-
-A session-scoped request follows the aggregate foreground-state contract:
-agents SHOULD report `requires_action` when the whole foreground workflow is
-blocked on user action. Once reported, they MUST report `running` when progress
-resumes, or `idle` if work ends without resuming. Independent background requests
-and request-scoped elicitations do not themselves change session state.
-Accepting a URL does not mean the external interaction completed.
-
-Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
-The request's scope alone does not establish that dependency.
-
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)"""
-
-
-CreateElicitationResponse: TypeAlias = Annotated[
-    Annotated[CreateElicitationResponseAccept, Tag("accept")]
-    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "action",
-            "action",
-            frozenset(["accept", "decline", "cancel"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Response from the client to an elicitation request."""
-
-
-DiffChange: TypeAlias = Annotated[
-    Annotated[DiffChangeAdd, Tag("add")]
-    | Annotated[DiffChangeDelete, Tag("delete")]
-    | Annotated[DiffChangeModify, Tag("modify")]
-    | Annotated[DiffChangeMove, Tag("move")]
-    | Annotated[DiffChangeCopy, Tag("copy")]
-    | Annotated[UnknownDiffChange, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "operation",
-            "operation",
-            frozenset(["add", "delete", "modify", "move", "copy"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""One file-level change described by a `Diff`.
-
-Structured change metadata lets clients identify affected files and
-operations without parsing the text patch."""
-
-
-ElicitationContentValue: TypeAlias = Any
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
-]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
-
-ElicitationId: TypeAlias = StrictStr
-"""Unique identifier for an elicitation."""
-
-
-ElicitationPropertySchema: TypeAlias = Annotated[
-    Annotated[ElicitationPropertySchemaString, Tag("string")]
-    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
-    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
-    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
-    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
-    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["string", "number", "integer", "boolean", "array"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
-
-
-ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
-]
-"""URL-based elicitation mode where the client directs the user to a URL."""
-
-
-EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
-]
-"""Resource content that can be embedded in a message."""
-
-
-ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | Literal[-32022]
-    | StrictInt
-)
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800)."""
-
-
-ErrorData: TypeAlias = Any
-"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
-
-
-ExtNotification: TypeAlias = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-
-IdleStateUpdate: TypeAlias = Annotated[
-    Annotated[IdleStateUpdateEndTurn, Tag("end_turn")]
-    | Annotated[IdleStateUpdateMaxTokens, Tag("max_tokens")]
-    | Annotated[IdleStateUpdateMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[IdleStateUpdateRefusal, Tag("refusal")]
-    | Annotated[IdleStateUpdateCancelled, Tag("cancelled")]
-    | Annotated[IdleStateUpdateError, Tag("error")]
-    | Annotated[IdleStateUpdateNone, Tag(NONE_TAG)]
-    | Annotated[UnknownIdleStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-InitializeProxyRequest: TypeAlias = InitializeRequest
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Request parameters for `proxy/initialize`.
-
-A conductor sends `proxy/initialize` instead of `initialize` to every component that has a
-successor, which tells the component to run as a proxy. The params and the response are
-the same as for `initialize`. A conductor sends `initialize` to the final agent.
-
-The params carry the protocol version the conductor selected: the client's requested
-version, unless the conductor supports only a lower one. Before answering successfully,
-the proxy MUST forward an `initialize` request to its successor through `proxy/successor`.
-
-See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
-
-
-InitializeProxyResponse: TypeAlias = InitializeResponse
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Response to `proxy/initialize`.
-
-The same as the `initialize` response. The proxy builds it from its successor's
-`initialize` response and answers with the capabilities of the chain from itself onward.
-It MUST NOT change `protocolVersion`."""
-
-
-McpRequestId: TypeAlias = StrictStr
-"""**UNSTABLE**
-
-Identifies an inner MCP request active against a server on this ACP connection.
-Generated by the caller and preserved unchanged by proxies, independently of
-the outer ACP JSON-RPC request ID."""
-
-
-McpServer: TypeAlias = Annotated[
-    Annotated[McpServerHttp_, Tag("http")]
-    | Annotated[McpServerAcp_, Tag("acp")]
-    | Annotated[McpServerStdio_, Tag("stdio")]
-    | Annotated[UnknownMcpServer, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["http", "acp", "stdio"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)"""
-
-
-McpServerAcpId: TypeAlias = StrictStr
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for an MCP server using the ACP transport.
-
-The value is opaque and generated by the ACP component providing the MCP server. It is
-used by `mcp/message` to route requests to the component that declared the server."""
-
-
-MediaType: TypeAlias = StrictStr
-"""An Internet media type identifying the format of protocol content."""
-
-
-MessageId: TypeAlias = StrictStr
-"""Identifier for a message, unique among messages of the same type within a session.
-
-Each message type, such as user messages, agent messages, and agent thoughts,
-has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
-
-
-MessageMcpResponse: TypeAlias = Annotated[
-    MessageMcpResponseResult | MessageMcpResponseError, STRICT_FIRST
-]
-"""**UNSTABLE**
-
-The successful outer ACP `mcp/message` response carries exactly one
-inner MCP outcome: an opaque result (including JSON null), or an MCP error.
-Outer ACP errors are reserved for binding and runtime failures.
-
-Both branches require their carrier key. An error must be a non-null object.
-Unknown outer fields are ignored. Inner result and error fields are preserved.
-Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
-
-
-MultiSelectItems: TypeAlias = Annotated[
-    Annotated[
-        Annotated[MultiSelectItemsString, Tag("string")]
-        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(["string"]),
-                has_none=False,
-                has_unknown=True,
-                lenient=False,
-            )
-        ),
-    ]
-    | MultiSelectItemsNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Items for a multi-select (array) property schema."""
-
-
-PermissionOptionId: TypeAlias = StrictStr
-"""Unique identifier for a permission option."""
-
-
-PlanId: TypeAlias = StrictStr
-"""Unique identifier for a plan within a session."""
-
-
-PlanUpdateContent: TypeAlias = Annotated[
-    Annotated[PlanUpdateContentItems, Tag("items")]
-    | Annotated[PlanUpdateContentFile, Tag("file")]
-    | Annotated[PlanUpdateContentMarkdown, Tag("markdown")]
-    | Annotated[UnknownPlanUpdateContent, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["items", "file", "markdown"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Updated content for a plan."""
-
-
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
-
-
-ProviderId: TypeAlias = StrictStr
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Unique identifier for a configurable LLM provider."""
-
-
-ProxyResponse: TypeAlias = Annotated[ProxyResponseResult | ProxyResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-ProxySuccessorResponse: TypeAlias = Any
-"""**UNSTABLE**
-
-This capability is not part of the spec yet, and may be removed or changed at any point.
-
-Result of a `proxy/successor` request: the wrapped request's result, forwarded unchanged."""
-
-
-ReplayFrom: TypeAlias = Annotated[
-    Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
-        )
-    ),
-]
-"""Inclusive cursor describing where replayed session history should begin.
-
-Replay includes the position identified by the cursor."""
-
-
-RequestId: TypeAlias = StrictInt | StrictStr
-"""A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
-
-The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
-requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
-
-
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")]
-    | Annotated[UnknownRequestPermissionOutcome, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "outcome",
-            "outcome",
-            frozenset(["cancelled", "selected"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""The outcome of a permission request."""
-
-
-RequestPermissionSubject: TypeAlias = Annotated[
-    Annotated[RequestPermissionSubjectToolCall, Tag("tool_call")]
-    | Annotated[RequestPermissionSubjectCommand, Tag("command")]
-    | Annotated[UnknownRequestPermissionSubject, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["tool_call", "command"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""The operation requiring permission."""
-
-
-SessionConfigGroupId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value group."""
-
-
-SessionConfigId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option."""
-
-
-SessionConfigOption: TypeAlias = Annotated[
-    Annotated[SessionConfigOptionSelect, Tag("select")]
-    | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
-    | Annotated[UnknownSessionConfigOption, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["select", "boolean"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A session configuration option selector and its current state."""
-
-
-SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
-)
-"""Possible values for a session configuration option."""
-
-
-SessionConfigValueId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value."""
-
-
-SessionId: TypeAlias = StrictStr
-"""A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)"""
-
-
-SessionListCursor: TypeAlias = StrictStr
-"""An opaque cursor used to paginate `session/list` results."""
-
-
-SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
-    Annotated[SessionUpdateStateUpdateIdleEndTurn, Tag("end_turn")]
-    | Annotated[SessionUpdateStateUpdateIdleMaxTokens, Tag("max_tokens")]
-    | Annotated[SessionUpdateStateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[SessionUpdateStateUpdateIdleRefusal, Tag("refusal")]
-    | Annotated[SessionUpdateStateUpdateIdleCancelled, Tag("cancelled")]
-    | Annotated[SessionUpdateStateUpdateIdleError, Tag("error")]
-    | Annotated[SessionUpdateStateUpdateIdleNone, Tag(NONE_TAG)]
-    | Annotated[UnknownSessionUpdateStateUpdateIdle, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-SessionUpdateStateUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateStateUpdateRunning, Tag("running")]
-    | Annotated[SessionUpdateStateUpdateIdle, Tag("idle")]
-    | Annotated[SessionUpdateStateUpdateRequiresAction, Tag("requires_action")]
-    | Annotated[SessionUpdateStateUpdateUnknown, Tag("unknown")]
-    | Annotated[UnknownSessionUpdateStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "state",
-            "state",
-            frozenset(["running", "idle", "requires_action", "unknown"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
-
-
-SessionUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-    | Annotated[SessionUpdateUserMessage, Tag("user_message")]
-    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-    | Annotated[SessionUpdateAgentMessage, Tag("agent_message")]
-    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-    | Annotated[SessionUpdateAgentThought, Tag("agent_thought")]
-    | Annotated[SessionUpdateStateUpdate, Tag("state_update")]
-    | Annotated[SessionUpdateToolCallContentChunk, Tag("tool_call_content_chunk")]
-    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-    | Annotated[SessionUpdateTerminalUpdate, Tag("terminal_update")]
-    | Annotated[SessionUpdateTerminalOutputChunk, Tag("terminal_output_chunk")]
-    | Annotated[SessionUpdatePlanUpdate, Tag("plan_update")]
-    | Annotated[SessionUpdatePlanRemoved, Tag("plan_removed")]
-    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
-    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
-    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
-    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
-    | Annotated[SessionUpdateNotice, Tag("notice")]
-    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
-    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")]
-    | Annotated[SessionUpdateSubagentUpdate, Tag("subagent_update")]
-    | Annotated[SessionUpdateSessionMessage, Tag("session_message")]
-    | Annotated[SessionUpdateSessionMessageChunk, Tag("session_message_chunk")]
-    | Annotated[UnknownSessionUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "sessionUpdate",
-            "session_update",
-            frozenset(
-                [
-                    "user_message_chunk",
-                    "user_message",
-                    "agent_message_chunk",
-                    "agent_message",
-                    "agent_thought_chunk",
-                    "agent_thought",
-                    "state_update",
-                    "tool_call_content_chunk",
-                    "tool_call_update",
-                    "terminal_update",
-                    "terminal_output_chunk",
-                    "plan_update",
-                    "plan_removed",
-                    "available_commands_update",
-                    "config_option_update",
-                    "session_info_update",
-                    "usage_update",
-                    "notice",
-                    "compaction_update",
-                    "compaction_summary_chunk",
-                    "subagent_update",
-                    "session_message",
-                    "session_message_chunk",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Different types of updates that can be sent while a session exists.
-
-These updates report messages, progress, and other session activity.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
-
-
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[SetSessionConfigOptionRequestId, Tag("id")]
-    | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-    | Annotated[UnknownSetSessionConfigOptionRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["id", "boolean"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request parameters for setting a session configuration option.
-
-Agents MUST support this method for any session where they advertise config options.
-Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-configuration unchanged.
-
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)"""
-
-
-StateUpdateIdle: TypeAlias = Annotated[
-    Annotated[StateUpdateIdleEndTurn, Tag("end_turn")]
-    | Annotated[StateUpdateIdleMaxTokens, Tag("max_tokens")]
-    | Annotated[StateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[StateUpdateIdleRefusal, Tag("refusal")]
-    | Annotated[StateUpdateIdleCancelled, Tag("cancelled")]
-    | Annotated[StateUpdateIdleError, Tag("error")]
-    | Annotated[StateUpdateIdleNone, Tag(NONE_TAG)]
-    | Annotated[UnknownStateUpdateIdle, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-StateUpdate: TypeAlias = Annotated[
-    Annotated[StateUpdateRunning, Tag("running")]
-    | Annotated[StateUpdateIdle, Tag("idle")]
-    | Annotated[StateUpdateRequiresAction, Tag("requires_action")]
-    | Annotated[StateUpdateUnknown, Tag("unknown")]
-    | Annotated[UnknownStateUpdate_, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "state",
-            "state",
-            frozenset(["running", "idle", "requires_action", "unknown"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
-
-
-TerminalId: TypeAlias = StrictStr
-"""Unique identifier for an agent-owned terminal within a session."""
-
-
-ToolCallContent: TypeAlias = Annotated[
-    Annotated[ToolCallContentContent, Tag("content")]
-    | Annotated[ToolCallContentDiff, Tag("diff")]
-    | Annotated[ToolCallContentTerminal, Tag("terminal")]
-    | Annotated[UnknownToolCallContent, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(["content", "diff", "terminal"]),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including standard
-content blocks (text, images), file diffs, or display-only terminals.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"""
-
-
-ToolCallId: TypeAlias = StrictStr
-"""Unique identifier for a tool call within a session."""
-
 
 complete_models(__name__)

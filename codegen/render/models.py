@@ -1,0 +1,136 @@
+"""Model rendering: `models.py` through datamodel-code-generator's Python API.
+
+The IR has already decided every class name, field name, annotation and the order of
+definitions. This module hands that to datamodel-code-generator (DMCG) as a normalised JSON
+Schema: one `$defs` entry per IR struct, union and alias, in IR order; each property carries its
+rendered field line and docstring as `x-acp-*` keys (DMCG's `field_extra_keys`), each class its
+bases, tags and leniency rules as template data (`extra_template_data`). DMCG assembles the
+module with the custom templates in `templates/dmcg/`: struct classes (`BaseModel.jinja2`) and
+type aliases (`_acp_alias.jinja2`). The module head (our imports, `__all__`) is our own
+template, passed as DMCG's file header; the document root renders the closing
+`complete_models(__name__)`, which DMCG places last since the root refers to everything.
+What DMCG cannot express (callable discriminators, open enums) is spelled by the IR filters in
+`codegen.render.pytypes` before DMCG sees it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import datamodel_code_generator as dmcg
+from datamodel_code_generator.enums import DataModelType, InputFileType
+
+from codegen.errors import CodegenError, Diagnostic
+from codegen.ir.nodes import Alias, Enum, Protocol, Struct, TaggedUnion
+from codegen.ir.order import type_refs
+from codegen.render import pytypes
+
+DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "dmcg"
+ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
+FOOTER = "complete_models(__name__)"
+_FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _struct_schema(struct: Struct, protocol: Protocol) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for field in struct.fields:
+        prop: dict[str, Any] = {"type": "null", "x-acp-field": pytypes.field_line(field, protocol)}
+        if field.description:
+            prop["x-acp-doc"] = pytypes.docstring(field.description)
+        properties[field.wire_name] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if struct.base:  # tells DMCG the base must come first; the class statement comes from the IR
+        schema["allOf"] = [_ref(struct.base)]
+    return schema
+
+
+def _struct_data(struct: Struct, protocol: Protocol) -> dict[str, Any]:
+    bases = pytypes.struct_bases(struct, protocol)
+    tags = pytypes.tag_names(struct)
+    lenient = pytypes.lenient_rules(struct, protocol) if pytypes.own_lenient(struct) else {}
+    return {
+        "name": struct.name,
+        "bases": bases,
+        "first_base": bases.split(", ")[0],
+        "doc": pytypes.docstring(struct.description),
+        "forbid": struct.extra == "forbid",
+        "tags": pytypes.tags_expr(struct, protocol) if tags else "",
+        "lenient": pytypes.rules_literal(lenient) if lenient else "",
+    }
+
+
+def _alias_schema(definition: TaggedUnion | Alias) -> dict[str, Any]:
+    # The refs only tell DMCG what the alias is evaluated from (its import-time dependencies),
+    # so that it keeps them first; the annotation itself comes from the IR.
+    if isinstance(definition, TaggedUnion):
+        deps = [v.target for v in definition.variants] + ([definition.unknown] if definition.unknown else [])
+    else:
+        deps = list(dict.fromkeys(type_refs(definition.type)))
+    return {"anyOf": [_ref(d) for d in deps]} if deps else {"type": "string"}
+
+
+def _alias_data(definition: TaggedUnion | Alias, protocol: Protocol) -> dict[str, Any]:
+    if isinstance(definition, TaggedUnion):
+        annotation = pytypes.union_annotation(definition, protocol)
+    else:
+        annotation = pytypes.annotation(definition.type)
+    return {"name": definition.name, "annotation": annotation, "doc": pytypes.docstring(definition.description), "footer": False}
+
+
+def dmcg_input(protocol: Protocol) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The normalised schema DMCG reads and the per-class template data, both from the IR."""
+    defs: dict[str, Any] = {}
+    data: dict[str, dict[str, Any]] = {}
+    for d in _model_definitions(protocol):
+        if isinstance(d, Struct):
+            defs[d.name], data[f"#/$defs/{d.name}"] = _struct_schema(d, protocol), _struct_data(d, protocol)
+        else:
+            defs[d.name], data[f"#/$defs/{d.name}"] = _alias_schema(d), _alias_data(d, protocol)
+    schema: dict[str, Any] = {"anyOf": [_ref(name) for name in defs], "$defs": defs}
+    data["#"] = {"footer": True, "exports": list(defs)}
+    return schema, data
+
+
+def _model_definitions(protocol: Protocol) -> list[Struct | TaggedUnion | Alias]:
+    return [d for d in protocol.definitions if not isinstance(d, Enum)]
+
+
+def render_models(protocol: Protocol, head: str) -> str:
+    """The text of `models.py`: `head` (our imports and `__all__`), then DMCG's module body."""
+    schema, data = dmcg_input(protocol)
+    template_data: defaultdict[str, dict[str, Any]] = defaultdict(dict)
+    template_data.update({path: {"acp": value} for path, value in data.items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DMCG's notices about optional extras are not ours to show
+        try:
+            text = dmcg.generate(
+                schema,
+                input_file_type=InputFileType.JsonSchema,
+                output_model_type=DataModelType.PydanticV2BaseModel,
+                custom_template_dir=DMCG_TEMPLATES,
+                extra_template_data=template_data,
+                field_extra_keys=_FIELD_KEYS,
+                class_name=ROOT_NAME,
+                keep_model_order=True,
+                use_type_alias=True,
+                disable_future_imports=True,
+                disable_timestamp=True,
+                custom_file_header=head.rstrip("\n"),
+                formatters=[],
+            )
+        except dmcg.Error as exc:
+            raise _failure(protocol, f"datamodel-code-generator failed: {exc}") from None
+    if not isinstance(text, str) or not text.rstrip().endswith(FOOTER):
+        raise _failure(protocol, "datamodel-code-generator did not place the module footer last")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _failure(protocol: Protocol, message: str) -> CodegenError:
+    return CodegenError(Diagnostic("error", "model-render", message, protocol.source, None))
