@@ -44,17 +44,13 @@ def generate(
     quiet: QuietOption = False,
 ) -> None:
     """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
-    from codegen.pipeline import Target, pinned_targets
+    from codegen.pipeline import chosen_targets
     from codegen.pipeline import generate as run
 
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
     try:
-        if schema is not None:
-            name = package if package is not None else "acp_schema"
-            chosen = [Target(name, name, schema, sha256)]
-        else:
-            chosen = pinned_targets(load_pins(pins), targets or ())
+        chosen = chosen_targets(pins, targets or (), schema=schema, package=package, sha256=sha256)
         results = run(chosen, out, check=check, use_cache=not no_cache, on_done=reporter.target_done)
     except CodegenError as error:
         _fail(error, reporter)

@@ -19,7 +19,7 @@ from codegen.ir.build import build_protocol
 from codegen.ir.methods import check_meta
 from codegen.ir.nodes import Protocol
 from codegen.load import LoadedSchema, load_document
-from codegen.pins import Pin, PinFile
+from codegen.pins import Pin, PinFile, load_pins
 from codegen.render.package import render_package
 from codegen.resolve import check_type_cycles, resolve
 from codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
@@ -155,3 +155,23 @@ def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:
             raise CodegenError(Diagnostic("error", "unknown-target", f"no pinned target {name!r} (known: {known})", str(pins.path), None))
         out.append(Target.from_pin(pin))
     return out
+
+
+def chosen_targets(
+    pins_path: Path, names: Iterable[str], *, schema: str | None, package: str | None, sha256: str | None
+) -> list[Target]:
+    """The targets a `generate` command line asks for: named pins, all pins, or one ad-hoc --schema."""
+    names = list(names)
+    if schema is None:
+        stray = [flag for flag, value in (("--package", package), ("--sha256", sha256)) if value is not None]
+        if stray:
+            raise _usage(f"{' and '.join(stray)} only appl{'y' if len(stray) > 1 else 'ies'} to an ad-hoc --schema source")
+        return pinned_targets(load_pins(pins_path), names)
+    if names:
+        raise _usage(f"give pinned target names ({', '.join(names)}) or --schema, not both")
+    name = package if package is not None else "acp_schema"
+    return [Target(name, name, schema, sha256)]
+
+
+def _usage(message: str) -> CodegenError:
+    return CodegenError(Diagnostic("error", "bad-option", message, "command line", None))

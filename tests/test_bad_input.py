@@ -217,3 +217,19 @@ def test_property_names_and_data_are_not_mistaken_for_keywords(tmp_path: Path, m
     result, out = _generate(tmp_path, "ok.json")
     assert result.returncode == 0, result.describe()
     assert (out / "bad_pkg" / "models.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--package", "p"), "--package only applies to an ad-hoc --schema source"),
+        (("--sha256", "0" * 64), "--sha256 only applies to an ad-hoc --schema source"),
+        (("--package", "p", "--sha256", "0" * 64), "--package and --sha256 only apply"),
+        (("acp_v1", "--schema", "ok.json"), "give pinned target names (acp_v1) or --schema, not both"),
+    ],
+)
+def test_options_that_do_not_go_together(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
+    """Options that would otherwise be silently ignored are a usage error, and nothing is written."""
+    out = tmp_path / "out"
+    result = run_cli("generate", *args, "--out", out, cwd=tmp_path)
+    assert_one_error(result, out, "bad-option", needle)
