@@ -210,8 +210,7 @@ def _verified(spec: SourceSpec, data: bytes, expected: str | None, origin: Origi
     """Wrap fetched bytes, raising `sha256-mismatch` when they are not the pinned ones."""
     actual = _sha256(data)
     if expected is not None and actual != expected:
-        raise fail("sha256-mismatch", f"{spec.text} ({origin}): expected sha256 {expected}, "
-                   f"got {actual}", file=spec.text)
+        raise fail("sha256-mismatch", f"expected sha256 {expected}, got {actual} (read from {origin})", file=spec.text)
     return Fetched(data, actual, spec.text, spec.text, origin)
 
 

@@ -184,7 +184,8 @@ def test_shared_sha_mismatch_writes_nothing(tmp_path: Path) -> None:
               cache_dir=cache, shared_dir=shared, offline=True)
     assert codes(exc) == ["sha256-mismatch"]
     message = exc.value.diagnostics[0].message
-    assert claimed in message and sha(b"{}") in message and "example.invalid" in message
+    assert claimed in message and sha(b"{}") in message and "(read from shared)" in message
+    assert "example.invalid" in (exc.value.diagnostics[0].file or "")
     assert not cache.exists() or not any(cache.rglob("*"))
 
 
