@@ -21,9 +21,10 @@ import importlib.metadata
 import itertools
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Self
 
 import black
 
@@ -124,70 +125,105 @@ def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:
             gc.enable()
 
 
-def _batches(texts: list[str], count: int) -> list[list[str]]:
-    """Consecutive runs of `texts` of about equal total size."""
-    total = sum(map(len, texts)) or 1
-    batches: list[list[str]] = [[]]
+def _batches(todo: list[tuple[str, int, str]], count: int) -> list[list[tuple[str, int, str]]]:
+    """Consecutive runs of `todo` (path, index, text) of about equal total text size."""
+    total = sum(len(text) for _, _, text in todo) or 1
+    batches: list[list[tuple[str, int, str]]] = [[]]
     size = 0
-    for text in texts:
+    for item in todo:
         if size >= total / count * len(batches) and batches[-1]:
             batches.append([])
-        batches[-1].append(text)
-        size += len(text)
-    return batches
+        batches[-1].append(item)
+        size += len(item[2])
+    return [batch for batch in batches if batch]
 
 
-def _format_many(items: list[tuple[str, str]]) -> list[str]:
-    """Format (label, text) items, in worker processes when there is enough work."""
-    texts = [text for _, text in items]
-    workers = min(os.cpu_count() or 1, len(items))
-    results: list[tuple[bool, str]] | None = None
-    if workers >= 2 and sum(map(len, texts)) >= _PARALLEL_MIN_BYTES:
-        try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                batches = _batches(texts, workers * _BATCHES_PER_WORKER)
-                results = [r for done in pool.map(_format_batch, batches) for r in done]
-        except (OSError, NotImplementedError, BrokenProcessPool):
-            results = None  # no worker processes here (sandbox, no semaphores): format in process
-    if results is None:
-        results = _format_batch(texts)
-    for (label, _), (ok, result) in zip(items, results, strict=True):
-        if not ok:
-            raise fail("format-failed", result, file=label)
-    return [result for _, result in results]
+class Formatter:
+    """Formats rendered files, in worker processes when there is enough work, while the caller
+    goes on rendering: `submit` returns at once, `result` waits for everything submitted.
+
+    Use as a context manager (the worker pool is shut down on exit). Without worker processes
+    (one CPU, a sandbox without semaphores, little text) formatting happens in `result`.
+    """
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self._cache_dir = cache_dir
+        self._files: dict[str, str] = {}  # path -> rendered text, in submission order
+        self._done: dict[str, str] = {}  # path -> formatted text (whole-file cache hits, non-Python)
+        self._pieces: dict[str, list[str]] = {}  # path -> its pieces
+        self._formatted: dict[tuple[str, int], str] = {}  # (path, piece index) -> formatted piece
+        self._jobs: list[tuple[list[tuple[str, int, str]], Future[list[tuple[bool, str]]] | None]] = []
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = os.cpu_count() or 1
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, files: dict[str, str]) -> None:
+        """Start formatting every `.py` file of `files`; other files pass through unchanged."""
+        todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
+        for path, text in files.items():
+            self._files[path] = text
+            cached = _load(self._cache_dir, _key(text)) if path.endswith(".py") else text
+            if cached is not None:
+                self._done[path] = cached
+                continue
+            pieces = self._pieces[path] = split_pieces(text)
+            for index, piece in enumerate(pieces):
+                hit = _load(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
+                if hit is None:
+                    todo.append((path, index, piece))
+                else:
+                    self._formatted[path, index] = hit
+        pool = self._pool_for(sum(len(text) for _, _, text in todo))
+        for batch in _batches(todo, self._workers * _BATCHES_PER_WORKER if pool else 1):
+            future = pool.submit(_format_batch, [text for _, _, text in batch]) if pool else None
+            self._jobs.append((batch, future))
+
+    def result(self) -> dict[str, str]:
+        """Every submitted file, formatted (raises `format-failed` for code black refuses)."""
+        for batch, future in self._jobs:
+            results = None
+            if future is not None:
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    results = None  # the workers died: format this batch here
+            if results is None:
+                results = _format_batch([text for _, _, text in batch])
+            for (path, index, piece), (ok, text) in zip(batch, results, strict=True):
+                if not ok:
+                    raise fail("format-failed", text, file=path)
+                self._formatted[path, index] = text
+                if len(self._pieces[path]) > 1:
+                    _store(self._cache_dir, _key(piece, "piece"), text)
+        self._jobs.clear()
+        for path, pieces in self._pieces.items():
+            text = _PIECE_JOIN.join(self._formatted[path, i] for i in range(len(pieces)))
+            self._done[path] = text
+            _store(self._cache_dir, _key(self._files[path]), text)
+        self._pieces.clear()
+        return {path: self._done[path] for path in self._files}
+
+    def _pool_for(self, size: int) -> ProcessPoolExecutor | None:
+        """The worker pool (started on first need), or None to format in this process."""
+        if self._pool is None and self._workers >= 2 and size >= _PARALLEL_MIN_BYTES:
+            try:
+                self._pool = ProcessPoolExecutor(max_workers=self._workers)
+            except (OSError, NotImplementedError):
+                self._workers = 1  # no worker processes here (sandbox, no semaphores)
+        return self._pool if size else None
 
 
 def format_files(files: dict[str, str], cache_dir: Path | None) -> dict[str, str]:
     """Format every `.py` file of a rendered package; other files pass through unchanged."""
-    out = dict(files)
-    pending: dict[str, list[str | None]] = {}  # path -> formatted pieces (None: not yet)
-    pieces_of: dict[str, list[str]] = {}
-    todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
-    for path, text in sorted(files.items()):
-        if not path.endswith(".py"):
-            continue
-        cached = _load(cache_dir, _key(text))
-        if cached is not None:
-            out[path] = cached
-            continue
-        pieces = split_pieces(text)
-        pieces_of[path] = pieces
-        pending[path] = []
-        for index, piece in enumerate(pieces):
-            hit = _load(cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
-            pending[path].append(hit)
-            if hit is None:
-                todo.append((path, index, piece))
-    formatted = _format_many([(path, piece) for path, _, piece in todo])
-    for (path, index, piece), result in zip(todo, formatted):
-        pending[path][index] = result
-        if len(pieces_of[path]) > 1:
-            _store(cache_dir, _key(piece, "piece"), result)
-    for path, parts in pending.items():
-        text = _PIECE_JOIN.join(p for p in parts if p is not None)
-        out[path] = text
-        _store(cache_dir, _key(files[path]), text)
-    return out
+    with Formatter(cache_dir) as formatter:
+        formatter.submit(files)
+        return formatter.result()
 
 
 def _load(cache_dir: Path | None, key: str) -> str | None:

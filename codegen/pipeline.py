@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.errors import CodegenError, Diagnostic
-from codegen.fmt import format_files
+from codegen.fmt import Formatter
 from codegen.ir.build import build_protocol
 from codegen.ir.methods import check_meta
 from codegen.ir.nodes import Protocol
 from codegen.load import LoadedSchema, load_document
 from codegen.pins import Pin, PinFile, load_pins
-from codegen.render.package import render_package
+from codegen.render.package import render_models_file, render_templates
 from codegen.resolve import check_type_cycles, resolve
 from codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
 from codegen.write import Drift, check_package, write_package
@@ -104,8 +104,10 @@ def package_dir(out_dir: Path, package: str) -> Path:
 def render_target(target: Target, *, format_cache: Path | None) -> tuple[dict[str, str], Protocol]:
     """Every file of a target's package, formatted."""
     protocol = ir_for(target.source, target.sha256)
-    files = render_package(protocol, target.package)
-    return format_files(files, format_cache), protocol
+    with Formatter(format_cache) as formatter:
+        formatter.submit(render_templates(protocol, target.package))  # black starts in the workers...
+        formatter.submit(render_models_file(protocol, target.package))  # ...while DMCG runs here
+        return formatter.result(), protocol
 
 
 def generate(

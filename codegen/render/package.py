@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -64,8 +65,29 @@ def environment() -> jinja2.Environment:
 
 def render_package(protocol: Protocol, package: str) -> dict[str, str]:
     """Render every file of a generated package: relative path -> unformatted text."""
-    env = environment()
-    context = {
+    return {**render_templates(protocol, package), **render_models_file(protocol, package)}
+
+
+def render_templates(protocol: Protocol, package: str) -> dict[str, str]:
+    """The files rendered from `templates/package/` (all but `models.py`)."""
+    context = _context(protocol, package)
+    files = {
+        path: environment().get_template(template).render(context)
+        for path, template in PACKAGE_FILES
+        if path not in OPTIONAL_FILES or context[OPTIONAL_FILES[path]] is not None
+    }
+    files["py.typed"] = ""
+    return files
+
+
+def render_models_file(protocol: Protocol, package: str) -> dict[str, str]:
+    """`models.py`: its head from our template, its body from datamodel-code-generator."""
+    head = environment().get_template(MODELS_HEAD).render(header=header(protocol, package))
+    return {"models.py": render_models(protocol, head)}
+
+
+def _context(protocol: Protocol, package: str) -> dict[str, Any]:
+    return {
         "header": header(protocol, package),
         "package": package,
         "protocol": protocol,
@@ -75,12 +97,3 @@ def render_package(protocol: Protocol, package: str) -> dict[str, str]:
         **dispatch_context(protocol),
         **session_context(protocol),
     }
-    files = {
-        path: env.get_template(template).render(context)
-        for path, template in PACKAGE_FILES
-        if path not in OPTIONAL_FILES or context[OPTIONAL_FILES[path]] is not None
-    }
-    files["models.py"] = render_models(protocol, env.get_template(MODELS_HEAD).render(context))
-    files["py.typed"] = ""
-    return files
-
