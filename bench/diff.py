@@ -2,7 +2,7 @@
 
 The diff compares the two newest revisions of the pinned draft target (its last `history`
 entry and its current source); the generation renders and formats that target's current
-package (`codegen.pipeline.render_target`, nothing written, black's cache off so the formatting
+package (`codegen.pipeline.render_target`, nothing written, caches off so the rendering and formatting
 really runs). Each is timed over several rounds; the report shows the median and the ratio.
 
     python bench/diff.py [--rounds 5] [--target acp_v2_draft]
@@ -57,7 +57,7 @@ def main() -> None:
     compare = _median(lambda: diff_protocols(old_ir, new_ir), args.rounds)
     diff_total = _median(full_diff, args.rounds)
     target = Target.from_pin(pin)
-    generation = _median(lambda: render_target(target, format_cache=None), args.rounds)
+    generation = _median(lambda: render_target(target, cache_dir=None), args.rounds)
 
     print(f"diff {old.source}\n  -> {new.source}: {changes} changes")
     print(f"  compare two IRs          {compare * 1000:8.1f} ms (median of {args.rounds})")

@@ -20,7 +20,6 @@ import hashlib
 import importlib.metadata
 import itertools
 import os
-import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Self
 
 import black
 
+from codegen.cache import load_text, store_text
 from codegen.errors import fail
 
 MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
@@ -168,13 +168,13 @@ class Formatter:
         todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
         for path, text in files.items():
             self._files[path] = text
-            cached = _load(self._cache_dir, _key(text)) if path.endswith(".py") else text
+            cached = load_text(self._cache_dir, _key(text)) if path.endswith(".py") else text
             if cached is not None:
                 self._done[path] = cached
                 continue
             pieces = self._pieces[path] = split_pieces(text)
             for index, piece in enumerate(pieces):
-                hit = _load(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
+                hit = load_text(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
                 if hit is None:
                     todo.append((path, index, piece))
                 else:
@@ -200,12 +200,12 @@ class Formatter:
                     raise fail("format-failed", text, file=path)
                 self._formatted[path, index] = text
                 if len(self._pieces[path]) > 1:
-                    _store(self._cache_dir, _key(piece, "piece"), text)
+                    store_text(self._cache_dir, _key(piece, "piece"), text)
         self._jobs.clear()
         for path, pieces in self._pieces.items():
             text = _PIECE_JOIN.join(self._formatted[path, i] for i in range(len(pieces)))
             self._done[path] = text
-            _store(self._cache_dir, _key(self._files[path]), text)
+            store_text(self._cache_dir, _key(self._files[path]), text)
         self._pieces.clear()
         return {path: self._done[path] for path in self._files}
 
@@ -224,26 +224,3 @@ def format_files(files: dict[str, str], cache_dir: Path | None) -> dict[str, str
     with Formatter(cache_dir) as formatter:
         formatter.submit(files)
         return formatter.result()
-
-
-def _load(cache_dir: Path | None, key: str) -> str | None:
-    if cache_dir is None:
-        return None
-    try:
-        return (cache_dir / key).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _store(cache_dir: Path | None, key: str, text: str) -> None:
-    """Best-effort cache write: a read-only or full cache must not fail a generate."""
-    if cache_dir is None:
-        return
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, cache_dir / key)
-    except OSError:
-        pass

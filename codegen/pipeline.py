@@ -101,12 +101,13 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-def render_target(target: Target, *, format_cache: Path | None) -> tuple[dict[str, str], Protocol]:
-    """Every file of a target's package, formatted."""
+def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, str], Protocol]:
+    """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
     protocol = ir_for(target.source, target.sha256)
+    models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
     with Formatter(format_cache) as formatter:
         formatter.submit(render_templates(protocol, target.package))  # black starts in the workers...
-        formatter.submit(render_models_file(protocol, target.package))  # ...while DMCG runs here
+        formatter.submit(render_models_file(protocol, target.package, models_cache))  # ...while DMCG runs here
         return formatter.result(), protocol
 
 
@@ -122,11 +123,11 @@ def generate(
     targets = list(targets)
     for target in targets:  # before any work: a bad name must not cost a render, nor write
         check_package_name(target.package)
-    format_cache = default_cache_dir() / "black" if use_cache else None
+    cache_dir = default_cache_dir() if use_cache else None
     rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
     for target in targets:  # render everything first: a failure writes nothing at all
         started = time.perf_counter()
-        files, protocol = render_target(target, format_cache=format_cache)
+        files, protocol = render_target(target, cache_dir=cache_dir)
         rendered.append((target, files, protocol, time.perf_counter() - started))
     results: list[TargetResult] = []
     for target, files, protocol, seconds in rendered:

@@ -15,6 +15,8 @@ What DMCG cannot express (callable discriminators, open enums) is spelled by the
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any
 import datamodel_code_generator as dmcg
 from datamodel_code_generator.enums import DataModelType, InputFileType
 
+from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import CodegenError, Diagnostic
 from codegen.ir.nodes import Alias, Enum, Protocol, Struct, TaggedUnion
 from codegen.ir.order import type_refs
@@ -32,6 +35,7 @@ DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "
 ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
 FOOTER = "complete_models(__name__)"
 _FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
+_DMCG_VERSION = importlib.metadata.version("datamodel-code-generator")
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -102,9 +106,27 @@ def _model_definitions(protocol: Protocol) -> list[Struct | TaggedUnion | Alias]
     return [d for d in protocol.definitions if not isinstance(d, Enum)]
 
 
-def render_models(protocol: Protocol, head: str) -> str:
-    """The text of `models.py`: `head` (our imports and `__all__`), then DMCG's module body."""
+def render_models(protocol: Protocol, head: str, cache_dir: Path | None = None) -> str:
+    """The text of `models.py`: `head` (our imports), then DMCG's module body.
+
+    With a `cache_dir`, the text is cached under the sha256 of everything it depends on: DMCG's
+    version, its input, our templates and the head.
+    """
     schema, data = dmcg_input(protocol)
+    key = cache_key(_DMCG_VERSION, json.dumps([schema, data, head]), *_template_texts())
+    cached = load_text(cache_dir, key)
+    if cached is not None:
+        return cached
+    text = _run_dmcg(protocol, schema, data, head)
+    store_text(cache_dir, key, text)
+    return text
+
+
+def _template_texts() -> list[str]:
+    return [f"{p.relative_to(DMCG_TEMPLATES)}\n{p.read_text(encoding='utf-8')}" for p in sorted(DMCG_TEMPLATES.rglob("*.jinja2"))]
+
+
+def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[str, Any]], head: str) -> str:
     template_data: defaultdict[str, dict[str, Any]] = defaultdict(dict)
     template_data.update({path: {"acp": value} for path, value in data.items()})
     with warnings.catch_warnings():

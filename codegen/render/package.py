@@ -63,9 +63,9 @@ def environment() -> jinja2.Environment:
 
 
 
-def render_package(protocol: Protocol, package: str) -> dict[str, str]:
+def render_package(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
     """Render every file of a generated package: relative path -> unformatted text."""
-    return {**render_templates(protocol, package), **render_models_file(protocol, package)}
+    return {**render_templates(protocol, package), **render_models_file(protocol, package, cache_dir)}
 
 
 def render_templates(protocol: Protocol, package: str) -> dict[str, str]:
@@ -80,10 +80,11 @@ def render_templates(protocol: Protocol, package: str) -> dict[str, str]:
     return files
 
 
-def render_models_file(protocol: Protocol, package: str) -> dict[str, str]:
-    """`models.py`: its head from our template, its body from datamodel-code-generator."""
+def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
+    """`models.py`: its head from our template, its body from datamodel-code-generator (its
+    output cached in `cache_dir` when one is given)."""
     head = environment().get_template(MODELS_HEAD).render(header=header(protocol, package))
-    return {"models.py": render_models(protocol, head)}
+    return {"models.py": render_models(protocol, head, cache_dir)}
 
 
 def _context(protocol: Protocol, package: str) -> dict[str, Any]:

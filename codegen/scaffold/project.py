@@ -274,7 +274,7 @@ def scaffold(
     )
     check_directory(directory, force=force)
     target = schema_target(schema, f"{names.package}.acp", pins_path)
-    bindings, protocol = render_target(target, format_cache=default_cache_dir() / "black")
+    bindings, protocol = render_target(target, cache_dir=default_cache_dir())
     check_protocol(protocol, kind, target.source)
     files = render_project(kind, names, target, protocol)
     write_project(directory, names.package, files, bindings)
