@@ -7,24 +7,17 @@ network; whatever is used is checked against the pinned sha256 before it is cach
 from __future__ import annotations
 
 import hashlib
-import http.client
-import io
 import json
 import os
 import re
-import shutil
-import subprocess
-import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 from urllib.parse import quote
 
-from codegen import __version__
+from codegen.download import extract, http_get, npm_pack
 from codegen.errors import CodegenError, Diagnostic, fail
 
 if TYPE_CHECKING:
@@ -32,8 +25,6 @@ if TYPE_CHECKING:
 
 Origin = Literal["local", "cache", "shared", "network"]
 
-NPM_TIMEOUT_SECONDS = 180.0
-HTTP_TIMEOUT_SECONDS = 20.0
 
 _NAME = r"[A-Za-z0-9_~][A-Za-z0-9._~-]*"
 _NPM = re.compile(rf"npm:(?P<package>(?:@{_NAME}/)?{_NAME})@(?P<version>[^\s#@/]+)#(?P<path>.+)")
@@ -165,7 +156,7 @@ def fetch(
     if offline:
         raise fail("fetch-failed", "offline, and the source is in neither the cache nor the "
                    "shared directory", file=spec.text)
-    return _store(cache_dir, _verified(spec, _http_get(spec.url, spec.text), expected, "network"))
+    return _store(cache_dir, _verified(spec, http_get(spec.url, spec.text), expected, "network"))
 
 
 def pull(
@@ -292,72 +283,7 @@ def _fetch_npm(spec: NpmSource, expected: str | None, cache_dir: Path, offline: 
         if offline:
             raise fail("fetch-failed", f"offline, and {spec.package}@{spec.version} is not in "
                        "the cache", file=spec.text) from None
-        blob = _npm_pack(spec)
-        fetched = _verified(spec, _extract(blob, spec), expected, "network")
+        blob = npm_pack(spec)
+        fetched = _verified(spec, extract(blob, spec), expected, "network")
         return _store(cache_dir, fetched, (tarball, blob))
-    return _store(cache_dir, _verified(spec, _extract(blob, spec), expected, "cache"))
-
-
-def _npm_pack(spec: NpmSource) -> bytes:
-    """Download a package tarball with the npm client."""
-    npm = shutil.which("npm")
-    what = f"{spec.package}@{spec.version}"
-    if npm is None:
-        raise fail("fetch-failed", f"cannot fetch {what}: the `npm` client is not on PATH",
-                   file=spec.text)
-    env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
-    with tempfile.TemporaryDirectory(prefix="acp-codegen-npm-") as tmp:
-        command = [npm, "pack", what, "--pack-destination", tmp, "--silent", "--loglevel=error"]
-        try:
-            done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
-                                  timeout=NPM_TIMEOUT_SECONDS, check=False)
-        except (subprocess.TimeoutExpired, OSError) as exc:
-            raise fail("fetch-failed", f"`npm pack {what}`: {exc}", file=spec.text) from None
-        if done.returncode != 0:
-            raise fail("fetch-failed", f"`npm pack {what}` failed (exit {done.returncode}): "
-                       f"{_npm_reason(done.stderr)}", file=spec.text)
-        tarballs = list(Path(tmp).glob("*.tgz"))
-        if len(tarballs) != 1:
-            raise fail("fetch-failed", f"`npm pack {what}` left {len(tarballs)} tarballs",
-                       file=spec.text)
-        return tarballs[0].read_bytes()
-
-
-def _npm_reason(stderr: str) -> str:
-    """The first informative line of npm's error output (skipping `npm error code E404`)."""
-    lines = [line.removeprefix("npm error").strip() for line in stderr.splitlines()]
-    lines = [line for line in lines if line]
-    fallback = lines[0] if lines else "no error output"
-    return next((line for line in lines if not line.startswith("code ")), fallback)
-
-
-def _extract(blob: bytes, spec: NpmSource) -> bytes:
-    """`package/<path>` out of an npm tarball."""
-    what = f"{spec.package}@{spec.version}"
-    try:
-        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
-            try:
-                member = tar.extractfile(f"package/{spec.path}")
-            except KeyError:
-                member = None
-            if member is None:
-                raise fail("fetch-failed", f"{what} has no file {spec.path}", file=spec.text)
-            return member.read()
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise fail("fetch-failed", f"cannot read the tarball of {what}: {exc}",
-                   file=spec.text) from None
-
-
-def _http_get(url: str, label: str) -> bytes:
-    request = urllib.request.Request(url, headers={"User-Agent": f"acp-codegen/{__version__}"})
-    try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
-            data: bytes = response.read()
-            return data
-    except urllib.error.HTTPError as exc:
-        reason = f"HTTP {exc.code} {exc.reason}"
-    except urllib.error.URLError as exc:
-        reason = str(exc.reason)
-    except (http.client.HTTPException, OSError) as exc:
-        reason = str(exc) or type(exc).__name__
-    raise fail("fetch-failed", f"cannot fetch {url}: {reason}", file=label)
+    return _store(cache_dir, _verified(spec, extract(blob, spec), expected, "cache"))
