@@ -28,14 +28,13 @@ from codegen.ir.nodes import (
     Ref,
     Scalar,
     Struct,
-    TaggedUnion,
     TypeExpr,
     UnionOf,
-    Variant,
 )
 from codegen.ir.order import order_definitions
-from codegen.ir.shapes import DOC_KEYS, EnumShape, UnionShape, enum_shape, options_of, union_shape
+from codegen.ir.shapes import DOC_KEYS, EnumShape, enum_shape, options_of, union_shape
 from codegen.ir.types import is_object_schema, type_of
+from codegen.ir.unions import build_union
 from codegen.resolve import ResolvedSchema, ref_name
 
 LENIENCE_KEYS: dict[str, Lenience] = {
@@ -109,7 +108,7 @@ class Builder:
             return
         shape = union_shape(schema)
         if shape is not None:
-            self._union(name, schema, shape, pointer, def_key)
+            build_union(self, name, schema, shape, pointer, def_key)
             return
         if is_object_schema(schema) or (schema.get("type") == "object" and "allOf" in schema):
             self._object(name, schema, pointer, def_key=def_key)
@@ -266,106 +265,6 @@ class Builder:
             lenience=tuple(sorted(set(lenience))),
             unstable=is_unstable(description),
         )
-
-    # -- tagged unions ------------------------------------------------------------------------
-    def _union(self, name: str, schema: dict[str, Any], shape: UnionShape, pointer: str, def_key: str | None) -> None:
-        tag = shape.tag
-        key = "anyOf" if "anyOf" in schema else "oneOf"
-        options = schema[key]
-        base: str | None = None
-        base_tag: Field | None = None
-        if isinstance(schema.get("properties"), dict):
-            base_struct = self._struct(self._fresh(name + "Base"), schema, pointer, role="base")
-            base_tag = next((f for f in base_struct.fields if f.wire_name == tag), None)
-            base_struct = replace(base_struct, fields=tuple(f for f in base_struct.fields if f.wire_name != tag))
-            self._add(base_struct)
-            base = base_struct.name
-        tag_enum: str | None = None
-        if shape.fallback is not None:
-            tag_enum = self._tag_enum(name, shape, base_tag is not None, pointer)
-        variants: list[Variant] = []
-        for tag_value, option in shape.known:
-            i = options.index(option)
-            target = self._variant(name, tag, tag_value, option, f"{pointer}/{key}/{i}", base, tag_enum if base_tag else None)
-            variants.append(Variant(tag_value, target, option.get("description")))
-        if shape.none is not None:
-            i = options.index(shape.none)
-            none_name = self._fresh(name + "None")
-            none_struct = self._struct(none_name, shape.none, f"{pointer}/{key}/{i}", role="variant", base=base)
-            if base_tag is not None:  # the absent/null tag keeps the base property's leniency
-                fields = tuple(
-                    replace(f, lenience=base_tag.lenience) if f.wire_name == tag else f for f in none_struct.fields
-                )
-                none_struct = replace(none_struct, fields=fields)
-            self._add(none_struct)
-            variants.append(Variant(None, none_name, shape.none.get("description")))
-        unknown: str | None = None
-        if shape.fallback is not None:
-            i = options.index(shape.fallback)
-            unknown = self._fresh("Unknown" + name)
-            tag_field = self._tag_field(tag, Ref(tag_enum) if tag_enum else Scalar("str"), f"{pointer}/{key}/{i}", None)
-            self._object(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,))
-        lenient_tag = base_tag is not None and "default_on_error" in base_tag.lenience
-        self._add(
-            TaggedUnion(name, tag, naming.field_name(tag), tuple(variants), unknown, schema.get("description"), pointer, tag_enum, def_key, lenient_tag)
-        )
-
-    def _tag_field(self, tag: str, type_: TypeExpr, pointer: str, const: str | None) -> Field:
-        return Field(
-            wire_name=tag,
-            py_name=naming.field_name(tag),
-            type=type_,
-            required=const is None,
-            description=None,
-            pointer=pointer_join(pointer, "properties", tag),
-            default_json=json.dumps(const) if const is not None else None,
-            tag=True,
-        )
-
-    def _tag_enum(self, union: str, shape: UnionShape, tag_is_field: bool, pointer: str) -> str:
-        preferred = naming.pascal(shape.tag) if tag_is_field else union + "Tag"
-        name = preferred if preferred not in self.reserved and preferred not in self.out else self._fresh(union + "Tag")
-        values = tuple(EnumValue(v, naming.constant(v), opt.get("description")) for v, opt in shape.known)
-        fallback = shape.fallback or {}
-        fallback_desc = (fallback.get("properties") or {}).get(shape.tag, {}).get("description")
-        self._add(Enum(name, values, True, fallback_desc or f"Tag values of `{union}`.", pointer, None))
-        return name
-
-    def _variant(
-        self, union: str, tag: str, value: str, option: dict[str, Any], pointer: str, base: str | None, tag_enum: str | None
-    ) -> str:
-        name = self._fresh(union + naming.pascal(value))
-        tag_type: TypeExpr = Ref(tag_enum) if tag_enum else Const(value)
-        tag_field = self._tag_field(tag, tag_type, pointer, value)
-        refs = [p for p in option.get("allOf") or () if isinstance(p, dict) and "$ref" in p]
-        own = {k for k in (option.get("properties") or {}) if k != tag}
-        if len(refs) == 1 and not own and base is None:
-            inner = self.out.get(self.def_ref(ref_name(refs[0]["$ref"])))
-            if isinstance(inner, TaggedUnion):
-                return self._nested(name, inner, tag_field)
-        self._object(name, option, pointer, role="variant", base=base, skip=frozenset({tag}), leading=(tag_field,))
-        return name
-
-    def _nested(self, name: str, inner: TaggedUnion, tag_field: Field) -> str:
-        """A variant whose payload is another tagged union: re-tag each inner variant."""
-        variants: list[Variant] = []
-        for v in inner.variants:
-            target = self.out[v.target]
-            suffix = v.target.removeprefix(inner.name)
-            sub = self._fresh(name + suffix)
-            if isinstance(target, TaggedUnion):
-                self._nested(sub, target, tag_field)
-            else:
-                self._add(Struct(sub, target.description if isinstance(target, Struct) else None, (tag_field,), tag_field.pointer, base=v.target, role="variant"))
-            variants.append(Variant(v.tag, sub, v.description))
-        unknown = None
-        if inner.unknown:
-            unknown = self._fresh("Unknown" + name)
-            self._add(Struct(unknown, None, (tag_field,), tag_field.pointer, base=inner.unknown, role="unknown"))
-        self._add(
-            TaggedUnion(name, inner.tag_wire, inner.tag_py, tuple(variants), unknown, inner.description, inner.pointer, inner.tag_enum, None, inner.lenient_tag)
-        )
-        return name
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _fresh(self, name: str) -> str:
