@@ -36,6 +36,18 @@ ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitte
 FOOTER = "complete_models(__name__)"
 _FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
 _DMCG_VERSION = importlib.metadata.version("datamodel-code-generator")
+# How DMCG is driven (besides its input, template data, templates and file header).
+DMCG_OPTIONS: dict[str, Any] = {
+    "input_file_type": InputFileType.JsonSchema,
+    "output_model_type": DataModelType.PydanticV2BaseModel,
+    "field_extra_keys": _FIELD_KEYS,
+    "class_name": ROOT_NAME,  # the document root's model: renders the footer
+    "keep_model_order": True,  # name order, moved only for what a definition is evaluated from
+    "use_type_alias": True,  # unions and aliases are type aliases, not RootModel classes
+    "disable_future_imports": True,  # the head (our template) has it, before our imports
+    "disable_timestamp": True,
+    "formatters": [],  # black runs in our format stage
+}
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -113,7 +125,8 @@ def render_models(protocol: Protocol, head: str, cache_dir: Path | None = None) 
     version, its input, our templates and the head.
     """
     schema, data = dmcg_input(protocol)
-    key = cache_key(_DMCG_VERSION, json.dumps([schema, data, head]), *_template_texts())
+    options = json.dumps({k: sorted(v) if isinstance(v, set) else str(v) for k, v in DMCG_OPTIONS.items()})
+    key = cache_key(_DMCG_VERSION, options, json.dumps([schema, data, head]), *_template_texts())
     cached = load_text(cache_dir, key)
     if cached is not None:
         return cached
@@ -134,18 +147,10 @@ def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[s
         try:
             text = dmcg.generate(
                 schema,
-                input_file_type=InputFileType.JsonSchema,
-                output_model_type=DataModelType.PydanticV2BaseModel,
-                custom_template_dir=DMCG_TEMPLATES,
                 extra_template_data=template_data,
-                field_extra_keys=_FIELD_KEYS,
-                class_name=ROOT_NAME,
-                keep_model_order=True,
-                use_type_alias=True,
-                disable_future_imports=True,
-                disable_timestamp=True,
                 custom_file_header=head.rstrip("\n"),
-                formatters=[],
+                custom_template_dir=DMCG_TEMPLATES,
+                **DMCG_OPTIONS,
             )
         except dmcg.Error as exc:
             raise _failure(protocol, f"datamodel-code-generator failed: {exc}") from None
