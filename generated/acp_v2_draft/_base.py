@@ -234,15 +234,6 @@ def _given(
     more: dict[str, Any],
 ) -> dict[str, Any]:
     """The validation options a caller set (not at their defaults), as keyword arguments."""
-    if (
-        strict is None
-        and extra is None
-        and context is None
-        and self_instance is None
-        and allow_partial is False
-    ):
-        if by_alias is None and by_name is None and not more:
-            return more  # empty
     given = dict(more)
     for key, value, default in (
         ("strict", strict, None),
@@ -298,15 +289,31 @@ class FastPathValidator:
         by_name: bool | None = None,
         **more: Any,
     ) -> Any:
-        kwargs = _given(
-            strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
-        )
         fast = self._fast
         if fast is _UNBUILT:
             fast = self.fast
+        if (
+            strict is None
+            and extra is None
+            and context is None
+            and self_instance is None
+            and allow_partial is False
+            and by_alias is None
+            and by_name is None
+            and not more
+        ):  # the common call, kept short
+            if fast is not None:
+                try:
+                    return fast.validate_json(input)
+                except ValidationError:
+                    pass
+            return self.full.validate_json(input)
+        kwargs = _given(
+            strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
+        )
         if fast is not None and self_instance is None:
             try:
-                return fast.validate_json(input, **kwargs) if kwargs else fast.validate_json(input)
+                return fast.validate_json(input, **kwargs)
             except ValidationError:
                 pass
         return self.full.validate_json(input, **kwargs)
@@ -325,19 +332,34 @@ class FastPathValidator:
         by_name: bool | None = None,
         **more: Any,
     ) -> Any:
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self.fast
+        if (
+            strict is None
+            and extra is None
+            and from_attributes is None
+            and context is None
+            and self_instance is None
+            and allow_partial is False
+            and by_alias is None
+            and by_name is None
+            and not more
+        ):  # the common call, kept short
+            if fast is not None:
+                try:
+                    return fast.validate_python(input)
+                except ValidationError:
+                    pass
+            return self.full.validate_python(input)
         kwargs = _given(
             strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
         )
         if from_attributes is not None:
             kwargs["from_attributes"] = from_attributes
-        fast = self._fast
-        if fast is _UNBUILT:
-            fast = self.fast
         if fast is not None and self_instance is None:
             try:
-                return (
-                    fast.validate_python(input, **kwargs) if kwargs else fast.validate_python(input)
-                )
+                return fast.validate_python(input, **kwargs)
             except ValidationError:
                 pass
         return self.full.validate_python(input, **kwargs)
