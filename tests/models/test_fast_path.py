@@ -118,8 +118,9 @@ def test_validation_options_reach_both_paths(draft: ModuleType) -> None:
     }
 
     class Attributes:
-        session_id = "s"
-        update = {"sessionUpdate": "state_update", "state": "running"}
+        def __init__(self) -> None:
+            self.session_id = "s"
+            self.update = {"sessionUpdate": "state_update", "state": "running"}
 
     assert validator.validate_python(Attributes(), from_attributes=True).to_dict()["sessionId"] == "s"
     with pytest.raises(ValidationError):
