@@ -12,6 +12,12 @@ class (`fast_schema`): the same core schema with every hook taken out, so it acc
 what the full path accepts (well-formed input with known tags and known enum values) and builds
 exactly the same objects. A class validates with the fast path first and, when that fails, with
 the full path, whose result and errors are then the answer (`FastPathValidator`).
+
+Serialization uses the classes' own core schema too, with one change (`serialization_schema`): a
+union whose options are all models writes a value with that value's own class serializer, as
+pydantic's inference does, instead of first picking the option (a Python call of the
+discriminator for tagged unions, and for JSON a detour through Python objects). The output is the
+same; the class's serializer is rebuilt from that schema when it is completed.
 """
 
 from __future__ import annotations
@@ -22,7 +28,13 @@ from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
-from pydantic_core import CoreSchema, PydanticCustomError, SchemaValidator, core_schema
+from pydantic_core import (
+    CoreSchema,
+    PydanticCustomError,
+    SchemaSerializer,
+    SchemaValidator,
+    core_schema,
+)
 
 _M = TypeVar("_M", bound="AcpModel")
 
@@ -211,6 +223,32 @@ class _FastSchema:
 _UNBUILT = object()
 
 
+def _given(
+    strict: Any,
+    extra: Any,
+    context: Any,
+    self_instance: Any,
+    allow_partial: Any,
+    by_alias: Any,
+    by_name: Any,
+    more: dict[str, Any],
+) -> dict[str, Any]:
+    """The validation options a caller set (not at their defaults), as keyword arguments."""
+    given = dict(more)
+    for key, value, default in (
+        ("strict", strict, None),
+        ("extra", extra, None),
+        ("context", context, None),
+        ("self_instance", self_instance, None),
+        ("allow_partial", allow_partial, False),
+        ("by_alias", by_alias, None),
+        ("by_name", by_name, None),
+    ):
+        if value is not default:
+            given[key] = value
+    return given
+
+
 class FastPathValidator:
     """`__pydantic_validator__` of a generated class: the fast path, then the full one.
 
@@ -235,18 +273,91 @@ class FastPathValidator:
                 self._fast = None
         return self._fast  # type: ignore[no-any-return]
 
-    def validate_json(self, input: Any, **kwargs: Any) -> Any:
-        fast = self._fast if self._fast is not _UNBUILT else self.fast
-        if fast is not None and kwargs.get("self_instance") is None:
+    # The keyword arguments of `SchemaValidator.validate_json` / `validate_python` are spelled out:
+    # callers (`TypeAdapter`, `model_validate_json`) pass all of them, mostly at their defaults, and
+    # forwarding them as `**kwargs` to pydantic-core costs as much as a small model's validation.
+    def validate_json(
+        self,
+        input: Any,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        context: Any = None,
+        self_instance: Any = None,
+        allow_partial: Any = False,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+        **more: Any,
+    ) -> Any:
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self.fast
+        if (
+            strict is None
+            and extra is None
+            and context is None
+            and self_instance is None
+            and allow_partial is False
+            and by_alias is None
+            and by_name is None
+            and not more
+        ):  # the common call, kept short
+            if fast is not None:
+                try:
+                    return fast.validate_json(input)
+                except ValidationError:
+                    pass
+            return self.full.validate_json(input)
+        kwargs = _given(
+            strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
+        )
+        if fast is not None and self_instance is None:
             try:
                 return fast.validate_json(input, **kwargs)
             except ValidationError:
                 pass
         return self.full.validate_json(input, **kwargs)
 
-    def validate_python(self, input: Any, **kwargs: Any) -> Any:
-        fast = self._fast if self._fast is not _UNBUILT else self.fast
-        if fast is not None and kwargs.get("self_instance") is None:
+    def validate_python(
+        self,
+        input: Any,
+        *,
+        strict: bool | None = None,
+        extra: Any = None,
+        from_attributes: bool | None = None,
+        context: Any = None,
+        self_instance: Any = None,
+        allow_partial: Any = False,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+        **more: Any,
+    ) -> Any:
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self.fast
+        if (
+            strict is None
+            and extra is None
+            and from_attributes is None
+            and context is None
+            and self_instance is None
+            and allow_partial is False
+            and by_alias is None
+            and by_name is None
+            and not more
+        ):  # the common call, kept short
+            if fast is not None:
+                try:
+                    return fast.validate_python(input)
+                except ValidationError:
+                    pass
+            return self.full.validate_python(input)
+        kwargs = _given(
+            strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
+        )
+        if from_attributes is not None:
+            kwargs["from_attributes"] = from_attributes
+        if fast is not None and self_instance is None:
             try:
                 return fast.validate_python(input, **kwargs)
             except ValidationError:
@@ -261,6 +372,155 @@ class FastPathValidator:
 
     def __repr__(self) -> str:
         return f"FastPathValidator({self.cls.__name__})"
+
+
+# -- serialization ------------------------------------------------------------------------------
+
+_INFER: dict[str, Any] = {"type": "any"}  # `simple_ser_schema("any")`: pydantic's inference
+_WRAPPERS = frozenset({"function-wrap", "function-before", "function-after"})
+
+
+def serialization_schema(schema: CoreSchema) -> CoreSchema:
+    """The core schema a generated class serializes with (see the module docstring).
+
+    A union (tagged or not) whose options are all models, with no serializer of its own, gets
+    pydantic's inference as its serializer: a model value is then written by its own class's
+    serializer, with the same options (aliases, `exclude_unset`, include/exclude, mode), which is
+    what the union's option for that class does. Everything else is left as it is. Returns the
+    schema itself when it holds no such union.
+    """
+    walk = _SerSchema(schema)
+    out: CoreSchema = walk.node(schema)
+    return out if walk.changed else schema
+
+
+class _SerSchema:
+    def __init__(self, schema: Any) -> None:
+        self.memo: dict[int, Any] = {}
+        self.refs: dict[str, Any] = {}
+        self.changed = False
+        self._collect(schema, set())
+
+    def _collect(self, node: Any, seen: set[int]) -> None:
+        """Note every node with a `ref` (what `definition-ref`s point to)."""
+        if isinstance(node, (list, tuple)):
+            for item in node:
+                self._collect(item, seen)
+        elif isinstance(node, dict) and id(node) not in seen:
+            seen.add(id(node))
+            ref = node.get("ref")
+            if isinstance(ref, str):
+                self.refs[ref] = node
+            for key, value in node.items():
+                if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                    self._collect(list(value.values()), seen)
+                elif _holds_schemas(key, value):
+                    self._collect(value, seen)
+
+    def node(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [self.node(item) for item in node]
+        if isinstance(node, tuple):
+            return tuple(self.node(item) for item in node)
+        if not isinstance(node, dict):
+            return node
+        done = self.memo.get(id(node))
+        if done is None:
+            out: dict[str, Any] = {}
+            for key, value in node.items():
+                if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                    out[key] = {name: self.node(item) for name, item in value.items()}
+                elif _holds_schemas(key, value):
+                    out[key] = self.node(value)
+                else:
+                    out[key] = value
+            if (
+                out.get("type") in ("union", "tagged-union")
+                and "serialization" not in out
+                and self._models_only(node)
+            ):
+                out["serialization"] = _INFER
+                self.changed = True
+            done = self.memo[id(node)] = out
+        return done
+
+    def _models_only(self, union: dict[str, Any], seen: frozenset[str] = frozenset()) -> bool:
+        choices = union.get("choices")
+        if isinstance(choices, dict):
+            options = list(choices.values())
+        elif isinstance(choices, list):
+            options = [c[0] if isinstance(c, tuple) else c for c in choices]
+        else:
+            return False
+        return bool(options) and all(self._is_model(option, seen) for option in options)
+
+    def _is_model(self, node: Any, seen: frozenset[str]) -> bool:
+        """The node validates to, and serializes as, an instance of a model class."""
+        if not isinstance(node, dict) or "serialization" in node:
+            return False
+        kind = node.get("type")
+        if kind == "model":
+            return True
+        if kind in _WRAPPERS:
+            return self._is_model(node.get("schema"), seen)
+        if kind in (
+            "union",
+            "tagged-union",
+        ):  # a union nested in a union (variants split by a second tag)
+            return self._models_only(node, seen)
+        if kind == "definition-ref":
+            ref = node.get("schema_ref")
+            if not isinstance(ref, str) or ref in seen or ref not in self.refs:
+                return False
+            return self._is_model(self.refs[ref], seen | {ref})
+        return False
+
+
+_NAMED_SCHEMAS = frozenset({"choices", "fields"})  # keys whose dict maps names to schemas
+
+
+def _holds_schemas(key: str, value: Any) -> bool:
+    """A key of a core schema whose value is a nested schema or a list of them."""
+    return (key in _SCHEMA_KEYS and isinstance(value, dict)) or (
+        key in _SCHEMA_LIST_KEYS and isinstance(value, list)
+    )
+
+
+def _model_config(schema: Any, cls: type) -> Any:
+    """The core config of `cls`'s own model schema (what pydantic built its serializer with)."""
+    refs = (
+        {d.get("ref"): d for d in schema.get("definitions", ())}
+        if schema.get("type") == "definitions"
+        else {}
+    )
+    node = schema.get("schema") if schema.get("type") == "definitions" else schema
+    for _ in range(16):
+        if not isinstance(node, dict):
+            return None
+        if node.get("type") == "definition-ref":
+            node = refs.get(node.get("schema_ref"))
+        elif node.get("type") == "model" and node.get("cls") is cls:
+            return node.get("config")
+        else:
+            node = node.get("schema")
+    return None
+
+
+def build_serializer(cls: type[BaseModel]) -> SchemaSerializer | None:
+    """The serializer of a generated class from its `serialization_schema` (None: no change).
+
+    Nested models are built from the same (rewritten) schema, not reused from their classes, so
+    the result does not depend on the order in which classes were completed.
+    """
+    schema = cls.__pydantic_core_schema__
+    changed = serialization_schema(schema)
+    if changed is schema:
+        return None
+    config = _model_config(schema, cls)
+    try:
+        return SchemaSerializer(changed, config, _use_prebuilt=False)
+    except TypeError:  # a pydantic-core without the option: nested classes' serializers are reused
+        return SchemaSerializer(changed, config)
 
 
 class AcpModel(BaseModel):
@@ -297,10 +557,14 @@ class AcpModel(BaseModel):
 
     @classmethod
     def __pydantic_on_complete__(cls) -> None:
-        """Give the class its fast validation path (each time pydantic (re)builds it)."""
+        """Give the class its fast validation path and its serializer (each time pydantic (re)builds it)."""
         validator = cls.__dict__.get("__pydantic_validator__")
         if validator is not None and not isinstance(validator, FastPathValidator):
             cls.__pydantic_validator__ = FastPathValidator(cls, validator)  # type: ignore[assignment]
+        if isinstance(cls.__dict__.get("__pydantic_serializer__"), SchemaSerializer):
+            serializer = build_serializer(cls)
+            if serializer is not None:
+                cls.__pydantic_serializer__ = serializer
 
 
 class TaggedModel(AcpModel):

@@ -23,6 +23,7 @@ from typing import Any
 
 from models_facts import GENERATED, PINNED, load
 from models_instances import NONE, Instances, Leniency, mutants, same_json
+from models_serializers import differences
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 
@@ -42,6 +43,7 @@ class Report:
     lenient_accepts: int = 0
     fast_path_classes: int = 0
     fast_full_compared: int = 0
+    serializers_compared: int = 0
     failures: list[str] = field(default_factory=list)
 
     def fail(self, message: str) -> None:
@@ -110,6 +112,7 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
                 back = json.loads(adapter.dump_json(obj, by_alias=True, exclude_unset=True))
                 if not same_json(back, value):
                     report.fail(f"round trip ({how}) changed {where}\n  -> {json.dumps(back)[:300]}")
+                _compare_serializers(report, obj, where)
             _compare_paths(report, adapter, full, text, where)
             rng = random.Random(f"{key}:{seed}:mutants")
             for mutant in mutants(value, rng, mutants_per_instance):
@@ -125,6 +128,7 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
                         report.mutants_rejected_by_both += 1
                     continue
                 back = json.loads(adapter.dump_json(obj, by_alias=True, exclude_unset=True))
+                _compare_serializers(report, obj, f"{where}\n  {mutant.note}")
                 if schema_ok:
                     report.mutants_valid += 1
                     if not same_json(back, mutant.value):
@@ -158,6 +162,16 @@ def _compare_paths(report: Report, adapter: TypeAdapter[Any], full: Any, text: s
         outcomes.append((_classes(obj), adapter.dump_json(obj, by_alias=True, exclude_unset=True)))
     if outcomes[0] != outcomes[1]:
         report.fail(f"fast path and full path differ: {where}\n  fast: {outcomes[0]}\n  full: {outcomes[1]}")
+
+
+def _compare_serializers(report: Report, obj: Any, where: str) -> None:
+    """A parsed model's class serializer writes what pydantic's own serializer of its schema
+    writes (see `models_serializers.py`), with every dump option."""
+    if not isinstance(obj, BaseModel):
+        return
+    report.serializers_compared += 1
+    for problem in differences(obj):
+        report.fail(f"serializer differs from the reference: {where}\n  {problem[:600]}")
 
 
 def _classes(value: Any) -> Any:

@@ -51,7 +51,8 @@ def reports() -> dict[str, Report]:
         print(
             f"  {label:40s} {r.per_definition:3d}/def {r.definitions:4d} defs {r.instances:6d} instances "
             f"{r.mutants:6d} mutants: {r.mutants_rejected_by_both} / {r.mutants_valid} / {r.lenient_accepts}; "
-            f"fast vs full compared {r.fast_full_compared} on {r.fast_path_classes} classes"
+            f"fast vs full compared {r.fast_full_compared} on {r.fast_path_classes} classes; "
+            f"serializers compared {r.serializers_compared}"
         )
     return out
 
@@ -72,3 +73,4 @@ def test_models_agree_with_jsonschema(label: str, reports: dict[str, Report]) ->
     assert report.mutants_valid > 0 and report.lenient_accepts > 0
     if label.startswith("pinned:"):
         assert report.fast_path_classes > 100 and report.fast_full_compared > report.instances
+    assert report.serializers_compared > report.instances

@@ -101,3 +101,32 @@ def test_untagged_unions_keep_their_choice(draft: ModuleType) -> None:
     assert type(request.params) is type(full.params) is draft.PromptRequest
     assert type(request.params.prompt[1]) is draft.UnknownContentBlock
     assert json.loads(request.to_json()) == wire
+
+
+def test_validation_options_reach_both_paths(draft: ModuleType) -> None:
+    """Options a caller sets are passed on (the common call without any takes a shorter way)."""
+    cls = draft.UpdateSessionNotification
+    validator = cls.__pydantic_validator__
+    text = json.dumps({"sessionId": "s", "update": WELL_FORMED[0]})
+    for kwargs in ({}, {"strict": True}, {"context": {"k": 1}}, {"by_alias": True, "by_name": False}, {"allow_partial": "off"}):
+        assert validator.validate_json(text, **kwargs).to_json() == validator.full.validate_json(text, **kwargs).to_json()
+    by_name = {"session_id": "s", "update": {"sessionUpdate": "state_update", "state": "running"}}
+    with pytest.raises(ValidationError):
+        validator.validate_python(by_name, by_alias=True, by_name=False)
+    assert validator.validate_python(by_name, by_alias=False, by_name=True).to_dict() == {
+        "sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"},
+    }
+
+    class Attributes:
+        def __init__(self) -> None:
+            self.session_id = "s"
+            self.update = {"sessionUpdate": "state_update", "state": "running"}
+
+    assert validator.validate_python(Attributes(), from_attributes=True).to_dict()["sessionId"] == "s"
+    with pytest.raises(ValidationError):
+        validator.validate_python(Attributes())
+    with pytest.raises(TypeError):
+        validator.validate_json(text, no_such_option=True)
+    target = cls.model_construct()
+    validator.validate_json(text, self_instance=target)  # construction-style call: the full path
+    assert target.session_id == "s"
