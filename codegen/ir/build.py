@@ -126,6 +126,7 @@ class Builder:
         definition it extends), one struct per alternative (`<name><Alternative>`) and `name` as
         the union of them."""
         alternatives = self._alternatives(schema, pointer)
+        exclusive = self._exclusive(schema)
         if not alternatives:
             self._add(self._struct(name, schema, pointer, def_key=def_key, **kwargs))
             return
@@ -137,7 +138,16 @@ class Builder:
             struct = self._struct(member, merged, alt_pointer, **kwargs)
             self._add(replace(struct, description=struct.description or schema.get("description")))
             members.append(Ref(member))
-        self._add(Alias(name, UnionOf(tuple(members)), schema.get("description"), pointer, def_key))
+        self._add(Alias(name, UnionOf(tuple(members), exclusive), schema.get("description"), pointer, def_key))
+
+    def _exclusive(self, schema: dict[str, Any]) -> bool:
+        """Whether a struct's alternatives come from a `oneOf` (here or in the definition it extends)."""
+        if "oneOf" in schema or "anyOf" in schema:
+            return "oneOf" in schema
+        for part in schema.get("allOf") or ():
+            if _extends_alternatives(part, self.defs):
+                return "oneOf" in self.defs[ref_name(part["$ref"])]
+        return False
 
     def _alternatives(self, schema: dict[str, Any], pointer: str) -> list[tuple[str, list[Any], str]] | None:
         """(name suffix, `allOf` parts, pointer) of each object alternative of a struct schema."""

@@ -57,9 +57,11 @@ class Const:
 
 @dataclass(frozen=True)
 class UnionOf:
-    """An untagged union; `None` appears as `Scalar("none")`."""
+    """An untagged union; `None` appears as `Scalar("none")`. `exclusive`: the schema's `oneOf`
+    over structs that could overlap, so a value must fit exactly one option."""
 
     options: tuple[TypeExpr, ...]
+    exclusive: bool = False
 
 
 TypeExpr = Scalar | Ref | ArrayOf | MapOf | Const | UnionOf

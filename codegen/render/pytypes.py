@@ -65,7 +65,8 @@ def annotation(expr: TypeExpr) -> str:
         return "None"
     text = " | ".join(parts)
     if len(parts) > 1 and any(isinstance(o, Ref) for o in expr.options):
-        text = f"Annotated[{text}, STRICT_FIRST]"  # a fitting option beats a repaired one
+        # a fitting option beats a repaired one; with `oneOf`, no other option may fit as well
+        text = f"Annotated[{text}, STRICT_FIRST{', ONE_OF' if expr.exclusive else ''}]"
     return text + " | None" if any(annotation(o) == "None" for o in expr.options) else text
 
 

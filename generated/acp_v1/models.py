@@ -25,6 +25,7 @@ from ._base import (
     NONE_TAG,
     NOT_KNOWN_TAG,
     NOT_NULL,
+    ONE_OF,
     STRICT_FIRST,
     UNKNOWN_TAG,
     AcpModel,

@@ -25,6 +25,7 @@ from ._base import (
     NONE_TAG,
     NOT_KNOWN_TAG,
     NOT_NULL,
+    ONE_OF,
     STRICT_FIRST,
     UNKNOWN_TAG,
     AcpModel,
@@ -1806,7 +1807,7 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST, ONE_OF
 ]
 """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -1863,7 +1864,7 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST, ONE_OF
 ]
 """URL-based elicitation where the client directs the user to a URL."""
 
@@ -2601,7 +2602,7 @@ class ElicitationFormModeSession(ElicitationSessionScope):
 
 
 ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST, ONE_OF
 ]
 """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -2650,7 +2651,7 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
 
 ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST, ONE_OF
 ]
 """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -7492,7 +7493,9 @@ session without a specific tool call."""
 
 
 UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """Custom or future elicitation mode.
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
 from pydantic_core import (
@@ -759,6 +759,52 @@ def _strict_first(value: Any, handler: Callable[[Any], Any]) -> Any:
 
 
 STRICT_FIRST = StrictFirst()
+
+
+class OneOf:
+    """Annotation of a union of model classes from the schema's `oneOf`: a value is valid only
+    when exactly one option accepts it as it is. The union picks the option (first fit); this
+    then rejects the value if another option would accept it too, as JSON Schema does."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        options = tuple(
+            o for o in get_args(source) if isinstance(o, type) and issubclass(o, BaseModel)
+        )
+
+        def one_of(value: Any, inner: Callable[[Any], Any]) -> Any:
+            return _exactly_one(options, value, inner)
+
+        return core_schema.no_info_wrap_validator_function(one_of, handler(source))
+
+
+def _exactly_one(
+    options: tuple[type[BaseModel], ...], value: Any, handler: Callable[[Any], Any]
+) -> Any:
+    result = handler(value)
+    if isinstance(value, BaseModel):  # an instance is of one class: nothing else to compare
+        return result
+    token = _REPAIRS.set(False)
+    try:
+        for option in options:
+            if isinstance(result, option):
+                continue
+            try:
+                option.model_validate(value)
+            except ValidationError:
+                continue
+            raise PydanticCustomError(
+                "acp_one_of",
+                "the value fits both {chosen} and {other}; the schema's `oneOf` allows exactly one",
+                {"chosen": type(result).__name__, "other": option.__name__},
+            )
+    finally:
+        _REPAIRS.reset(token)
+    return result
+
+
+ONE_OF = OneOf()
 
 
 def lenient(

@@ -277,3 +277,46 @@ def test_v1_tagless_variant_takes_what_the_tagged_ones_reject(v1: ModuleType) ->
     assert type(kept) is v1.AuthMethodNone and kept.to_dict() == odd
     other = {"type": "_vendor", "id": "v", "name": "V"}
     assert adapter.validate_python(other).to_dict() == other
+
+
+# --- `oneOf` over objects: exactly one alternative may fit (elicitation scopes) -------------------
+
+_URL = {"mode": "url", "message": "m", "elicitationId": "e", "url": "https://example.com/x?q=1"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "fits"),
+    [
+        ({"sessionId": "s"}, "CreateElicitationRequestUrlSession"),
+        ({"sessionId": "s", "toolCallId": "t"}, "CreateElicitationRequestUrlSession"),
+        ({"requestId": 7}, "CreateElicitationRequestUrlRequest"),
+        ({"requestId": "r-1"}, "CreateElicitationRequestUrlRequest"),
+        ({"requestId": None}, None),  # RequestId is not nullable in this revision
+        ({"sessionId": "s", "requestId": 7}, None),  # both scopes: `oneOf` allows one
+        ({}, None),  # neither scope
+    ],
+)
+def test_one_of_scopes_accept_exactly_one(draft: ModuleType, extra: dict[str, Any], fits: str | None) -> None:
+    import jsonschema
+
+    raw = json.dumps({**_URL, **extra})
+    schema = load(PINNED["acp_v2_draft"])
+    reference = {"$defs": schema["$defs"], "$ref": "#/$defs/CreateElicitationRequest"}
+    valid = jsonschema.Draft202012Validator(reference).is_valid(json.loads(raw))
+    assert valid == (fits is not None)  # the reference validator agrees with the expectation
+    adapter = TypeAdapter(draft.CreateElicitationRequest)
+    if fits is None:
+        with pytest.raises(ValidationError):
+            adapter.validate_json(raw)
+        return
+    model = adapter.validate_json(raw)
+    assert type(model).__name__ == fits
+    assert same_json(json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), json.loads(raw))
+
+
+def test_one_of_scopes_reject_both_scopes_on_unknown_modes_too(draft: ModuleType) -> None:
+    adapter = TypeAdapter(draft.CreateElicitationRequest)
+    raw = {"mode": "_vendor_mode", "message": "m", "sessionId": "s"}
+    assert type(adapter.validate_python(raw)).__name__ == "UnknownCreateElicitationRequestSession"
+    with pytest.raises(ValidationError, match="exactly one"):
+        adapter.validate_python({**raw, "requestId": "r"})
