@@ -45,5 +45,11 @@ def regen(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run every benchmark script (figures are ratios against a baseline of the same run)."""
     session.install("-e", ".[test,bench]")
-    for script in ("bench/generate.py", "bench/throughput.py", "bench/rpc.py", "bench/diff.py"):
+    for script in (
+        "bench/generate.py",
+        "bench/throughput.py",
+        "bench/rpc.py",
+        "bench/diff.py",
+        "bench/session_state.py",
+    ):
         session.run("python", script, *session.posargs)
