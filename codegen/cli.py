@@ -39,7 +39,7 @@ def generate(
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("generated"),
     sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the formatting cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the render and formatting caches.")] = False,
     pins: PinsOption = DEFAULT_PINS,
     quiet: QuietOption = False,
 ) -> None:

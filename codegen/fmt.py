@@ -56,14 +56,6 @@ def _black(text: str) -> tuple[bool, str]:
         return False, f"black could not format generated code: {exc}"
 
 
-def format_source(text: str, label: str = "<generated>") -> str:
-    """Format one Python source text with black (raises CodegenError on invalid code)."""
-    ok, result = _black(text)
-    if not ok:
-        raise fail("format-failed", result, file=label)
-    return result
-
-
 def split_points(text: str) -> list[int]:
     """0-based line numbers where `text` can be cut into independently formatted pieces.
 
@@ -146,15 +138,16 @@ class Formatter:
     (one CPU, a sandbox without semaphores, little text) formatting happens in `result`.
     """
 
-    def __init__(self, cache_dir: Path | None) -> None:
+    def __init__(self, cache_dir: Path | None, *, parallel_min_bytes: int = _PARALLEL_MIN_BYTES) -> None:
         self._cache_dir = cache_dir
+        self._parallel_min_bytes = parallel_min_bytes
         self._files: dict[str, str] = {}  # path -> rendered text, in submission order
         self._done: dict[str, str] = {}  # path -> formatted text (whole-file cache hits, non-Python)
         self._pieces: dict[str, list[str]] = {}  # path -> its pieces
         self._formatted: dict[tuple[str, int], str] = {}  # (path, piece index) -> formatted piece
         self._jobs: list[tuple[list[tuple[str, int, str]], Future[list[tuple[bool, str]]] | None]] = []
         self._pool: ProcessPoolExecutor | None = None
-        self._workers = os.cpu_count() or 1
+        self._workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
     def __enter__(self) -> Self:
         return self
@@ -181,7 +174,12 @@ class Formatter:
                     self._formatted[path, index] = hit
         pool = self._pool_for(sum(len(text) for _, _, text in todo))
         for batch in _batches(todo, self._workers * _BATCHES_PER_WORKER if pool else 1):
-            future = pool.submit(_format_batch, [text for _, _, text in batch]) if pool else None
+            future = None
+            if pool is not None:
+                try:
+                    future = pool.submit(_format_batch, [text for _, _, text in batch])
+                except BrokenProcessPool:  # a worker died (killed, out of memory): go on here
+                    pool, self._workers = None, 1
             self._jobs.append((batch, future))
 
     def result(self) -> dict[str, str]:
@@ -211,12 +209,12 @@ class Formatter:
 
     def _pool_for(self, size: int) -> ProcessPoolExecutor | None:
         """The worker pool (started on first need), or None to format in this process."""
-        if self._pool is None and self._workers >= 2 and size >= _PARALLEL_MIN_BYTES:
+        if self._pool is None and self._workers >= 2 and size >= self._parallel_min_bytes:
             try:
                 self._pool = ProcessPoolExecutor(max_workers=self._workers)
             except (OSError, NotImplementedError):
                 self._workers = 1  # no worker processes here (sandbox, no semaphores)
-        return self._pool if size else None
+        return self._pool if size and self._workers >= 2 else None
 
 
 def format_files(files: dict[str, str], cache_dir: Path | None) -> dict[str, str]:

@@ -105,7 +105,8 @@ def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, 
     """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
     protocol = ir_for(target.source, target.sha256)
     models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
-    with Formatter(format_cache) as formatter:
+    # workers from the start (models.py, the bulk of the work, always follows)
+    with Formatter(format_cache, parallel_min_bytes=0) as formatter:
         formatter.submit(render_templates(protocol, target.package))  # black starts in the workers...
         formatter.submit(render_models_file(protocol, target.package, models_cache))  # ...while DMCG runs here
         return formatter.result(), protocol

@@ -4,7 +4,10 @@ that overlaps black with it."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +97,78 @@ def test_formatter_failure_names_the_file() -> None:
         with pytest.raises(CodegenError) as caught:
             formatter.result()
     assert caught.value.diagnostics[0].render().startswith("error[format-failed] bad.py: ")
+
+
+def test_reserved_class_names_cover_every_name_the_package_already_uses(generated_dir: Path) -> None:
+    """What models.py/enums.py import, and what the other modules export from the package root."""
+    from codegen.ir.naming import RESERVED_CLASS_NAMES
+
+    for package in ("acp_v2_draft", "acp_v2", "acp_v1"):
+        used: set[str] = set()
+        for module in ("models.py", "enums.py"):
+            for node in ast.parse((generated_dir / package / module).read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ImportFrom) and node.module != "enums":
+                    used |= {a.asname or a.name for a in node.names if a.name != "*"}
+        for module in ("dispatch.py", "session.py", "__init__.py"):
+            path = generated_dir / package / module
+            if path.exists():
+                for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                    if isinstance(node, ast.ClassDef):
+                        used.add(node.name)
+                    elif isinstance(node, ast.Assign):
+                        used |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id.isupper()}
+        used = {name for name in used if name[:1].isupper() and not name.endswith("_METHODS")}
+        assert used <= RESERVED_CLASS_NAMES, f"{package}: add {sorted(used - RESERVED_CLASS_NAMES)} to RESERVED_CLASS_NAMES"
+
+
+def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Path, minimal_schema: dict[str, Any]) -> None:
+    """A `$defs` entry called `Field` must not replace pydantic's `Field` (nor be replaced by it)."""
+    from conftest import run_cli, write_json
+
+    minimal_schema["$defs"]["Field"] = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    minimal_schema["$defs"]["PingRequest"]["properties"]["field"] = {"$ref": "#/$defs/Field"}
+    minimal_schema["$defs"]["PingRequest"]["properties"]["_meta"] = {"type": "object"}  # needs Field(alias=...)
+    write_json(tmp_path / "s.json", minimal_schema)
+    result = run_cli("generate", "--schema", "s.json", "--package", "named", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.describe()
+    script = (
+        "import named, pydantic\n"
+        "assert named.Field_.__name__ == 'Field_' and named.models.Field is pydantic.Field\n"
+        "r = named.PingRequest.from_json('{\"bar\": \"b\", \"field\": {\"x\": 1}, \"_meta\": {}}')\n"
+        "assert type(r.field) is named.Field_ and r.field.x == 1 and r.meta == {}\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "out", capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_any_dmcg_failure_is_one_diagnostic(draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codegen.render import models
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(models.dmcg, "generate", broken)
+    with pytest.raises(CodegenError) as caught:
+        models.render_models(draft_ir, "")
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.render().startswith("error[model-render] ")
+    assert "RecursionError: maximum recursion depth exceeded" in diagnostic.render()
+
+
+def test_formatter_goes_on_in_process_when_its_workers_die() -> None:
+    import os
+    import signal
+
+    from codegen.fmt import Formatter, format_files
+
+    big = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3000))
+    with Formatter(None, parallel_min_bytes=0) as formatter:
+        formatter.submit({"a.py": big})
+        pool = formatter._pool  # the test kills its workers
+        assert pool is not None
+        formatter.result()  # the workers are up
+        for pid in list(pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        formatter.submit({"b.py": big.replace("x: int", "y: int")})
+        result = formatter.result()
+    assert result == format_files({"a.py": big, "b.py": big.replace("x: int", "y: int")}, None)

@@ -82,8 +82,29 @@ def handler_name(wire_method: str) -> str:
     return snake(wire_method)
 
 
+# Names a generated package already uses where definitions live (imported into models.py or
+# enums.py, by our head template or by datamodel-code-generator, or exported from the package
+# root by the runtime, dispatch and session modules). A definition never takes one of them: it
+# would shadow the import (a field typed `Field` would silently mean pydantic's) or the export.
+# tests/test_render_models.py checks this list against the generated modules.
+RESERVED_CLASS_NAMES = frozenset(
+    {
+        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "BaseModel", "ClassVar", "Client",
+        "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Literal",
+        "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
+        "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
+        "SessionDetails", "SessionState", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
+        "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
+        "TimelineRaw", "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal",
+        "TimelineToolCall", "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
+    }
+)  # fmt: skip
+
+
 def class_name(def_key: str) -> str:
-    """Python class name for a `$defs` key (kept as is when already an identifier)."""
+    """Python class name for a `$defs` key (kept as is when already an identifier and free)."""
     if def_key.isidentifier() and not keyword.iskeyword(def_key) and def_key[:1].isupper():
-        return def_key
-    return pascal(def_key)
+        name = def_key
+    else:
+        name = pascal(def_key)
+    return name + "_" if name in RESERVED_CLASS_NAMES else name

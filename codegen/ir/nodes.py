@@ -118,10 +118,6 @@ class Struct:
     unstable: bool = False
     kind: Literal["struct"] = "struct"
 
-    def own_fields(self) -> tuple[Field, ...]:
-        """Fields declared by this struct itself (all of them; bases are separate structs)."""
-        return self.fields
-
 
 @dataclass(frozen=True)
 class Variant:

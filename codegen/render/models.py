@@ -15,6 +15,7 @@ What DMCG cannot express (callable discriminators, open enums) is spelled by the
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import warnings
@@ -35,7 +36,14 @@ DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "
 ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
 FOOTER = "complete_models(__name__)"
 _FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
-_DMCG_VERSION = importlib.metadata.version("datamodel-code-generator")
+# What else the text depends on: DMCG, the Jinja it renders with, and this module's own code.
+_RENDERER = ";".join(
+    [
+        f"datamodel-code-generator={importlib.metadata.version('datamodel-code-generator')}",
+        f"jinja2={importlib.metadata.version('jinja2')}",
+        hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+    ]
+)
 # How DMCG is driven (besides its input, template data, templates and file header).
 DMCG_OPTIONS: dict[str, Any] = {
     "input_file_type": InputFileType.JsonSchema,
@@ -126,7 +134,7 @@ def render_models(protocol: Protocol, head: str, cache_dir: Path | None = None) 
     """
     schema, data = dmcg_input(protocol)
     options = json.dumps({k: sorted(v) if isinstance(v, set) else str(v) for k, v in DMCG_OPTIONS.items()})
-    key = cache_key(_DMCG_VERSION, options, json.dumps([schema, data, head]), *_template_texts())
+    key = cache_key(_RENDERER, options, json.dumps([schema, data, head]), *_template_texts())
     cached = load_text(cache_dir, key)
     if cached is not None:
         return cached
@@ -154,6 +162,8 @@ def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[s
             )
         except dmcg.Error as exc:
             raise _failure(protocol, f"datamodel-code-generator failed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - DMCG raises many kinds; the CLI must print one line
+            raise _failure(protocol, f"datamodel-code-generator failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(text, str) or not text.rstrip().endswith(FOOTER):
         raise _failure(protocol, "datamodel-code-generator did not place the module footer last")
     return text if text.endswith("\n") else text + "\n"

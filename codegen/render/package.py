@@ -62,7 +62,6 @@ def environment() -> jinja2.Environment:
     return env
 
 
-
 def render_package(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
     """Render every file of a generated package: relative path -> unformatted text."""
     return {**render_templates(protocol, package), **render_models_file(protocol, package, cache_dir)}

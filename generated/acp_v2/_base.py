@@ -764,7 +764,8 @@ STRICT_FIRST = StrictFirst()
 class OneOf:
     """Annotation of a union of model classes from the schema's `oneOf`: a value is valid only
     when exactly one option accepts it as it is. The union picks the option (first fit); this
-    then rejects the value if another option would accept it too, as JSON Schema does."""
+    then rejects the value if another option would accept it too, as JSON Schema does. (The other
+    options are tried with pydantic's default settings: no strict mode, no validation context.)"""
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
