@@ -97,7 +97,10 @@ def split_pieces(text: str) -> list[str]:
         return [text]
     lines = text.splitlines(keepends=True)
     bounds = [0, *points, len(lines)]
-    return ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
+    # Without the blank lines that separate it from the next piece: black would drop them at the
+    # end of a file, so a piece that is otherwise formatted already comes back unchanged and
+    # black skips its second pass (it formats twice whatever the first pass changed).
+    return ["".join(lines[a:b]).rstrip() + "\n" for a, b in itertools.pairwise(bounds)]
 
 
 def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:

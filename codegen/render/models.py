@@ -83,7 +83,7 @@ def _struct_data(struct: Struct, protocol: Protocol) -> dict[str, Any]:
         "name": struct.name,
         "bases": bases,
         "first_base": bases.split(", ")[0],
-        "doc": pytypes.docstring(struct.description),
+        "doc": pytypes.docstring(struct.description, indent=4),
         "forbid": struct.extra == "forbid",
         "tags": pytypes.tags_expr(struct, protocol) if tags else "",
         "lenient": pytypes.rules_literal(lenient) if lenient else "",
@@ -104,7 +104,7 @@ def _alias_data(definition: TaggedUnion | Alias, protocol: Protocol) -> dict[str
     if isinstance(definition, TaggedUnion):
         annotation = pytypes.union_annotation(definition, protocol)
     else:
-        annotation = pytypes.annotation(definition.type)
+        annotation = pytypes.alias_annotation(definition)
     return {"name": definition.name, "annotation": annotation, "doc": pytypes.docstring(definition.description), "footer": False}
 
 

@@ -6,9 +6,11 @@ These are the Jinja filters the model templates use; they read IR nodes only.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from codegen.ir.nodes import (
+    Alias,
     ArrayOf,
     Const,
     Field,
@@ -34,11 +36,13 @@ _FIELD_ARGS = {
     "minItems": "min_length",
     "maxItems": "max_length",
 }
+LINE_LENGTH = 100  # black's line length in the format stage (`codegen.fmt.MODE`)
+FIELD_INDENT = 4  # the column struct fields start at
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
 
 
 def _constrained(base: str, constraints: tuple[tuple[str, Any], ...]) -> str:
-    args = [f"{_FIELD_ARGS[k]}={v!r}" for k, v in constraints if k in _FIELD_ARGS]
+    args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in constraints if k in _FIELD_ARGS]
     return f"Annotated[{base}, Field({', '.join(args)})]" if args else base
 
 
@@ -55,30 +59,57 @@ def annotation(expr: TypeExpr) -> str:
     if isinstance(expr, MapOf):
         return f"dict[str, {annotation(expr.value)}]"
     if isinstance(expr, Const):
-        return "None" if expr.value is None else f"Literal[{expr.value!r}]"
+        return "None" if expr.value is None else f"Literal[{python_literal(expr.value)}]"
+    members, markers, nullable = _union_parts(expr)
+    text = f"Annotated[{members}, {', '.join(markers)}]" if markers else members
+    return text + " | None" if nullable and text != "None" else text
+
+
+def _union_parts(expr: UnionOf) -> tuple[str, list[str], bool]:
+    """(the options joined by `|`, the annotation markers, whether `None` is an option)."""
     parts: list[str] = []
     for option in expr.options:
         text = annotation(option)
         if text not in parts and text != "None":
             parts.append(text)
-    if not parts:
-        return "None"
-    text = " | ".join(parts)
+    markers: list[str] = []
     if len(parts) > 1 and any(isinstance(o, Ref) for o in expr.options):
         # a fitting option beats a repaired one; with `oneOf`, no other option may fit as well
-        text = f"Annotated[{text}, STRICT_FIRST{', ONE_OF' if expr.exclusive else ''}]"
-    return text + " | None" if any(annotation(o) == "None" for o in expr.options) else text
+        markers = ["STRICT_FIRST", "ONE_OF"] if expr.exclusive else ["STRICT_FIRST"]
+    nullable = any(annotation(o) == "None" for o in expr.options)
+    return " | ".join(parts) or "None", markers, nullable
+
+
+def alias_annotation(alias: Alias) -> str:
+    """The value of a module-level `Name: TypeAlias = ...` (one item a line when too long)."""
+    text = annotation(alias.type)
+    if isinstance(alias.type, UnionOf) and len(f"{alias.name}: TypeAlias = {text}") > LINE_LENGTH:
+        members, markers, nullable = _union_parts(alias.type)
+        if markers and not nullable:
+            return exploded("Annotated[", [members, *markers], "]", 0)
+    return text
 
 
 def python_literal(value: Any) -> str:
     """A JSON value as Python source."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, str):
+        return _string(value)
+    if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(python_literal(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {python_literal(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
     return repr(json.loads(json.dumps(value)))
+
+
+def _string(text: str) -> str:
+    """A string literal in black's preferred quotes (double, unless that needs more escapes), so
+    that black has nothing to change in it."""
+    literal = repr(text)
+    if literal.startswith("'") and '"' not in text:
+        return '"' + literal[1:-1].replace("\\'", "'") + '"'
+    return literal
 
 
 def field_line(field: Field, protocol: Protocol) -> str:
@@ -87,15 +118,15 @@ def field_line(field: Field, protocol: Protocol) -> str:
     field_args: list[str] = []
     metadata: list[str] = []
     if field.py_name != field.wire_name:
-        field_args.append(f"alias={field.wire_name!r}")
+        field_args.append(f"alias={python_literal(field.wire_name)}")
     default: str | None = None
     if field.tag:
         enum_ref = isinstance(field.type, Ref)
         if field.default_json is not None:
             const = json.loads(field.default_json)
-            default = f"{ann}.{_const_name(protocol, ann, const)}" if enum_ref else repr(const)
+            default = f"{ann}.{_const_name(protocol, ann, const)}" if enum_ref else python_literal(const)
             if enum_ref:  # typed by the open tag enum, but only this variant's value is valid
-                metadata.append(f"TagValue({const!r})")
+                metadata.append(f"TagValue({python_literal(const)})")
         elif enum_ref:  # an unknown variant: any tag its union does not name
             metadata.append("NOT_KNOWN_TAG")
     elif not field.required:
@@ -113,9 +144,21 @@ def field_line(field: Field, protocol: Protocol) -> str:
             default = "None"
     if field_args:
         metadata.append(f"Field({', '.join(field_args)})")
-    if metadata:
-        ann = f"Annotated[{ann}, {', '.join(metadata)}]"
-    return f"{field.py_name}: {ann}" + (f" = {default}" if default is not None else "")
+    tail = f" = {default}" if default is not None else ""
+    if not metadata:
+        return f"{field.py_name}: {ann}{tail}"
+    line = f"{field.py_name}: Annotated[{', '.join([ann, *metadata])}]{tail}"
+    if FIELD_INDENT + len(line) <= LINE_LENGTH:
+        return line
+    return f"{field.py_name}: {exploded('Annotated[', [ann, *metadata], ']', FIELD_INDENT)}{tail}"
+
+
+def exploded(opening: str, items: list[str], closing: str, indent: int) -> str:
+    """`opening` + one item a line (each with a trailing comma) + `closing`, for a statement at
+    column `indent`: the layout black keeps as it is (the trailing comma tells it to), used for
+    what would not fit on one line, so that black has nothing left to change."""
+    inner = " " * (indent + 4)
+    return opening + "\n" + "".join(f"{inner}{item},\n" for item in items) + " " * indent + closing
 
 
 def _has_ref(expr: TypeExpr) -> bool:
@@ -138,12 +181,38 @@ def _const_name(protocol: Protocol, enum_name: str, value: str) -> str:
     raise KeyError(f"{enum_name} has no value {value!r}")
 
 
-def docstring(text: str | None) -> str:
-    """A triple-quoted docstring literal (escaped) for a description."""
+def docstring(text: str | None, indent: int | None = None) -> str:
+    """A triple-quoted docstring literal (escaped) for a description.
+
+    With `indent` (the columns of the statement it opens a class or function body at), it is laid
+    out as black lays out such docstrings (continuation lines re-indented, closing quotes on a
+    line of their own when they would not fit), so black's first pass leaves it unchanged.
+    """
     body = (text or "").strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if indent is not None and "\n" in body and not re.search(r"\\\s*\n", body):  # black skips those
+        body = _reindented(body, " " * indent)
+    if body.startswith('"'):
+        body = " " + body
     if body.endswith('"'):
         body += " "
+    lines = body.splitlines()
+    if indent is not None and len(lines) > 1 and len(lines[-1]) + 3 > LINE_LENGTH:
+        return f'"""{body}\n{" " * indent}"""'
     return f'"""{body}"""'
+
+
+def _reindented(body: str, prefix: str) -> str:
+    """black's `fix_multiline_docstring`: continuation lines lose their common indentation and
+    get `prefix`; blank lines become empty; trailing spaces go."""
+    lines = [_leading_tabs_expanded(line) for line in body.splitlines()]
+    margin = min((len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()), default=0)
+    rest = [(prefix + line[margin:].rstrip()) if line.strip() else "" for line in lines[1:]]
+    return "\n".join([lines[0].strip(), *rest])
+
+
+def _leading_tabs_expanded(line: str) -> str:
+    stripped = line.lstrip()
+    return line[: len(line) - len(stripped)].expandtabs() + stripped if stripped else line
 
 
 def struct_bases(struct: Struct, protocol: Protocol) -> str:
@@ -171,8 +240,8 @@ def lenient_rules(struct: Struct, protocol: Protocol) -> dict[str, list[str]]:
 
 def rules_literal(rules: dict[str, list[str]]) -> str:
     """Python source of a `__acp_lenient__` mapping (wire name -> frozenset of rules)."""
-    items = ", ".join(f"{k!r}: frozenset({sorted(v)!r})" for k, v in rules.items())
-    return "{" + items + "}"
+    items = [f"{python_literal(k)}: frozenset({python_literal(sorted(v))})" for k, v in rules.items()]
+    return exploded("{", items, "}", FIELD_INDENT)
 
 
 def own_lenient(struct: Struct) -> bool:
@@ -187,7 +256,7 @@ def tag_names(struct: Struct) -> list[str]:
 
 def tags_expr(struct: Struct, protocol: Protocol) -> str:
     """The `__acp_tags__` value: this struct's fixed tags plus its tagged base's."""
-    own = f"frozenset({sorted(tag_names(struct))!r})"
+    own = f"frozenset({python_literal(sorted(tag_names(struct)))})"
     base = protocol.get(struct.base) if struct.base else None
     if isinstance(base, Struct) and base.role in ("variant", "unknown"):
         return f"{base.name}.__acp_tags__ | {own}"
@@ -212,18 +281,26 @@ def union_annotation(union: TaggedUnion, protocol: Protocol) -> str:
     """
     loose = loose_none(union, protocol)
     none = union.none_variant
-    choices = [(v.target, repr(v.tag)) for v in union.variants if v.tag is not None]
+    choices = [(v.target, python_literal(v.tag)) for v in union.variants if v.tag is not None]
     if none is not None and not loose:
         choices.append((none.target, "NONE_TAG"))
     if union.unknown:
         choices.append((union.unknown, "UNKNOWN_TAG"))
-    members = "\n    | ".join(f"Annotated[{cls}, Tag({tag})]" for cls, tag in choices)
-    discriminator = (
-        f"Discriminator(tag_discriminator({union.tag_wire!r}, {union.tag_py!r}, "
-        f"frozenset({python_literal(list(union.known_tags))}), has_none={none is not None and not loose}, "
-        f"has_unknown={union.unknown is not None}, lenient={union.lenient_tag}))"
-    )
-    tagged = f"Annotated[\n    {members},\n    {discriminator},\n]"
+    options = [f"Annotated[{cls}, Tag({tag})]" for cls, tag in choices]
+    members = " | ".join(options)
+    if 4 + len(members) + 1 > LINE_LENGTH:  # black's layout: one option a line, `|` first
+        members = "\n    | ".join(options)
+    known = exploded("[", [python_literal(t) for t in union.known_tags], "]", 16) if union.known_tags else "[]"
+    arguments = [
+        python_literal(union.tag_wire),
+        python_literal(union.tag_py),
+        f"frozenset(\n                {known}\n            )" if union.known_tags else "frozenset([])",
+        f"has_none={none is not None and not loose}",
+        f"has_unknown={union.unknown is not None}",
+        f"lenient={union.lenient_tag}",
+    ]
+    discriminator = f"Discriminator(\n        {exploded('tag_discriminator(', arguments, ')', 8)}\n    )"
+    tagged = exploded("Annotated[", [members, discriminator], "]", 0)
     if not loose or none is None:
         return tagged
     return f'Annotated[{tagged} | {none.target}, Field(union_mode="left_to_right"), STRICT_FIRST]'

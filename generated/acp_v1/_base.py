@@ -207,9 +207,8 @@ class _FastSchema:
         tags: frozenset[str] = getattr(owner, "__acp_tags__", frozenset())
         if name in tags and schema.get("type") == "default":  # the tag must come from the input
             schema = schema["schema"]
-        if "default_on_null" in rules.get(
-            wire, ()
-        ):  # `null` must take the full path (it is dropped)
+        # `null` must take the full path (it is dropped)
+        if "default_on_null" in rules.get(wire, ()):
             if schema.get("type") == "default" and schema["schema"].get("type") == "nullable":
                 schema = {**schema, "schema": schema["schema"]["schema"]}
             elif schema.get("type") == "nullable" or (
@@ -463,10 +462,8 @@ class _SerSchema:
             return True
         if kind in _WRAPPERS:
             return self._is_model(node.get("schema"), seen)
-        if kind in (
-            "union",
-            "tagged-union",
-        ):  # a union nested in a union (variants split by a second tag)
+        # a union nested in a union (variants split by a second tag)
+        if kind in ("union", "tagged-union"):
             return self._models_only(node, seen)
         if kind == "definition-ref":
             ref = node.get("schema_ref")

@@ -81,19 +81,24 @@ class AgentCapabilities(AcpModel):
     load_session: Annotated[StrictBool, Field(alias="loadSession")] = False
     """Whether the agent supports `session/load`."""
 
-    prompt_capabilities: Annotated[PromptCapabilities, Field(alias="promptCapabilities")] = Field(
+    prompt_capabilities: Annotated[
+        PromptCapabilities,
+        Field(alias="promptCapabilities"),
+    ] = Field(
         default={"audio": False, "embeddedContext": False, "image": False}, validate_default=True
     )
     """Prompt capabilities supported by the agent."""
 
-    mcp_capabilities: Annotated[McpCapabilities, Field(alias="mcpCapabilities")] = Field(
-        default={"http": False, "sse": False}, validate_default=True
-    )
+    mcp_capabilities: Annotated[
+        McpCapabilities,
+        Field(alias="mcpCapabilities"),
+    ] = Field(default={"http": False, "sse": False}, validate_default=True)
     """MCP capabilities supported by the agent."""
 
-    session_capabilities: Annotated[SessionCapabilities, Field(alias="sessionCapabilities")] = (
-        Field(default={}, validate_default=True)
-    )
+    session_capabilities: Annotated[
+        SessionCapabilities,
+        Field(alias="sessionCapabilities"),
+    ] = Field(default={}, validate_default=True)
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
     auth: AgentAuthCapabilities = Field(default={}, validate_default=True)
@@ -442,7 +447,11 @@ AuthMethod: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["terminal"]),
+                frozenset(
+                    [
+                        "terminal",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=False,
                 lenient=False,
@@ -476,7 +485,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -497,7 +506,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -607,7 +616,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -675,7 +684,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -701,7 +710,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -855,7 +864,8 @@ class ClientSessionCapabilities(AcpModel):
 means unsupported. `{}` advertises the complete compaction contract."""
 
     config_options: Annotated[
-        SessionConfigOptionsCapabilities | None, Field(alias="configOptions")
+        SessionConfigOptionsCapabilities | None,
+        Field(alias="configOptions"),
     ] = None
     """Config option capabilities supported by the client.
 
@@ -909,7 +919,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -930,7 +940,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -964,7 +974,7 @@ class CompactionSummaryChunk(AcpModel):
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1028,7 +1038,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1077,7 +1087,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1299,7 +1309,15 @@ ContentBlock: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            frozenset(
+                [
+                    "text",
+                    "image",
+                    "audio",
+                    "resource_link",
+                    "resource",
+                ]
+            ),
             has_none=False,
             has_unknown=False,
             lenient=False,
@@ -1368,7 +1386,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1398,7 +1416,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1454,7 +1472,8 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
+    STRICT_FIRST,
 ]
 """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -1511,7 +1530,8 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
+    STRICT_FIRST,
 ]
 """URL-based elicitation where the client directs the user to a URL."""
 
@@ -1529,7 +1549,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1585,7 +1605,8 @@ class CreateTerminalRequest(AcpModel):
     """Working directory for the command. Must be an absolute path."""
 
     output_byte_limit: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None, Field(alias="outputByteLimit")
+        Annotated[StrictInt, Field(ge=0)] | None,
+        Field(alias="outputByteLimit"),
     ] = None
     """Maximum number of output bytes to retain.
 
@@ -1630,7 +1651,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1656,7 +1677,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1682,7 +1703,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1703,7 +1724,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1813,7 +1834,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2197,7 +2218,7 @@ Optional. Omitted and `null` are equivalent and mean the elicitation is scoped t
 session without a specific tool call."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
+        "toolCallId": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2215,7 +2236,8 @@ class ElicitationFormModeSession(ElicitationSessionScope):
 
 
 ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST
+    ElicitationFormModeSession | ElicitationFormModeRequest,
+    STRICT_FIRST,
 ]
 """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -2235,7 +2257,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2266,7 +2288,8 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
 
 ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST
+    ElicitationUrlModeSession | ElicitationUrlModeRequest,
+    STRICT_FIRST,
 ]
 """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -2351,7 +2374,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2382,7 +2405,9 @@ The message should be limited to a concise single sentence."""
     """Optional primitive or structured value that contains additional information about the error.
 This may include debugging information or context-specific details."""
 
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {"data": frozenset(["default_on_error"])}
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "data": frozenset(["default_on_error"]),
+    }
 
     @model_validator(mode="wrap")
     @classmethod
@@ -2482,7 +2507,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2576,7 +2601,10 @@ class InitializeRequest(AcpModel):
     protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
     """The latest protocol version supported by the client."""
 
-    client_capabilities: Annotated[ClientCapabilities, Field(alias="clientCapabilities")] = Field(
+    client_capabilities: Annotated[
+        ClientCapabilities,
+        Field(alias="clientCapabilities"),
+    ] = Field(
         default={
             "auth": {"terminal": False},
             "fs": {"readTextFile": False, "writeTextFile": False},
@@ -2625,7 +2653,10 @@ or the latest protocol version supported by the agent.
 
 The client should disconnect, if it doesn't support this version."""
 
-    agent_capabilities: Annotated[AgentCapabilities, Field(alias="agentCapabilities")] = Field(
+    agent_capabilities: Annotated[
+        AgentCapabilities,
+        Field(alias="agentCapabilities"),
+    ] = Field(
         default={
             "auth": {},
             "loadSession": False,
@@ -2637,9 +2668,10 @@ The client should disconnect, if it doesn't support this version."""
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: Annotated[list[AuthMethod], Field(alias="authMethods")] = Field(
-        default=[], validate_default=True
-    )
+    auth_methods: Annotated[
+        list[AuthMethod],
+        Field(alias="authMethods"),
+    ] = Field(default=[], validate_default=True)
     """Authentication methods supported by the agent."""
 
     agent_info: Annotated[Implementation | None, Field(alias="agentInfo")] = None
@@ -2736,7 +2768,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2757,7 +2789,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2786,7 +2818,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2841,7 +2873,8 @@ class LoadSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[StrictStr] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -2917,7 +2950,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2940,7 +2973,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2961,7 +2994,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3184,7 +3217,12 @@ McpServer: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["http", "sse"]),
+                frozenset(
+                    [
+                        "http",
+                        "sse",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=False,
                 lenient=False,
@@ -3227,7 +3265,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3301,7 +3339,8 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[StrictStr] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
 
@@ -3485,7 +3524,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3559,7 +3598,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3651,7 +3690,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3678,7 +3717,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3720,7 +3759,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3744,7 +3783,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3771,7 +3810,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3792,7 +3831,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3847,7 +3886,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3864,7 +3903,12 @@ RequestPermissionOutcome: TypeAlias = Annotated[
         tag_discriminator(
             "outcome",
             "outcome",
-            frozenset(["cancelled", "selected"]),
+            frozenset(
+                [
+                    "cancelled",
+                    "selected",
+                ]
+            ),
             has_none=False,
             has_unknown=False,
             lenient=False,
@@ -3899,7 +3943,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3923,7 +3967,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3995,7 +4039,8 @@ class ResumeSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[StrictStr] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4005,7 +4050,8 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session."""
 
@@ -4074,7 +4120,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4100,7 +4146,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4135,7 +4181,8 @@ Optional. Omitted or `null` both mean the agent does not advertise support.
 Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
     additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None, Field(alias="additionalDirectories")
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(alias="additionalDirectories"),
     ] = None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -4195,7 +4242,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4287,7 +4334,12 @@ SessionConfigOption: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["select", "boolean"]),
+            frozenset(
+                [
+                    "select",
+                    "boolean",
+                ]
+            ),
             has_none=False,
             has_unknown=False,
             lenient=False,
@@ -4422,7 +4474,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4451,7 +4503,8 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[StrictStr] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -4531,7 +4584,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4628,7 +4681,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4651,7 +4704,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4666,9 +4719,10 @@ class SessionUpdateAgentMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
@@ -4703,9 +4757,10 @@ class SessionUpdateAgentThoughtChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_thought_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_thought_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_thought_chunk"
 
     content: ContentBlock
     """A single item of content"""
@@ -4741,7 +4796,8 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
     session_update: Annotated[
-        Literal["available_commands_update"], Field(alias="sessionUpdate")
+        Literal["available_commands_update"],
+        Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
     available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
@@ -4774,9 +4830,10 @@ class SessionUpdateCompactionSummaryChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = (
-        "compaction_summary_chunk"
-    )
+    session_update: Annotated[
+        Literal["compaction_summary_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_summary_chunk"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """ID of the compaction whose summary receives this content."""
@@ -4788,7 +4845,7 @@ class SessionUpdateCompactionSummaryChunk(TaggedModel):
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4806,9 +4863,10 @@ class SessionUpdateCompactionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = (
-        "compaction_update"
-    )
+    session_update: Annotated[
+        Literal["compaction_update"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_update"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -4843,9 +4901,10 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = (
-        "config_option_update"
-    )
+    session_update: Annotated[
+        Literal["config_option_update"],
+        Field(alias="sessionUpdate"),
+    ] = "config_option_update"
 
     config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
@@ -4876,9 +4935,10 @@ class SessionUpdateCurrentModeUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["current_mode_update"], Field(alias="sessionUpdate")] = (
-        "current_mode_update"
-    )
+    session_update: Annotated[
+        Literal["current_mode_update"],
+        Field(alias="sessionUpdate"),
+    ] = "current_mode_update"
 
     current_mode_id: Annotated[SessionModeId, Field(alias="currentModeId")]
     """The ID of the current mode"""
@@ -4891,7 +4951,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4977,9 +5037,10 @@ class SessionUpdateSessionInfoUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = (
-        "session_info_update"
-    )
+    session_update: Annotated[
+        Literal["session_info_update"],
+        Field(alias="sessionUpdate"),
+    ] = "session_info_update"
 
     title: StrictStr | None = None
     """Human-readable title for the session. Set to null to clear."""
@@ -5076,9 +5137,10 @@ class SessionUpdateToolCallUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = (
-        "tool_call_update"
-    )
+    session_update: Annotated[
+        Literal["tool_call_update"],
+        Field(alias="sessionUpdate"),
+    ] = "tool_call_update"
 
     tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
     """The ID of the tool call being updated."""
@@ -5141,9 +5203,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = (
-        "usage_update"
-    )
+    session_update: Annotated[
+        Literal["usage_update"],
+        Field(alias="sessionUpdate"),
+    ] = "usage_update"
 
     used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
@@ -5178,9 +5241,10 @@ class SessionUpdateUserMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = (
-        "user_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["user_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "user_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
@@ -5277,7 +5341,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5316,7 +5380,11 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["boolean"]),
+                frozenset(
+                    [
+                        "boolean",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=False,
                 lenient=False,
@@ -5372,7 +5440,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5393,7 +5461,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5419,7 +5487,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5521,7 +5589,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5581,7 +5649,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5682,7 +5750,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
+    TextResourceContents | BlobResourceContents,
+    STRICT_FIRST,
 ]
 """Resource content that can be embedded in a message."""
 
@@ -5703,7 +5772,7 @@ Optional. Omitted and `null` are equivalent and mean no metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5802,7 +5871,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5869,7 +5938,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5887,7 +5956,13 @@ ToolCallContent: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["content", "diff", "terminal"]),
+            frozenset(
+                [
+                    "content",
+                    "diff",
+                    "terminal",
+                ]
+            ),
             has_none=False,
             has_unknown=False,
             lenient=False,
@@ -6057,7 +6132,8 @@ session without a specific tool call."""
 
 
 UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest, STRICT_FIRST
+    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest,
+    STRICT_FIRST,
 ]
 """Custom or future elicitation mode.
 
@@ -6078,7 +6154,12 @@ CreateElicitationRequest: TypeAlias = Annotated[
         tag_discriminator(
             "mode",
             "mode",
-            frozenset(["form", "url"]),
+            frozenset(
+                [
+                    "form",
+                    "url",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -6115,7 +6196,13 @@ CreateElicitationResponse: TypeAlias = Annotated[
         tag_discriminator(
             "action",
             "action",
-            frozenset(["accept", "decline", "cancel"]),
+            frozenset(
+                [
+                    "accept",
+                    "decline",
+                    "cancel",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -6150,7 +6237,15 @@ ElicitationPropertySchema: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["string", "number", "integer", "boolean", "array"]),
+            frozenset(
+                [
+                    "string",
+                    "number",
+                    "integer",
+                    "boolean",
+                    "array",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -6178,7 +6273,11 @@ MultiSelectItems: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["string"]),
+                frozenset(
+                    [
+                        "string",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=True,
                 lenient=False,
@@ -6206,7 +6305,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6268,7 +6367,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6329,7 +6428,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6350,7 +6449,7 @@ these keys.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")

@@ -62,7 +62,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -587,7 +587,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -636,7 +636,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -660,7 +660,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -689,7 +689,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -719,7 +719,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -818,7 +818,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -845,7 +845,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -885,7 +885,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -906,7 +906,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -945,7 +945,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -966,7 +966,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -987,7 +987,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1178,7 +1178,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1199,7 +1199,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1304,7 +1304,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1374,7 +1374,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1423,7 +1423,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1683,7 +1683,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1711,7 +1711,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1751,7 +1751,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1807,7 +1807,9 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST, ONE_OF
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -1864,7 +1866,9 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST, ONE_OF
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """URL-based elicitation where the client directs the user to a URL."""
 
@@ -1880,7 +1884,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1935,7 +1939,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1956,7 +1960,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2121,7 +2125,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2209,7 +2213,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2477,7 +2481,8 @@ Optional. Omitted and `null` are equivalent and mean no untitled single-select c
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None, Field(alias="oneOf")
+        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
 Must contain at least one option when present.
@@ -2584,7 +2589,7 @@ Optional. Omitted and `null` are equivalent and mean the elicitation is scoped t
 session without a specific tool call."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
+        "toolCallId": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2602,7 +2607,9 @@ class ElicitationFormModeSession(ElicitationSessionScope):
 
 
 ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST, ONE_OF
+    ElicitationFormModeSession | ElicitationFormModeRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -2620,7 +2627,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2651,7 +2658,9 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
 
 ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST, ONE_OF
+    ElicitationUrlModeSession | ElicitationUrlModeRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -2736,7 +2745,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2771,7 +2780,9 @@ Omitted and `null` are equivalent and mean no additional data is provided. Some 
 define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
 [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
 
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {"data": frozenset(["default_on_error"])}
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "data": frozenset(["default_on_error"]),
+    }
 
     @model_validator(mode="wrap")
     @classmethod
@@ -2813,7 +2824,7 @@ Optional. Omitted and `null` are equivalent and mean the agent is not reporting 
 Agents SHOULD include it."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "error": frozenset(["default_on_error"])
+        "error": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2864,7 +2875,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2975,9 +2986,11 @@ class IdleStateUpdateCancelled(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("cancelled"), Field(alias="stopReason")] = (
-        StopReason.CANCELLED
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("cancelled"),
+        Field(alias="stopReason"),
+    ] = StopReason.CANCELLED
 
 
 class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
@@ -2986,9 +2999,11 @@ class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("end_turn"), Field(alias="stopReason")] = (
-        StopReason.END_TURN
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("end_turn"),
+        Field(alias="stopReason"),
+    ] = StopReason.END_TURN
 
 
 class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
@@ -3000,9 +3015,11 @@ class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("error"), Field(alias="stopReason")] = (
-        StopReason.ERROR
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("error"),
+        Field(alias="stopReason"),
+    ] = StopReason.ERROR
 
     error: Error | None = None
     """The failure, as a JSON-RPC error object.
@@ -3028,9 +3045,11 @@ class IdleStateUpdateMaxTokens(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("max_tokens"), Field(alias="stopReason")] = (
-        StopReason.MAX_TOKENS
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("max_tokens"),
+        Field(alias="stopReason"),
+    ] = StopReason.MAX_TOKENS
 
 
 class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
@@ -3039,9 +3058,11 @@ class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("max_turn_requests"), Field(alias="stopReason")] = (
-        StopReason.MAX_TURN_REQUESTS
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("max_turn_requests"),
+        Field(alias="stopReason"),
+    ] = StopReason.MAX_TURN_REQUESTS
 
 
 class IdleStateUpdateNone(IdleStateUpdateBase, TaggedModel):
@@ -3067,9 +3088,11 @@ class IdleStateUpdateRefusal(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("refusal"), Field(alias="stopReason")] = (
-        StopReason.REFUSAL
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("refusal"),
+        Field(alias="stopReason"),
+    ] = StopReason.REFUSAL
 
 
 class ImageContent(AcpModel):
@@ -3210,7 +3233,8 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL], Field(alias="authMethods")
+        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
 
@@ -3311,7 +3335,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3372,7 +3396,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3393,7 +3417,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3420,7 +3444,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3441,7 +3465,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3499,7 +3523,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3670,7 +3694,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3710,7 +3734,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3782,7 +3806,8 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
 
@@ -3791,7 +3816,8 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
@@ -3831,7 +3857,8 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL], Field(alias="configOptions")
+        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
 
@@ -3840,7 +3867,8 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL], Field(alias="availableCommands")
+        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
 
@@ -3977,7 +4005,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4017,7 +4045,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4076,7 +4104,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4134,7 +4162,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4172,7 +4200,8 @@ Optional. Omitted and `null` are equivalent and mean the agent does not advertis
 Supplying `{}` means the agent supports audio content in prompts."""
 
     embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(alias="embeddedContext")
+        PromptEmbeddedContextCapabilities | None,
+        Field(alias="embeddedContext"),
     ] = None
     """Agent supports embedded context in `session/prompt` requests.
 
@@ -4216,7 +4245,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4239,7 +4268,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4286,7 +4315,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4326,7 +4355,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4354,7 +4383,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4379,7 +4408,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4422,7 +4451,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4453,7 +4482,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4529,7 +4558,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4600,7 +4629,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4728,7 +4757,8 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -4738,7 +4768,8 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
 
@@ -4789,7 +4820,8 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL], Field(alias="configOptions")
+        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
 
@@ -4798,7 +4830,8 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL], Field(alias="availableCommands")
+        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
 
@@ -4872,7 +4905,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4898,7 +4931,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4942,7 +4975,8 @@ Optional. Omitted and `null` are equivalent and mean the agent does not advertis
 Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
     additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None, Field(alias="additionalDirectories")
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(alias="additionalDirectories"),
     ] = None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -5154,7 +5188,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5183,7 +5217,8 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -5283,7 +5318,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5302,9 +5337,10 @@ class SessionUpdateAgentMessage(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")] = (
-        "agent_message"
-    )
+    session_update: Annotated[
+        Literal["agent_message"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_message"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
@@ -5339,9 +5375,10 @@ class SessionUpdateAgentMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_message_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -5361,7 +5398,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5380,9 +5417,10 @@ class SessionUpdateAgentThought(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")] = (
-        "agent_thought"
-    )
+    session_update: Annotated[
+        Literal["agent_thought"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_thought"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
@@ -5417,9 +5455,10 @@ class SessionUpdateAgentThoughtChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_thought_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_thought_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_thought_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -5439,7 +5478,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5455,7 +5494,8 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
     session_update: Annotated[
-        Literal["available_commands_update"], Field(alias="sessionUpdate")
+        Literal["available_commands_update"],
+        Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
     available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
@@ -5485,9 +5525,10 @@ class SessionUpdateCompactionSummaryChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = (
-        "compaction_summary_chunk"
-    )
+    session_update: Annotated[
+        Literal["compaction_summary_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_summary_chunk"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """ID of the compaction whose summary receives this content."""
@@ -5504,7 +5545,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5519,9 +5560,10 @@ class SessionUpdateCompactionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = (
-        "compaction_update"
-    )
+    session_update: Annotated[
+        Literal["compaction_update"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_update"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -5563,9 +5605,10 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = (
-        "config_option_update"
-    )
+    session_update: Annotated[
+        Literal["config_option_update"],
+        Field(alias="sessionUpdate"),
+    ] = "config_option_update"
 
     config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
@@ -5648,7 +5691,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5663,9 +5706,10 @@ class SessionUpdateSessionInfoUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = (
-        "session_info_update"
-    )
+    session_update: Annotated[
+        Literal["session_info_update"],
+        Field(alias="sessionUpdate"),
+    ] = "session_info_update"
 
     title: StrictStr | None = None
     """Human-readable title for the session. Set to null to clear."""
@@ -5701,9 +5745,10 @@ class SessionUpdateTerminalOutputChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["terminal_output_chunk"], Field(alias="sessionUpdate")] = (
-        "terminal_output_chunk"
-    )
+    session_update: Annotated[
+        Literal["terminal_output_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "terminal_output_chunk"
 
     terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
     """The terminal receiving these bytes."""
@@ -5720,7 +5765,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5735,9 +5780,10 @@ class SessionUpdateTerminalUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["terminal_update"], Field(alias="sessionUpdate")] = (
-        "terminal_update"
-    )
+    session_update: Annotated[
+        Literal["terminal_update"],
+        Field(alias="sessionUpdate"),
+    ] = "terminal_update"
 
     terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
     """Unique identifier for this terminal within the session."""
@@ -5798,9 +5844,10 @@ class SessionUpdateToolCallContentChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["tool_call_content_chunk"], Field(alias="sessionUpdate")] = (
-        "tool_call_content_chunk"
-    )
+    session_update: Annotated[
+        Literal["tool_call_content_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "tool_call_content_chunk"
 
     tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
     """The ID of the tool call this content belongs to."""
@@ -5817,7 +5864,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5832,9 +5879,10 @@ class SessionUpdateToolCallUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = (
-        "tool_call_update"
-    )
+    session_update: Annotated[
+        Literal["tool_call_update"],
+        Field(alias="sessionUpdate"),
+    ] = "tool_call_update"
 
     tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
     """Unique identifier for this tool call within the session."""
@@ -5920,9 +5968,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = (
-        "usage_update"
-    )
+    session_update: Annotated[
+        Literal["usage_update"],
+        Field(alias="sessionUpdate"),
+    ] = "usage_update"
 
     used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
@@ -5963,9 +6012,10 @@ class SessionUpdateUserMessage(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")] = (
-        "user_message"
-    )
+    session_update: Annotated[
+        Literal["user_message"],
+        Field(alias="sessionUpdate"),
+    ] = "user_message"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
@@ -6000,9 +6050,10 @@ class SessionUpdateUserMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = (
-        "user_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["user_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "user_message_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -6022,7 +6073,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6056,7 +6107,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6148,9 +6199,10 @@ class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
@@ -6172,9 +6224,10 @@ class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleError(IdleStateUpdateError):
@@ -6202,9 +6255,10 @@ class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
@@ -6224,9 +6278,10 @@ class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
@@ -6248,9 +6303,10 @@ class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests
         StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleNone(IdleStateUpdateNone):
@@ -6268,9 +6324,10 @@ class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
@@ -6290,9 +6347,10 @@ class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateRequiresAction(TaggedModel):
@@ -6338,9 +6396,10 @@ class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateRunning(TaggedModel):
@@ -6386,9 +6445,10 @@ class SessionUpdateStateUpdateRunning(StateUpdateRunning):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StringMultiSelectItems(AcpModel):
@@ -6405,7 +6465,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6463,7 +6523,8 @@ Optional. Omitted and `null` are equivalent and mean no untitled single-select c
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None, Field(alias="oneOf")
+        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
 Must contain at least one option when present.
@@ -6508,7 +6569,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6533,7 +6594,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6556,7 +6617,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6655,7 +6716,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6683,7 +6744,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6710,7 +6771,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6797,7 +6858,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6871,7 +6932,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
+    TextResourceContents | BlobResourceContents,
+    STRICT_FIRST,
 ]
 """Resource content that can be embedded in a message."""
 
@@ -6890,7 +6952,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6919,7 +6981,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6986,7 +7048,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7014,7 +7076,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7080,7 +7142,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7147,7 +7209,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7280,7 +7342,12 @@ AuthMethod: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["terminal", "agent"]),
+            frozenset(
+                [
+                    "terminal",
+                    "agent",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7319,7 +7386,16 @@ AvailableCommand: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "command",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -7348,7 +7424,16 @@ AvailableCommandInput: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "text",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -7376,7 +7461,12 @@ BackgroundWork: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["terminal", "tool_call"]),
+            frozenset(
+                [
+                    "terminal",
+                    "tool_call",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7420,7 +7510,15 @@ ContentBlock: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            frozenset(
+                [
+                    "text",
+                    "image",
+                    "audio",
+                    "resource_link",
+                    "resource",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7516,7 +7614,12 @@ CreateElicitationRequest: TypeAlias = Annotated[
         tag_discriminator(
             "mode",
             "mode",
-            frozenset(["form", "url"]),
+            frozenset(
+                [
+                    "form",
+                    "url",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7565,7 +7668,13 @@ CreateElicitationResponse: TypeAlias = Annotated[
         tag_discriminator(
             "action",
             "action",
-            frozenset(["accept", "decline", "cancel"]),
+            frozenset(
+                [
+                    "accept",
+                    "decline",
+                    "cancel",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7596,7 +7705,15 @@ DiffChange: TypeAlias = Annotated[
         tag_discriminator(
             "operation",
             "operation",
-            frozenset(["add", "delete", "modify", "move", "copy"]),
+            frozenset(
+                [
+                    "add",
+                    "delete",
+                    "modify",
+                    "move",
+                    "copy",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7634,7 +7751,15 @@ ElicitationPropertySchema: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["string", "number", "integer", "boolean", "array"]),
+            frozenset(
+                [
+                    "string",
+                    "number",
+                    "integer",
+                    "boolean",
+                    "array",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7672,7 +7797,14 @@ IdleStateUpdate: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -7713,7 +7845,12 @@ McpServer: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["http", "stdio"]),
+            frozenset(
+                [
+                    "http",
+                    "stdio",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7742,7 +7879,11 @@ MultiSelectItems: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["string"]),
+                frozenset(
+                    [
+                        "string",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=True,
                 lenient=False,
@@ -7779,7 +7920,16 @@ PlanUpdateContent: TypeAlias = Annotated[
     | Annotated[UnknownPlanUpdateContent, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["items"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "items",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -7805,7 +7955,16 @@ ReplayFrom: TypeAlias = Annotated[
     Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "start",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -7837,7 +7996,12 @@ RequestPermissionOutcome: TypeAlias = Annotated[
         tag_discriminator(
             "outcome",
             "outcome",
-            frozenset(["cancelled", "selected"]),
+            frozenset(
+                [
+                    "cancelled",
+                    "selected",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7870,7 +8034,12 @@ RequestPermissionSubject: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["tool_call", "command"]),
+            frozenset(
+                [
+                    "tool_call",
+                    "command",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7902,7 +8071,12 @@ SessionConfigOption: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["select", "boolean"]),
+            frozenset(
+                [
+                    "select",
+                    "boolean",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7950,7 +8124,12 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["id", "boolean"]),
+            frozenset(
+                [
+                    "id",
+                    "boolean",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -7989,9 +8168,10 @@ class UnknownSessionUpdateStateUpdate(UnknownStateUpdate):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
@@ -8018,7 +8198,14 @@ StateUpdateIdle: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -8045,7 +8232,13 @@ StateUpdate: TypeAlias = Annotated[
         tag_discriminator(
             "state",
             "state",
-            frozenset(["running", "idle", "requires_action"]),
+            frozenset(
+                [
+                    "running",
+                    "idle",
+                    "requires_action",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -8101,9 +8294,10 @@ class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
@@ -8120,7 +8314,14 @@ SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -8147,7 +8348,13 @@ SessionUpdateStateUpdate: TypeAlias = Annotated[
         tag_discriminator(
             "state",
             "state",
-            frozenset(["running", "idle", "requires_action"]),
+            frozenset(
+                [
+                    "running",
+                    "idle",
+                    "requires_action",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -8280,7 +8487,13 @@ ToolCallContent: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["content", "diff", "terminal"]),
+            frozenset(
+                [
+                    "content",
+                    "diff",
+                    "terminal",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -8315,7 +8528,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8347,7 +8560,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")

@@ -384,7 +384,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -409,7 +409,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -704,7 +704,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -734,7 +734,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -883,7 +883,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -936,7 +936,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -960,7 +960,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -984,7 +984,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1017,7 +1017,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1046,7 +1046,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1076,7 +1076,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1176,7 +1176,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1203,7 +1203,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1243,7 +1243,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1264,7 +1264,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1303,7 +1303,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1324,7 +1324,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1345,7 +1345,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1551,7 +1551,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1572,7 +1572,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1677,7 +1677,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1747,7 +1747,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -1796,7 +1796,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2056,7 +2056,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2084,7 +2084,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2125,7 +2125,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2181,7 +2181,9 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest, STRICT_FIRST, ONE_OF
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -2238,7 +2240,9 @@ session without a specific tool call."""
 
 
 CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest, STRICT_FIRST, ONE_OF
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """URL-based elicitation where the client directs the user to a URL."""
 
@@ -2254,7 +2258,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2309,7 +2313,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2330,7 +2334,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2496,7 +2500,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2541,7 +2545,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2566,7 +2570,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2637,7 +2641,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -2905,7 +2909,8 @@ Optional. Omitted and `null` are equivalent and mean no untitled single-select c
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None, Field(alias="oneOf")
+        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
 Must contain at least one option when present.
@@ -3012,7 +3017,7 @@ Optional. Omitted and `null` are equivalent and mean the elicitation is scoped t
 session without a specific tool call."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"])
+        "toolCallId": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3030,7 +3035,9 @@ class ElicitationFormModeSession(ElicitationSessionScope):
 
 
 ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest, STRICT_FIRST, ONE_OF
+    ElicitationFormModeSession | ElicitationFormModeRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -3048,7 +3055,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3079,7 +3086,9 @@ class ElicitationUrlModeSession(ElicitationSessionScope):
 
 
 ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest, STRICT_FIRST, ONE_OF
+    ElicitationUrlModeSession | ElicitationUrlModeRequest,
+    STRICT_FIRST,
+    ONE_OF,
 ]
 """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -3164,7 +3173,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3199,7 +3208,9 @@ Omitted and `null` are equivalent and mean no additional data is provided. Some 
 define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
 [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
 
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {"data": frozenset(["default_on_error"])}
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "data": frozenset(["default_on_error"]),
+    }
 
     @model_validator(mode="wrap")
     @classmethod
@@ -3241,7 +3252,7 @@ Optional. Omitted and `null` are equivalent and mean the agent is not reporting 
 Agents SHOULD include it."""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "error": frozenset(["default_on_error"])
+        "error": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3294,7 +3305,8 @@ class ForkSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -3303,7 +3315,8 @@ this is the complete resulting additional-root list for the forked
 session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session."""
 
@@ -3351,7 +3364,8 @@ class ForkSessionResponse(AcpModel):
     """Unique identifier for the newly created forked session."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL], Field(alias="configOptions")
+        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
 
@@ -3360,7 +3374,8 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL], Field(alias="availableCommands")
+        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
 
@@ -3405,7 +3420,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3527,9 +3542,11 @@ class IdleStateUpdateCancelled(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("cancelled"), Field(alias="stopReason")] = (
-        StopReason.CANCELLED
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("cancelled"),
+        Field(alias="stopReason"),
+    ] = StopReason.CANCELLED
 
 
 class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
@@ -3538,9 +3555,11 @@ class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("end_turn"), Field(alias="stopReason")] = (
-        StopReason.END_TURN
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("end_turn"),
+        Field(alias="stopReason"),
+    ] = StopReason.END_TURN
 
 
 class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
@@ -3552,9 +3571,11 @@ class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("error"), Field(alias="stopReason")] = (
-        StopReason.ERROR
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("error"),
+        Field(alias="stopReason"),
+    ] = StopReason.ERROR
 
     error: Error | None = None
     """The failure, as a JSON-RPC error object.
@@ -3581,9 +3602,11 @@ class IdleStateUpdateMaxTokens(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("max_tokens"), Field(alias="stopReason")] = (
-        StopReason.MAX_TOKENS
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("max_tokens"),
+        Field(alias="stopReason"),
+    ] = StopReason.MAX_TOKENS
 
 
 class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
@@ -3592,9 +3615,11 @@ class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("max_turn_requests"), Field(alias="stopReason")] = (
-        StopReason.MAX_TURN_REQUESTS
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("max_turn_requests"),
+        Field(alias="stopReason"),
+    ] = StopReason.MAX_TURN_REQUESTS
 
 
 class IdleStateUpdateNone(IdleStateUpdateBase, TaggedModel):
@@ -3621,9 +3646,11 @@ class IdleStateUpdateRefusal(IdleStateUpdateBase, TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
 
-    stop_reason: Annotated[StopReason, TagValue("refusal"), Field(alias="stopReason")] = (
-        StopReason.REFUSAL
-    )
+    stop_reason: Annotated[
+        StopReason,
+        TagValue("refusal"),
+        Field(alias="stopReason"),
+    ] = StopReason.REFUSAL
 
 
 class ImageContent(AcpModel):
@@ -3782,7 +3809,8 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL], Field(alias="authMethods")
+        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
 
@@ -3886,7 +3914,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3914,7 +3942,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -3959,7 +3987,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4020,7 +4048,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4041,7 +4069,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4068,7 +4096,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4089,7 +4117,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4116,7 +4144,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4203,7 +4231,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4248,7 +4276,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4300,7 +4328,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4471,7 +4499,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4520,7 +4548,7 @@ This is ACP metadata, not the inner MCP message's `_meta`.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4556,7 +4584,7 @@ This is ACP metadata, not the inner MCP message's `_meta`.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4581,7 +4609,7 @@ This is ACP metadata, not the inner MCP message's `_meta`.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4606,7 +4634,7 @@ This is ACP metadata, not the inner MCP message's `_meta`.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4617,7 +4645,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 MessageMcpResponse: TypeAlias = Annotated[
-    MessageMcpResponseResult | MessageMcpResponseError, STRICT_FIRST
+    MessageMcpResponseResult | MessageMcpResponseError,
+    STRICT_FIRST,
 ]
 """**UNSTABLE**
 
@@ -4649,7 +4678,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4721,7 +4750,8 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
 
@@ -4730,7 +4760,8 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
@@ -4781,7 +4812,8 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL], Field(alias="configOptions")
+        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
 
@@ -4790,7 +4822,8 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL], Field(alias="availableCommands")
+        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
 
@@ -4927,7 +4960,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4967,7 +5000,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -4998,7 +5031,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5064,7 +5097,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5092,7 +5125,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5116,7 +5149,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5151,7 +5184,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5221,7 +5254,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5244,7 +5277,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5282,7 +5315,8 @@ Optional. Omitted and `null` are equivalent and mean the agent does not advertis
 Supplying `{}` means the agent supports audio content in prompts."""
 
     embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None, Field(alias="embeddedContext")
+        PromptEmbeddedContextCapabilities | None,
+        Field(alias="embeddedContext"),
     ] = None
     """Agent supports embedded context in `session/prompt` requests.
 
@@ -5326,7 +5360,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5349,7 +5383,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5396,7 +5430,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5436,7 +5470,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5474,7 +5508,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5549,7 +5583,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5644,7 +5678,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5696,7 +5730,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5725,7 +5759,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5750,7 +5784,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5793,7 +5827,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5824,7 +5858,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5900,7 +5934,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -5971,7 +6005,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6099,7 +6133,8 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
@@ -6109,7 +6144,8 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL], Field(alias="mcpServers")
+        Annotated[list[McpServer] | None, NOT_NULL],
+        Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
 
@@ -6173,7 +6209,8 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL], Field(alias="configOptions")
+        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
 
@@ -6182,7 +6219,8 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL], Field(alias="availableCommands")
+        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
 
@@ -6256,7 +6294,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6282,7 +6320,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6310,7 +6348,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6337,7 +6375,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6381,7 +6419,8 @@ Optional. Omitted and `null` are equivalent and mean the agent does not advertis
 Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
     additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None, Field(alias="additionalDirectories")
+        SessionAdditionalDirectoriesCapabilities | None,
+        Field(alias="additionalDirectories"),
     ] = None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -6393,7 +6432,8 @@ Agents may return `SessionInfo.additionalDirectories` to report the
 complete ordered additional-root list associated with a listed session."""
 
     system_prompt: Annotated[
-        SessionSystemPromptCapabilities | None, Field(alias="systemPrompt")
+        SessionSystemPromptCapabilities | None,
+        Field(alias="systemPrompt"),
     ] = None
     """**UNSTABLE**
 
@@ -6654,7 +6694,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6681,7 +6721,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6710,7 +6750,8 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL], Field(alias="additionalDirectories")
+        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
 
@@ -6892,7 +6933,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6920,7 +6961,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6947,7 +6988,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -6981,7 +7022,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7122,7 +7163,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7150,7 +7191,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7169,9 +7210,10 @@ class SessionUpdateAgentMessage(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_message"], Field(alias="sessionUpdate")] = (
-        "agent_message"
-    )
+    session_update: Annotated[
+        Literal["agent_message"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_message"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
@@ -7206,9 +7248,10 @@ class SessionUpdateAgentMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_message_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_message_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -7228,7 +7271,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7247,9 +7290,10 @@ class SessionUpdateAgentThought(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_thought"], Field(alias="sessionUpdate")] = (
-        "agent_thought"
-    )
+    session_update: Annotated[
+        Literal["agent_thought"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_thought"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
@@ -7284,9 +7328,10 @@ class SessionUpdateAgentThoughtChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["agent_thought_chunk"], Field(alias="sessionUpdate")] = (
-        "agent_thought_chunk"
-    )
+    session_update: Annotated[
+        Literal["agent_thought_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "agent_thought_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -7306,7 +7351,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7322,7 +7367,8 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
     session_update: Annotated[
-        Literal["available_commands_update"], Field(alias="sessionUpdate")
+        Literal["available_commands_update"],
+        Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
     available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
@@ -7352,9 +7398,10 @@ class SessionUpdateCompactionSummaryChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_summary_chunk"], Field(alias="sessionUpdate")] = (
-        "compaction_summary_chunk"
-    )
+    session_update: Annotated[
+        Literal["compaction_summary_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_summary_chunk"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """ID of the compaction whose summary receives this content."""
@@ -7371,7 +7418,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7386,9 +7433,10 @@ class SessionUpdateCompactionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["compaction_update"], Field(alias="sessionUpdate")] = (
-        "compaction_update"
-    )
+    session_update: Annotated[
+        Literal["compaction_update"],
+        Field(alias="sessionUpdate"),
+    ] = "compaction_update"
 
     compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -7430,9 +7478,10 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["config_option_update"], Field(alias="sessionUpdate")] = (
-        "config_option_update"
-    )
+    session_update: Annotated[
+        Literal["config_option_update"],
+        Field(alias="sessionUpdate"),
+    ] = "config_option_update"
 
     config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
@@ -7505,9 +7554,10 @@ class SessionUpdatePlanRemoved(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["plan_removed"], Field(alias="sessionUpdate")] = (
-        "plan_removed"
-    )
+    session_update: Annotated[
+        Literal["plan_removed"],
+        Field(alias="sessionUpdate"),
+    ] = "plan_removed"
 
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to remove."""
@@ -7520,7 +7570,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7549,7 +7599,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7564,9 +7614,10 @@ class SessionUpdateSessionInfoUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["session_info_update"], Field(alias="sessionUpdate")] = (
-        "session_info_update"
-    )
+    session_update: Annotated[
+        Literal["session_info_update"],
+        Field(alias="sessionUpdate"),
+    ] = "session_info_update"
 
     title: StrictStr | None = None
     """Human-readable title for the session. Set to null to clear."""
@@ -7607,9 +7658,10 @@ class SessionUpdateSessionMessage(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["session_message"], Field(alias="sessionUpdate")] = (
-        "session_message"
-    )
+    session_update: Annotated[
+        Literal["session_message"],
+        Field(alias="sessionUpdate"),
+    ] = "session_message"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """Identifier of this message within the enclosing session's transcript."""
@@ -7677,9 +7729,10 @@ class SessionUpdateSessionMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["session_message_chunk"], Field(alias="sessionUpdate")] = (
-        "session_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["session_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "session_message_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """Identifier of this message within the enclosing session's transcript."""
@@ -7696,7 +7749,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7716,9 +7769,10 @@ class SessionUpdateSubagentUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["subagent_update"], Field(alias="sessionUpdate")] = (
-        "subagent_update"
-    )
+    session_update: Annotated[
+        Literal["subagent_update"],
+        Field(alias="sessionUpdate"),
+    ] = "subagent_update"
 
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The opaque session ID identifying the child in all ACP messages."""
@@ -7756,7 +7810,8 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+        list[AbsolutePath] | None,
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
 
@@ -7795,9 +7850,10 @@ class SessionUpdateTerminalOutputChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["terminal_output_chunk"], Field(alias="sessionUpdate")] = (
-        "terminal_output_chunk"
-    )
+    session_update: Annotated[
+        Literal["terminal_output_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "terminal_output_chunk"
 
     terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
     """The terminal receiving these bytes."""
@@ -7814,7 +7870,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7829,9 +7885,10 @@ class SessionUpdateTerminalUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["terminal_update"], Field(alias="sessionUpdate")] = (
-        "terminal_update"
-    )
+    session_update: Annotated[
+        Literal["terminal_update"],
+        Field(alias="sessionUpdate"),
+    ] = "terminal_update"
 
     terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
     """Unique identifier for this terminal within the session."""
@@ -7892,9 +7949,10 @@ class SessionUpdateToolCallContentChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["tool_call_content_chunk"], Field(alias="sessionUpdate")] = (
-        "tool_call_content_chunk"
-    )
+    session_update: Annotated[
+        Literal["tool_call_content_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "tool_call_content_chunk"
 
     tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
     """The ID of the tool call this content belongs to."""
@@ -7911,7 +7969,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -7926,9 +7984,10 @@ class SessionUpdateToolCallUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["tool_call_update"], Field(alias="sessionUpdate")] = (
-        "tool_call_update"
-    )
+    session_update: Annotated[
+        Literal["tool_call_update"],
+        Field(alias="sessionUpdate"),
+    ] = "tool_call_update"
 
     tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
     """Unique identifier for this tool call within the session."""
@@ -8014,9 +8073,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["usage_update"], Field(alias="sessionUpdate")] = (
-        "usage_update"
-    )
+    session_update: Annotated[
+        Literal["usage_update"],
+        Field(alias="sessionUpdate"),
+    ] = "usage_update"
 
     used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
@@ -8057,9 +8117,10 @@ class SessionUpdateUserMessage(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["user_message"], Field(alias="sessionUpdate")] = (
-        "user_message"
-    )
+    session_update: Annotated[
+        Literal["user_message"],
+        Field(alias="sessionUpdate"),
+    ] = "user_message"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
@@ -8094,9 +8155,10 @@ class SessionUpdateUserMessageChunk(TaggedModel):
 
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
 
-    session_update: Annotated[Literal["user_message_chunk"], Field(alias="sessionUpdate")] = (
-        "user_message_chunk"
-    )
+    session_update: Annotated[
+        Literal["user_message_chunk"],
+        Field(alias="sessionUpdate"),
+    ] = "user_message_chunk"
 
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message this chunk belongs to.
@@ -8116,7 +8178,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8156,7 +8218,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8181,7 +8243,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8215,7 +8277,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8306,7 +8368,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8337,7 +8399,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8382,9 +8444,10 @@ class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
@@ -8406,9 +8469,10 @@ class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleError(IdleStateUpdateError):
@@ -8436,9 +8500,10 @@ class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
@@ -8458,9 +8523,10 @@ class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
@@ -8482,9 +8548,10 @@ class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests
         StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleNone(IdleStateUpdateNone):
@@ -8502,9 +8569,10 @@ class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
@@ -8524,9 +8592,10 @@ class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateRequiresAction(TaggedModel):
@@ -8572,9 +8641,10 @@ class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateRunning(TaggedModel):
@@ -8620,9 +8690,10 @@ class SessionUpdateStateUpdateRunning(StateUpdateRunning):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StateUpdateUnknown(TaggedModel):
@@ -8678,9 +8749,10 @@ class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class StringMultiSelectItems(AcpModel):
@@ -8697,7 +8769,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8755,7 +8827,8 @@ Optional. Omitted and `null` are equivalent and mean no untitled single-select c
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None, Field(alias="oneOf")
+        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
 Must contain at least one option when present.
@@ -8891,7 +8964,8 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None, Field(alias="additionalDirectories")
+        list[AbsolutePath] | None,
+        Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
 
@@ -8962,7 +9036,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -8989,7 +9063,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9014,7 +9088,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9037,7 +9111,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9136,7 +9210,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9164,7 +9238,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9191,7 +9265,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9278,7 +9352,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9352,7 +9426,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents, STRICT_FIRST
+    TextResourceContents | BlobResourceContents,
+    STRICT_FIRST,
 ]
 """Resource content that can be embedded in a message."""
 
@@ -9371,7 +9446,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9400,7 +9475,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9467,7 +9542,7 @@ This metadata is scoped to the chunk and does not patch stored metadata.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9495,7 +9570,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9561,7 +9636,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9628,7 +9703,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9759,7 +9834,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9784,7 +9859,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -9822,7 +9897,12 @@ AuthMethod: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["terminal", "agent"]),
+            frozenset(
+                [
+                    "terminal",
+                    "agent",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -9861,7 +9941,16 @@ AvailableCommand: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["command"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "command",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -9890,7 +9979,16 @@ AvailableCommandInput: TypeAlias = Annotated[
     | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["text"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "text",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -9919,7 +10017,13 @@ BackgroundWork: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["terminal", "tool_call", "subagent"]),
+            frozenset(
+                [
+                    "terminal",
+                    "tool_call",
+                    "subagent",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -9963,7 +10067,15 @@ ContentBlock: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["text", "image", "audio", "resource_link", "resource"]),
+            frozenset(
+                [
+                    "text",
+                    "image",
+                    "audio",
+                    "resource_link",
+                    "resource",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10059,7 +10171,12 @@ CreateElicitationRequest: TypeAlias = Annotated[
         tag_discriminator(
             "mode",
             "mode",
-            frozenset(["form", "url"]),
+            frozenset(
+                [
+                    "form",
+                    "url",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10108,7 +10225,13 @@ CreateElicitationResponse: TypeAlias = Annotated[
         tag_discriminator(
             "action",
             "action",
-            frozenset(["accept", "decline", "cancel"]),
+            frozenset(
+                [
+                    "accept",
+                    "decline",
+                    "cancel",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10139,7 +10262,15 @@ DiffChange: TypeAlias = Annotated[
         tag_discriminator(
             "operation",
             "operation",
-            frozenset(["add", "delete", "modify", "move", "copy"]),
+            frozenset(
+                [
+                    "add",
+                    "delete",
+                    "modify",
+                    "move",
+                    "copy",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10177,7 +10308,15 @@ ElicitationPropertySchema: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["string", "number", "integer", "boolean", "array"]),
+            frozenset(
+                [
+                    "string",
+                    "number",
+                    "integer",
+                    "boolean",
+                    "array",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10215,7 +10354,14 @@ IdleStateUpdate: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -10257,7 +10403,13 @@ McpServer: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["http", "acp", "stdio"]),
+            frozenset(
+                [
+                    "http",
+                    "acp",
+                    "stdio",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10286,7 +10438,11 @@ MultiSelectItems: TypeAlias = Annotated[
             tag_discriminator(
                 "type",
                 "type",
-                frozenset(["string"]),
+                frozenset(
+                    [
+                        "string",
+                    ]
+                ),
                 has_none=False,
                 has_unknown=True,
                 lenient=False,
@@ -10327,7 +10483,13 @@ PlanUpdateContent: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["items", "file", "markdown"]),
+            frozenset(
+                [
+                    "items",
+                    "file",
+                    "markdown",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10356,7 +10518,16 @@ ReplayFrom: TypeAlias = Annotated[
     Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
     Discriminator(
         tag_discriminator(
-            "type", "type", frozenset(["start"]), has_none=False, has_unknown=True, lenient=False
+            "type",
+            "type",
+            frozenset(
+                [
+                    "start",
+                ]
+            ),
+            has_none=False,
+            has_unknown=True,
+            lenient=False,
         )
     ),
 ]
@@ -10388,7 +10559,12 @@ RequestPermissionOutcome: TypeAlias = Annotated[
         tag_discriminator(
             "outcome",
             "outcome",
-            frozenset(["cancelled", "selected"]),
+            frozenset(
+                [
+                    "cancelled",
+                    "selected",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10421,7 +10597,12 @@ RequestPermissionSubject: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["tool_call", "command"]),
+            frozenset(
+                [
+                    "tool_call",
+                    "command",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10453,7 +10634,12 @@ SessionConfigOption: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["select", "boolean"]),
+            frozenset(
+                [
+                    "select",
+                    "boolean",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10501,7 +10687,12 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["id", "boolean"]),
+            frozenset(
+                [
+                    "id",
+                    "boolean",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10540,9 +10731,10 @@ class UnknownSessionUpdateStateUpdate(UnknownStateUpdate_):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
@@ -10569,7 +10761,14 @@ StateUpdateIdle: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -10597,7 +10796,14 @@ StateUpdate: TypeAlias = Annotated[
         tag_discriminator(
             "state",
             "state",
-            frozenset(["running", "idle", "requires_action", "unknown"]),
+            frozenset(
+                [
+                    "running",
+                    "idle",
+                    "requires_action",
+                    "unknown",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10653,9 +10859,10 @@ class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
         ["session_update"]
     )
 
-    session_update: Annotated[Literal["state_update"], Field(alias="sessionUpdate")] = (
-        "state_update"
-    )
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
 
 
 SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
@@ -10672,7 +10879,14 @@ SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
             "stopReason",
             "stop_reason",
             frozenset(
-                ["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"]
+                [
+                    "end_turn",
+                    "max_tokens",
+                    "max_turn_requests",
+                    "refusal",
+                    "cancelled",
+                    "error",
+                ]
             ),
             has_none=True,
             has_unknown=True,
@@ -10700,7 +10914,14 @@ SessionUpdateStateUpdate: TypeAlias = Annotated[
         tag_discriminator(
             "state",
             "state",
-            frozenset(["running", "idle", "requires_action", "unknown"]),
+            frozenset(
+                [
+                    "running",
+                    "idle",
+                    "requires_action",
+                    "unknown",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10885,7 +11106,13 @@ ToolCallContent: TypeAlias = Annotated[
         tag_discriminator(
             "type",
             "type",
-            frozenset(["content", "diff", "terminal"]),
+            frozenset(
+                [
+                    "content",
+                    "diff",
+                    "terminal",
+                ]
+            ),
             has_none=False,
             has_unknown=True,
             lenient=False,
@@ -10920,7 +11147,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -10952,7 +11179,7 @@ Implementations MUST NOT assign meaning to keys they do not recognize.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
     __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"])
+        "_meta": frozenset(["default_on_error"]),
     }
 
     @model_validator(mode="wrap")
@@ -10979,21 +11206,24 @@ class Usage(AcpModel):
     """Output tokens for the completed work."""
 
     thought_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None, Field(alias="thoughtTokens")
+        Annotated[StrictInt, Field(ge=0)] | None,
+        Field(alias="thoughtTokens"),
     ] = None
     """Thought/reasoning tokens for the completed work.
 
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_read_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None, Field(alias="cachedReadTokens")
+        Annotated[StrictInt, Field(ge=0)] | None,
+        Field(alias="cachedReadTokens"),
     ] = None
     """Cache read tokens for the completed work.
 
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_write_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None, Field(alias="cachedWriteTokens")
+        Annotated[StrictInt, Field(ge=0)] | None,
+        Field(alias="cachedWriteTokens"),
     ] = None
     """Cache write tokens for the completed work.
 

@@ -28,7 +28,11 @@ from typing import Any, TypeAlias
 from pydantic import TypeAdapter
 
 from ._base import TaggedModel
-from .enums import CompactionStatus, ToolCallStatus, ToolKind
+from .enums import (
+    CompactionStatus,
+    ToolCallStatus,
+    ToolKind,
+)
 from .models import (
     AbsolutePath,
     AvailableCommand,
