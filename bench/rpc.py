@@ -165,6 +165,13 @@ async def _flood(counter: Counter, trigger: Callable[[], Awaitable[Any]], n: int
     return n / (counter.last - counter.first)
 
 
+def _command(script: Path, args: argparse.Namespace, name: str) -> list[str]:
+    if args.profile is None:
+        return [sys.executable, str(script)]
+    out = Path(args.profile) / f"{name}-agent-{os.getpid()}-{time.monotonic_ns()}.prof"
+    return [sys.executable, "-m", "cProfile", "-o", str(out), str(script)]
+
+
 def _env() -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(GENERATED), os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "PYTHONPATH": path}
@@ -182,7 +189,7 @@ async def run_generated(script: Path, args: argparse.Namespace) -> dict[str, flo
         async def on_agent_message_chunk(self, params: Any, update: Any) -> None:
             counter.hit(update.content.text)
 
-    agent, connection, process = await acp.connect_agent([sys.executable, str(script)], BenchClient(), env=_env())
+    agent, connection, process = await acp.connect_agent(_command(script, args, "generated"), BenchClient(), env=_env())
     results: dict[str, float] = {}
     try:
         async with connection:
@@ -223,7 +230,7 @@ async def run_package(script: Path, args: argparse.Namespace) -> dict[str, float
             raise NotImplementedError
 
     results: dict[str, float] = {}
-    async with acp.spawn_agent_process(BenchClient(), sys.executable, str(script), env=_env()) as (conn, process):
+    async with acp.spawn_agent_process(BenchClient(), *_command(script, args, "package"), env=_env()) as (conn, process):
         try:
             await conn.initialize(protocol_version=1)
             session = (await conn.new_session(cwd="/tmp", mcp_servers=[])).session_id
@@ -273,12 +280,23 @@ async def main_async(args: argparse.Namespace) -> None:
             "generated": lambda: run_generated(gen_script, args),
             "package": lambda: run_package(pkg_script, args),
         }
+        if args.only:
+            contenders = {args.only: contenders[args.only]}
         samples: dict[str, dict[str, list[float]]] = {name: {m: [] for m, _ in METRICS} for name in contenders}
         names = list(contenders)
         for r in range(args.rounds):
             order = names if r % 2 == 0 else names[::-1]
             for name in order:
-                result = await contenders[name]()
+                if args.profile is not None:
+                    import cProfile
+
+                    profiler = cProfile.Profile()
+                    profiler.enable()
+                    result = await contenders[name]()
+                    profiler.disable()
+                    profiler.dump_stats(Path(args.profile) / f"{name}-client-{r}.prof")
+                else:
+                    result = await contenders[name]()
                 for metric, value in result.items():
                     samples[name][metric].append(value)
                 print(
@@ -287,6 +305,8 @@ async def main_async(args: argparse.Namespace) -> None:
                     flush=True,
                 )
 
+    if len(samples) < 2:
+        return
     import importlib.metadata
 
     version = importlib.metadata.version("agent-client-protocol")
@@ -318,6 +338,8 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=20000, help="notifications in the flood")
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--budget", type=float, default=20.0, help="max seconds per round-trip measurement")
+    parser.add_argument("--only", choices=["generated", "package"], help="run one contender (profiling)")
+    parser.add_argument("--profile", metavar="DIR", help="write cProfile stats of both processes to DIR")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 
