@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 import re
 import sys
 import traceback
@@ -383,6 +384,8 @@ class Connection:
         self._writer = writer
         self._must_drain = _drain_check(writer)
         self._max_line_bytes = max_line_bytes
+        self._buf = bytearray()  # the start of a line whose end has not arrived yet
+        self._discarding = False
         self._order_key = order_key
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -514,6 +517,9 @@ class Connection:
     def _reply_error(self, request_id: RequestId | None, error: RpcError) -> None:
         self._reply(_error_frame(request_id, error))
 
+    def _backed_up(self) -> bool:
+        return not self._closed and self._must_drain()
+
     async def _flow_control(self) -> None:
         """Wait while our own answers are backed up (the peer is not reading them)."""
         if self._must_drain() and not self._closed:
@@ -607,47 +613,61 @@ class Connection:
     # ------------------------------------------------------------------ inbound framing
 
     async def _read_loop(self) -> None:
-        # Every complete line of a chunk is dispatched synchronously (requests start tasks,
-        # notifications are queued, responses resolve their callers), then the loop reads on.
-        limit = self._max_line_bytes
-        read = self._reader.read
-        handle = self._handle_line
-        buf = bytearray()
-        discarding = False  # inside an oversized line that was already answered
-        while True:
-            chunk = await read(_READ_CHUNK)
-            if not chunk:
-                break
-            pos = 0
-            end = len(chunk)
-            while pos < end:
-                newline = chunk.find(b"\n", pos)
-                if newline < 0:
-                    if not discarding:
-                        buf += memoryview(chunk)[pos:]
-                        if len(buf) > limit:
-                            head = bytes(buf[:_SNIFF_BYTES])
-                            buf = bytearray()
-                            discarding = True
-                            self._reject_oversized(head)
+        reader = self._reader
+        if isinstance(reader, _PipeReader):
+            # Chunks are handed over straight from the transport's callback (no task hop).
+            await reader.attach(self._feed, self._backed_up, self._flow_control)
+        else:
+            read = reader.read
+            feed = self._feed
+            while True:
+                chunk = await read(_READ_CHUNK)
+                if not chunk:
                     break
-                if discarding:
-                    discarding = False
-                elif buf:
-                    buf += memoryview(chunk)[pos:newline]
-                    line, buf = buf, bytearray()
-                    if len(line) > limit:
-                        self._reject_oversized(bytes(line[:_SNIFF_BYTES]))
-                    else:
-                        handle(line)
-                elif newline - pos > limit:
-                    self._reject_oversized(chunk[pos : pos + _SNIFF_BYTES])
+                feed(chunk)
+                await self._flow_control()
+        buf = self._buf
+        if buf and not self._discarding:  # last line without a trailing newline
+            self._buf = bytearray()
+            self._handle_line(buf)
+
+    def _feed(self, chunk: bytes) -> None:
+        """Frame and dispatch every complete line of ``chunk``; keep the rest for later.
+
+        Dispatch is synchronous: requests start their tasks, notifications are queued for their
+        worker, responses resolve their callers, errors are answered.
+        """
+        limit = self._max_line_bytes
+        handle = self._handle_line
+        pos = 0
+        end = len(chunk)
+        while pos < end:
+            newline = chunk.find(b"\n", pos)
+            if newline < 0:
+                if not self._discarding:
+                    buf = self._buf
+                    buf += memoryview(chunk)[pos:]
+                    if len(buf) > limit:
+                        head = bytes(buf[:_SNIFF_BYTES])
+                        self._buf = bytearray()
+                        self._discarding = True  # inside an oversized line, already answered
+                        self._reject_oversized(head)
+                break
+            if self._discarding:
+                self._discarding = False
+            elif self._buf:
+                line = self._buf
+                line += memoryview(chunk)[pos:newline]
+                self._buf = bytearray()
+                if len(line) > limit:
+                    self._reject_oversized(bytes(line[:_SNIFF_BYTES]))
                 else:
-                    handle(chunk[pos:newline])
-                pos = newline + 1
-            await self._flow_control()
-        if buf and not discarding:  # last line without a trailing newline
-            handle(buf)
+                    handle(line)
+            elif newline - pos > limit:
+                self._reject_oversized(chunk[pos : pos + _SNIFF_BYTES])
+            else:
+                handle(chunk[pos:newline])
+            pos = newline + 1
 
     def _reject_oversized(self, head: bytes) -> None:
         request_id, is_response = _sniff_envelope(head)
@@ -1044,11 +1064,141 @@ class _FileWriter:
         self._file.flush()
 
 
+class _PipeReader(asyncio.Protocol):
+    """The read end of a pipe as a protocol: a ``Connection`` takes its chunks as they arrive.
+
+    Before ``attach`` (and for any other consumer) it is a plain ``ReaderLike``. Attached, every
+    chunk goes straight from the transport's callback to the connection's framing, and reading
+    pauses while the connection's own answers are backed up.
+    """
+
+    def __init__(self) -> None:
+        self._transport: asyncio.ReadTransport | None = None
+        self._buffer = bytearray()
+        self._eof = False
+        self._error: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._sink: Callable[[bytes], None] | None = None
+        self._backed_up: Callable[[], bool] = bool
+        self._flow: Callable[[], Awaitable[None]] | None = None
+        self._draining: asyncio.Task[None] | None = None
+
+    # -- protocol callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport (to pause and resume reading)."""
+        assert isinstance(transport, asyncio.ReadTransport)
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        """Hand ``data`` to the attached connection, or buffer it for ``read``."""
+        sink = self._sink
+        if sink is not None:
+            sink(data)
+            if self._flow is not None and self._draining is None and self._backed_up():
+                self._draining = asyncio.ensure_future(self._drain(self._flow))
+            return
+        self._buffer += data
+        if len(self._buffer) > _READ_CHUNK and self._transport is not None:
+            self._transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        """End of stream: wake the reader."""
+        self._eof = True
+        self._wake()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The pipe is gone: treated as end of stream (an error is raised by ``read``)."""
+        self._eof = True
+        self._error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _drain(self, flow: Callable[[], Awaitable[None]]) -> None:
+        # Reading stops until our answers are written out (backpressure on a peer that sends
+        # requests without reading the answers).
+        transport = self._transport
+        try:
+            if transport is not None and not transport.is_closing():
+                transport.pause_reading()
+                try:
+                    await flow()
+                finally:
+                    if not transport.is_closing():
+                        transport.resume_reading()
+        finally:
+            self._draining = None
+
+    # -- consumers
+
+    async def read(self, n: int = -1) -> bytes:
+        """Return up to ``n`` bytes (all buffered if negative), ``b""`` at end of stream."""
+        while not self._buffer and not self._eof:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if not self._buffer:
+            if self._error is not None:
+                raise self._error
+            return b""
+        size = len(self._buffer) if n < 0 else min(n, len(self._buffer))
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        if len(self._buffer) <= _READ_CHUNK and self._transport is not None:
+            self._transport.resume_reading()
+        return data
+
+    async def attach(
+        self,
+        sink: Callable[[bytes], None],
+        backed_up: Callable[[], bool],
+        flow: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Feed every chunk to ``sink`` until end of stream.
+
+        After a chunk, while ``backed_up()`` says the consumer's output is congested, reading
+        pauses until ``flow()`` returns. Returns at end of stream; raises the pipe's error if it
+        broke. Cancelling detaches.
+        """
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            sink(data)
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
+        self._sink = sink
+        self._backed_up = backed_up
+        self._flow = flow
+        try:
+            while not self._eof:
+                self._waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await self._waiter
+                finally:
+                    self._waiter = None
+        finally:
+            self._sink = None
+            self._flow = None
+            draining = self._draining
+            if draining is not None and not draining.done():
+                draining.cancel()
+        if self._error is not None:
+            raise self._error
+
+
 async def _open_reader(pipe: BinaryIO) -> ReaderLike:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_CHUNK)
+    reader = _PipeReader()
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        await loop.connect_read_pipe(lambda: reader, pipe)
     except ValueError:  # a regular file: not usable as a pipe transport
         return _FileReader(pipe)
     return reader
@@ -1104,24 +1254,42 @@ async def spawn(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     order_key: OrderKey = default_order_key,
 ) -> tuple[Connection, asyncio.subprocess.Process]:
-    """Start ``command`` with piped stdin/stdout (stderr inherited) and connect to it."""
+    """Start ``command`` with piped stdin/stdout (stderr inherited) and connect to it.
+
+    The connection reads the child's stdout through a pipe of its own, so ``process.stdout`` is
+    None; ``process.stdin`` is the connection's writer (closing it is EOF for the child).
+    """
     if not command:
         raise ValueError("command must not be empty")
-    process = await asyncio.create_subprocess_exec(
-        command[0],
-        *command[1:],
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        limit=_READ_CHUNK,
-    )
-    if process.stdin is None or process.stdout is None:  # pragma: no cover
-        raise RuntimeError("subprocess pipes are missing")
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            command[0],
+            *command[1:],
+            stdin=asyncio.subprocess.PIPE,
+            stdout=write_fd,
+            env=env,
+            cwd=cwd,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)  # the child has its copy: EOF arrives when the child's is closed
+    reader = _PipeReader()
+    pipe = os.fdopen(read_fd, "rb", 0)
+    try:
+        await loop.connect_read_pipe(lambda: reader, pipe)
+    except BaseException:
+        pipe.close()
+        raise
+    if process.stdin is None:  # pragma: no cover
+        raise RuntimeError("subprocess stdin pipe is missing")
     connection = Connection(
         handler,
         inbound,
-        process.stdout,
+        reader,
         process.stdin,
         max_line_bytes=max_line_bytes,
         order_key=order_key,
