@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
+import os
 import re
 import sys
 import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from os import PathLike
 from types import TracebackType
 from typing import Any, BinaryIO, Final, Literal, Protocol, Self, TypeAlias, TypeGuard
@@ -85,10 +86,13 @@ _READ_CHUNK: Final = 256 * 1024
 _SNIFF_BYTES: Final = 4096
 # Cancelled outbound request ids remembered to silence their late answers (then forgotten).
 _ABANDONED_MAX: Final = 1024
+# Notification workers kept waiting for more messages of their order key (per connection).
+_IDLE_WORKERS_MAX: Final = 64
 
 RequestId: TypeAlias = int | str
 OrderKey: TypeAlias = Callable[[str, Any], Hashable | None]
-_Job: TypeAlias = Callable[[], Awaitable[None]]
+_Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+"""A queued notification: (method, handler, handler arguments)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +202,18 @@ def _adapter(tp: Any) -> pydantic.TypeAdapter[Any]:
         return pydantic.TypeAdapter(tp)
 
 
+def _is_model(tp: Any) -> TypeGuard[type[pydantic.BaseModel]]:
+    return isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
+
+
+def _validate(tp: Any, data: Any) -> Any:
+    """Validate plain JSON data into ``tp`` (a model class straight through its own validator)."""
+    if _is_model(tp):
+        # The class attribute, looked up per call: pydantic replaces it when a model is rebuilt.
+        return tp.__pydantic_validator__.validate_python(data)
+    return _adapter(tp).validate_python(data)
+
+
 def to_jsonable(value: Any, declared: Any = None) -> Any:
     """Convert an outbound value (params or result) to plain JSON data."""
     if value is None:
@@ -209,9 +225,55 @@ def to_jsonable(value: Any, declared: Any = None) -> Any:
     return value
 
 
+def _to_json(value: Any, declared: Any = None) -> bytes:
+    """The compact JSON text of an outbound value: ``to_jsonable`` and encoding in one pass."""
+    if isinstance(value, pydantic.BaseModel):
+        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_unset=True)
+    if value is not None and declared is not None:
+        return _adapter(declared).dump_json(value, by_alias=True, exclude_unset=True)
+    return pydantic_core.to_json(value, by_alias=True)
+
+
 def _frame(message: dict[str, Any]) -> bytes:
     # Compact JSON; pydantic_core never emits a raw newline (it escapes them inside strings).
     return pydantic_core.to_json(message, by_alias=True) + b"\n"
+
+
+_METHOD_KEYS: dict[str, bytes] = {}
+
+
+def _method_key(method: str) -> bytes:
+    """``"method":<name>`` as JSON, cached per method name."""
+    key = _METHOD_KEYS.get(method)
+    if key is None:
+        key = b'"method":' + pydantic_core.to_json(method)
+        if len(_METHOD_KEYS) < 1024:
+            _METHOD_KEYS[method] = key
+    return key
+
+
+def _request_frame(request_id: int, method: str, params: bytes | None) -> bytes:
+    head = b'{"jsonrpc":"2.0","id":%d,' % request_id + _method_key(method)
+    if params is None:
+        return head + b"}\n"
+    return head + b',"params":' + params + b"}\n"
+
+
+def _notification_frame(method: str, params: bytes | None) -> bytes:
+    head = b'{"jsonrpc":"2.0",' + _method_key(method)
+    if params is None:
+        return head + b"}\n"
+    return head + b',"params":' + params + b"}\n"
+
+
+def _result_frame(request_id: RequestId, result: bytes) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":'
+        + pydantic_core.to_json(request_id)
+        + b',"result":'
+        + result
+        + b"}\n"
+    )
 
 
 def _error_frame(request_id: RequestId | None, error: RpcError) -> bytes:
@@ -279,6 +341,28 @@ def _sniff_envelope(head: bytes) -> tuple[RequestId | None, bool]:
     return request_id, has_outcome and not has_method
 
 
+def _drain_check(writer: WriterLike) -> Callable[[], bool]:
+    """A cheap test of whether ``writer.drain()`` must be awaited after a write.
+
+    An ``asyncio.StreamWriter`` only needs it once its transport buffer is above the high-water
+    mark (that is when ``drain()`` would block) or when the transport is closing (``drain()``
+    then reports the lost connection); anything else is always drained.
+    """
+    transport = getattr(writer, "transport", None)
+    if not isinstance(writer, asyncio.StreamWriter) or not isinstance(
+        transport, asyncio.WriteTransport
+    ):
+        return lambda: True
+    high = transport.get_write_buffer_limits()[1]
+    size = transport.get_write_buffer_size
+    closing = transport.is_closing
+
+    def check() -> bool:
+        return size() > high or closing()
+
+    return check
+
+
 class Connection:
     """One JSON-RPC 2.0 peer connection over newline-delimited JSON streams."""
 
@@ -298,16 +382,23 @@ class Connection:
         self._inbound = inbound
         self._reader = reader
         self._writer = writer
+        self._must_drain = _drain_check(writer)
         self._max_line_bytes = max_line_bytes
+        self._buf = bytearray()  # the start of a line whose end has not arrived yet
+        self._discarding = False
         self._order_key = order_key
-        self._write_lock = asyncio.Lock()
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._abandoned: set[RequestId] = set()
-        self._inflight: dict[RequestId, asyncio.Task[None]] = {}
+        # Inbound requests being served: their task and method (None: an extension method).
+        self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
         self._peer_cancelled: set[RequestId] = set()
+        # Notifications by order key: a queue each, drained by one worker task per key. An idle
+        # worker waits on its entry in `_idle` (oldest first) for more; past `_IDLE_WORKERS_MAX`
+        # idle keys the oldest worker retires and its key starts afresh on its next message.
         self._queues: dict[Hashable, deque[_Job]] = {}
         self._workers: dict[Hashable, asyncio.Task[None]] = {}
+        self._idle: dict[Hashable, asyncio.Future[bool]] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._run_started = False
         self._run_task: asyncio.Task[Any] | None = None
@@ -360,19 +451,17 @@ class Connection:
 
     async def request(self, method: str, params: Any, result_type: Any) -> Any:
         """Send a request and return its result, validated into ``result_type`` (None: raw)."""
-        message: dict[str, Any] = {"jsonrpc": _JSONRPC, "id": self._next_id, "method": method}
         request_id = self._next_id
         self._next_id += 1
-        data = to_jsonable(params)
-        if data is not None:
-            message["params"] = data
-        frame = _frame(message)
+        frame = _request_frame(request_id, method, None if params is None else _to_json(params))
         if self._closed:
             raise ConnectionError("connection closed")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            await self._write(frame)
+            self._send(frame)
+            if self._must_drain():
+                await self._writer.drain()
             raw = await future
         except asyncio.CancelledError:
             if self._pending.pop(request_id, None) is not None and not self._closed:
@@ -380,14 +469,13 @@ class Connection:
                 with contextlib.suppress(ConnectionError, OSError):
                     await self.cancel_request(request_id)
             raise
-        finally:
+        except BaseException:
             self._pending.pop(request_id, None)
-            if future.done() and not future.cancelled():
-                future.exception()  # mark retrieved when we leave without awaiting it
+            raise
         if result_type is None:
             return raw
         try:
-            return _adapter(result_type).validate_python(raw)
+            return _validate(result_type, raw)
         except pydantic.ValidationError as exc:
             raise ResultValidationError(method, exc) from exc
 
@@ -399,33 +487,46 @@ class Connection:
 
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification."""
-        message: dict[str, Any] = {"jsonrpc": _JSONRPC, "method": method}
-        data = to_jsonable(params)
-        if data is not None:
-            message["params"] = data
-        await self._write(_frame(message))
+        self._send(_notification_frame(method, None if params is None else _to_json(params)))
+        if self._must_drain():
+            await self._writer.drain()
 
     async def cancel_request(self, request_id: RequestId) -> None:
         """Ask the peer to cancel one of our requests (``$/cancel_request``)."""
         await self.notify(CANCEL_REQUEST_METHOD, {"requestId": request_id})
 
-    async def _write(self, frame: bytes) -> None:
+    def _send(self, frame: bytes) -> None:
+        # Frames are written whole and in call order; nobody waits for the transport unless its
+        # buffer is above the high-water mark (see `_drain_check`).
         if self._closed:
             raise ConnectionError("connection closed")
-        async with self._write_lock:
-            if self._closed:
-                raise ConnectionError("connection closed")
-            self._writer.write(frame)
+        self._writer.write(frame)
+
+    async def _write(self, frame: bytes) -> None:
+        self._send(frame)
+        if self._must_drain():
             await self._writer.drain()
 
-    async def _reply(self, frame: bytes) -> None:
+    def _reply(self, frame: bytes) -> None:
+        """Send an answer; a broken or closed stream is logged, not raised."""
         try:
-            await self._write(frame)
-        except (ConnectionError, OSError) as exc:
+            self._send(frame)
+        except (ConnectionError, OSError, RuntimeError) as exc:
             logger.debug("could not send a response: %s", exc)
 
-    async def _reply_error(self, request_id: RequestId | None, error: RpcError) -> None:
-        await self._reply(_error_frame(request_id, error))
+    def _reply_error(self, request_id: RequestId | None, error: RpcError) -> None:
+        self._reply(_error_frame(request_id, error))
+
+    def _backed_up(self) -> bool:
+        return not self._closed and self._must_drain()
+
+    async def _flow_control(self) -> None:
+        """Wait while our own answers are backed up (the peer is not reading them)."""
+        if self._must_drain() and not self._closed:
+            try:
+                await self._writer.drain()
+            except (ConnectionError, OSError) as exc:
+                logger.debug("could not send a response: %s", exc)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -476,7 +577,11 @@ class Connection:
         current = asyncio.current_task()
         tasks = [
             task
-            for task in (*self._inflight.values(), *self._workers.values(), *self._background)
+            for task in (
+                *(task for task, _ in self._inflight.values()),
+                *self._workers.values(),
+                *self._background,
+            )
             if task is not current
         ]
         for task in tasks:
@@ -486,6 +591,7 @@ class Connection:
                 future.set_exception(ConnectionError("connection closed"))
         self._pending.clear()
         self._queues.clear()
+        self._idle.clear()
         try:
             self._writer.close()
         except (ConnectionError, OSError, RuntimeError) as exc:
@@ -507,45 +613,63 @@ class Connection:
     # ------------------------------------------------------------------ inbound framing
 
     async def _read_loop(self) -> None:
-        limit = self._max_line_bytes
-        read = self._reader.read
-        buf = bytearray()
-        discarding = False  # inside an oversized line that was already answered
-        while True:
-            chunk = await read(_READ_CHUNK)
-            if not chunk:
-                break
-            pos = 0
-            end = len(chunk)
-            while pos < end:
-                newline = chunk.find(b"\n", pos)
-                if newline < 0:
-                    if not discarding:
-                        buf += memoryview(chunk)[pos:]
-                        if len(buf) > limit:
-                            head = bytes(buf[:_SNIFF_BYTES])
-                            buf = bytearray()
-                            discarding = True
-                            await self._reject_oversized(head)
+        reader = self._reader
+        if isinstance(reader, _PipeReader):
+            # Chunks are handed over straight from the transport's callback (no task hop).
+            await reader.attach(self._feed, self._backed_up, self._flow_control)
+        else:
+            read = reader.read
+            feed = self._feed
+            while True:
+                chunk = await read(_READ_CHUNK)
+                if not chunk:
                     break
-                if discarding:
-                    discarding = False
-                elif buf:
-                    buf += memoryview(chunk)[pos:newline]
-                    line, buf = buf, bytearray()
-                    if len(line) > limit:
-                        await self._reject_oversized(bytes(line[:_SNIFF_BYTES]))
-                    else:
-                        await self._handle_line(line)
-                elif newline - pos > limit:
-                    await self._reject_oversized(chunk[pos : pos + _SNIFF_BYTES])
-                else:
-                    await self._handle_line(chunk[pos:newline])
-                pos = newline + 1
-        if buf and not discarding:  # last line without a trailing newline
-            await self._handle_line(buf)
+                feed(chunk)
+                await self._flow_control()
+        buf = self._buf
+        if buf and not self._discarding:  # last line without a trailing newline
+            self._buf = bytearray()
+            self._handle_line(buf)
 
-    async def _reject_oversized(self, head: bytes) -> None:
+    def _feed(self, chunk: bytes) -> None:
+        """Frame and dispatch every complete line of ``chunk``; keep the rest for later.
+
+        Dispatch is synchronous: requests start their tasks, notifications are queued for their
+        worker, responses resolve their callers, errors are answered.
+        """
+        limit = self._max_line_bytes
+        handle = self._handle_line
+        pos = 0
+        end = len(chunk)
+        while pos < end:
+            newline = chunk.find(b"\n", pos)
+            if newline < 0:
+                if not self._discarding:
+                    buf = self._buf
+                    buf += memoryview(chunk)[pos:]
+                    if len(buf) > limit:
+                        head = bytes(buf[:_SNIFF_BYTES])
+                        self._buf = bytearray()
+                        self._discarding = True  # inside an oversized line, already answered
+                        self._reject_oversized(head)
+                break
+            if self._discarding:
+                self._discarding = False
+            elif self._buf:
+                line = self._buf
+                line += memoryview(chunk)[pos:newline]
+                self._buf = bytearray()
+                if len(line) > limit:
+                    self._reject_oversized(bytes(line[:_SNIFF_BYTES]))
+                else:
+                    handle(line)
+            elif newline - pos > limit:
+                self._reject_oversized(chunk[pos : pos + _SNIFF_BYTES])
+            else:
+                handle(chunk[pos:newline])
+            pos = newline + 1
+
+    def _reject_oversized(self, head: bytes) -> None:
         request_id, is_response = _sniff_envelope(head)
         error = RpcError(
             INVALID_REQUEST,
@@ -558,15 +682,15 @@ class Connection:
             if isinstance(request_id, int):
                 self._fail_pending(request_id, error)
             request_id = None
-        await self._reply_error(request_id, error)
+        self._reply_error(request_id, error)
 
-    async def _handle_line(self, line: bytes | bytearray) -> None:
-        if not line or line.isspace():
-            return
+    def _handle_line(self, line: bytes | bytearray) -> None:
         try:
             message = pydantic_core.from_json(line, allow_inf_nan=False)
         except ValueError as exc:
-            await self._reply_error(None, RpcError(PARSE_ERROR, "Parse error", str(exc)))
+            if not line or line.isspace():
+                return
+            self._reply_error(None, RpcError(PARSE_ERROR, "Parse error", str(exc)))
             return
         if not isinstance(message, dict):
             text = (
@@ -574,32 +698,32 @@ class Connection:
                 if isinstance(message, list)
                 else "Invalid Request: a message must be a JSON object"
             )
-            await self._reply_error(None, RpcError(INVALID_REQUEST, text))
+            self._reply_error(None, RpcError(INVALID_REQUEST, text))
             return
         if "method" not in message and ("result" in message or "error" in message):
-            await self._handle_response(message)
+            self._handle_response(message)
             return
         raw_id = message.get("id")
         reply_id: RequestId | None = raw_id if _is_id(raw_id) else None
         problem = _request_problem(message)
         if problem is not None:
-            await self._reply_error(reply_id, RpcError(INVALID_REQUEST, problem))
+            self._reply_error(reply_id, RpcError(INVALID_REQUEST, problem))
             return
         method: str = message["method"]
         params = message.get("params")
         try:
             if "id" in message:
-                await self._handle_request(message["id"], method, params)
+                self._handle_request(message["id"], method, params)
             else:
                 self._handle_notification(method, params)
         except Exception as exc:  # e.g. a validator or order_key raising something unexpected
             logger.exception("dispatching %s failed", method)
             if "id" in message:
-                await self._reply_error(reply_id, RpcError.internal_error(_exception_text(exc)))
+                self._reply_error(reply_id, RpcError.internal_error(_exception_text(exc)))
 
     # ------------------------------------------------------------------ inbound responses
 
-    async def _handle_response(self, message: dict[str, Any]) -> None:
+    def _handle_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
         problem = _response_problem(message)
         if problem is not None:
@@ -609,7 +733,7 @@ class Connection:
                 self._fail_pending(request_id, error)
             # Answer with a null id only: echoing the id would look like an answer to the
             # peer's own request with that id.
-            await self._reply_error(None, error)
+            self._reply_error(None, error)
             return
         if request_id is None:
             logger.warning("peer reported an error without an id: %r", message["error"])
@@ -639,30 +763,31 @@ class Connection:
 
     # ------------------------------------------------------------------ inbound requests
 
-    async def _handle_request(self, request_id: RequestId, method: str, params: Any) -> None:
-        call: Callable[[], Awaitable[Any]]
+    def _handle_request(self, request_id: RequestId, method: str, params: Any) -> None:
+        function: Callable[..., Awaitable[Any]]
+        args: tuple[Any, ...]
         spec = self._inbound.get(method)
         if spec is not None:
             # The table reflects the receiving side (e.g. mcp/message is a request one way and a
             # notification the other), so its kind wins; a mismatch is an invalid message.
             if spec.kind != "request":
-                await self._reply_error(
+                self._reply_error(
                     request_id,
                     RpcError(INVALID_REQUEST, f"Invalid Request: {method} is a notification"),
                 )
                 return
-            function = getattr(self._handler, spec.handler, None)
-            if function is None:
-                await self._reply_error(request_id, RpcError.method_not_found(method))
+            found = getattr(self._handler, spec.handler, None)
+            if found is None:
+                self._reply_error(request_id, RpcError.method_not_found(method))
                 return
             try:
-                value = self._validate(spec, params)
+                value = self._validate_params(spec, params)
             except pydantic.ValidationError as exc:
-                await self._reply_error(request_id, _invalid_params(exc))
+                self._reply_error(request_id, _invalid_params(exc))
                 return
-            call = partial(function, value)
+            function, args = found, (value,)
         elif method == CANCEL_REQUEST_METHOD:
-            await self._reply_error(
+            self._reply_error(
                 request_id,
                 RpcError(INVALID_REQUEST, f"Invalid Request: {method} is a notification"),
             )
@@ -670,41 +795,37 @@ class Connection:
         else:
             hook = getattr(self._handler, "extension_request", None)
             if not method.startswith("_") or hook is None:
-                await self._reply_error(request_id, RpcError.method_not_found(method))
+                self._reply_error(request_id, RpcError.method_not_found(method))
                 return
-            call = partial(hook, method, params)
+            function, args = hook, (method, params)
         if request_id in self._inflight:
-            await self._reply_error(
+            self._reply_error(
                 request_id, RpcError(INVALID_REQUEST, "Invalid Request: request id already in use")
             )
             return
-        result_type = spec.result if spec is not None else None
-        task = asyncio.create_task(self._serve(request_id, method, call, result_type))
-        self._inflight[request_id] = task
-        cancelled = spec.cancelled if spec is not None else None
-        task.add_done_callback(partial(self._request_done, request_id, cancelled))
+        task = asyncio.create_task(self._serve(request_id, method, function, args, spec))
+        self._inflight[request_id] = (task, spec)
 
-    def _validate(self, spec: MethodSpec, params: Any) -> Any:
+    @staticmethod
+    def _validate_params(spec: MethodSpec, params: Any) -> Any:
         if spec.params is None:
             return None  # the method takes no params: whatever was sent is ignored
-        return _adapter(spec.params).validate_python({} if params is None else params)
+        return _validate(spec.params, {} if params is None else params)
 
     async def _serve(
         self,
         request_id: RequestId,
         method: str,
-        call: Callable[[], Awaitable[Any]],
-        result_type: Any,
+        function: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        spec: MethodSpec | None,
     ) -> None:
+        # A task cancelled before its first step never gets here: `_cancel_inbound` answers
+        # for it. Every other outcome is answered below, and the entry in `_inflight` is ours to
+        # remove.
         try:
-            result = await call()
-            frame = _frame(
-                {
-                    "jsonrpc": _JSONRPC,
-                    "id": request_id,
-                    "result": to_jsonable(result, result_type),
-                }
-            )
+            result = await function(*args)
+            frame = _result_frame(request_id, _to_json(result, spec.result if spec else None))
         except RpcError as exc:
             frame = _error_frame(request_id, exc)
         except NotImplementedError:
@@ -712,44 +833,53 @@ class Connection:
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
-                raise  # a real cancellation; _request_done answers -32800 if the peer asked
+                # A real cancellation: answer it if the peer asked for it, then let it end the task.
+                self._forget(request_id)
+                if request_id in self._peer_cancelled:
+                    self._peer_cancelled.discard(request_id)
+                    self._answer_cancelled(request_id, spec)
+                raise
             logger.exception("handler for %s raised CancelledError", method)
             frame = _error_frame(request_id, RpcError.internal_error("CancelledError"))
         except Exception as exc:
             logger.exception("handler for %s failed", method)
             frame = _error_frame(request_id, RpcError.internal_error(_exception_text(exc)))
-        # Done: a $/cancel_request arriving while the answer is written is now ignored.
-        if self._inflight.get(request_id) is asyncio.current_task():
-            del self._inflight[request_id]
-        await self._reply(frame)
-
-    def _request_done(
-        self, request_id: RequestId, cancelled: Any, task: asyncio.Task[None]
-    ) -> None:
-        if self._inflight.get(request_id) is task:
-            del self._inflight[request_id]
-        peer_cancelled = request_id in self._peer_cancelled
+        # Done: a $/cancel_request arriving from here on is ignored.
+        self._forget(request_id)
         self._peer_cancelled.discard(request_id)
-        if task.cancelled():
-            # Covers tasks cancelled before they started, whose coroutine never ran.
-            if peer_cancelled and not self._closed and cancelled is not None:
-                # The method defines its own cancellation result (e.g. a `cancelled` outcome).
-                frame = _frame({"jsonrpc": _JSONRPC, "id": request_id, "result": cancelled})
-                self._spawn_background(self._reply(frame))
-            elif peer_cancelled and not self._closed:
-                error = RpcError(REQUEST_CANCELLED, "Request cancelled")
-                self._spawn_background(self._reply_error(request_id, error))
-        elif task.exception() is not None:  # pragma: no cover - _serve catches everything
-            logger.error("request task failed", exc_info=task.exception())
+        self._reply(frame)
+        await self._flow_control()
+
+    def _forget(self, request_id: RequestId) -> None:
+        entry = self._inflight.get(request_id)
+        if entry is not None and entry[0] is asyncio.current_task():
+            del self._inflight[request_id]
+
+    def _answer_cancelled(self, request_id: RequestId, spec: MethodSpec | None) -> None:
+        if self._closed:
+            return
+        if spec is not None and spec.cancelled is not None:
+            # The method defines its own cancellation result (e.g. a `cancelled` outcome).
+            self._reply(_result_frame(request_id, pydantic_core.to_json(spec.cancelled)))
+        else:
+            self._reply_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
 
     def _cancel_inbound(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
         if not _is_id(request_id):
             logger.warning("%s without a valid requestId ignored", CANCEL_REQUEST_METHOD)
             return
-        task = self._inflight.get(request_id)
-        if task is None or task.done():
+        entry = self._inflight.get(request_id)
+        if entry is None or entry[0].done():
             logger.debug("cancel for unknown or finished request %r ignored", request_id)
+            return
+        task, spec = entry
+        coro = task.get_coro()
+        if inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+            # Not started yet: its coroutine will never run, so the answer is given here.
+            del self._inflight[request_id]
+            task.cancel()
+            self._answer_cancelled(request_id, spec)
             return
         self._peer_cancelled.add(request_id)
         task.cancel()
@@ -760,6 +890,7 @@ class Connection:
         if method == CANCEL_REQUEST_METHOD:
             self._cancel_inbound(params)
         function: Callable[..., Awaitable[Any]] | None
+        args: tuple[Any, ...]
         spec = self._inbound.get(method)
         if spec is not None:
             if spec.kind != "notification":
@@ -770,17 +901,17 @@ class Connection:
                 logger.debug("no handler for notification %s; ignored", method)
                 return
             try:
-                value = self._validate(spec, params)
+                value = self._validate_params(spec, params)
             except pydantic.ValidationError as exc:
                 logger.warning("invalid params for notification %s dropped: %s", method, exc)
                 return
-            job = partial(self._notify_handler, method, partial(function, value))
+            args = (value,)
         elif method.startswith("_") and method != CANCEL_REQUEST_METHOD:
-            hook = getattr(self._handler, "extension_notification", None)
-            if hook is None:
+            function = getattr(self._handler, "extension_notification", None)
+            if function is None:
                 logger.debug("extension notification %s ignored", method)
                 return
-            job = partial(self._notify_handler, method, partial(hook, method, params))
+            args = (method, params)
         else:
             if method != CANCEL_REQUEST_METHOD:
                 logger.debug("unknown notification %s ignored", method)
@@ -790,34 +921,57 @@ class Connection:
         except Exception:
             logger.exception("order_key failed for %s", method)
             key = SHARED_ORDER_KEY
+        job = (method, function, args)
         if key is None:
-            self._spawn_background(job())
+            self._spawn_background(self._run_job(job))
             return
         queue = self._queues.get(key)
         if queue is not None:
             queue.append(job)
+            waiter = self._idle.pop(key, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(True)
             return
         queue = deque((job,))
         self._queues[key] = queue
-        worker = asyncio.create_task(self._drain_queue(key, queue))
-        self._workers[key] = worker
-        worker.add_done_callback(partial(self._worker_done, key))
+        self._workers[key] = asyncio.create_task(self._drain_queue(key, queue))
 
     async def _drain_queue(self, key: Hashable, queue: deque[_Job]) -> None:
+        run = self._run_job
+        loop = asyncio.get_running_loop()
         try:
-            while queue:
-                await queue.popleft()()
+            while True:
+                while queue:
+                    await run(queue.popleft())
+                # Idle: wait for the next notification with this key (or retirement).
+                if len(self._idle) >= _IDLE_WORKERS_MAX:
+                    self._retire_oldest_idle()
+                waiter: asyncio.Future[bool] = loop.create_future()
+                self._idle[key] = waiter
+                if not await waiter:
+                    return
         finally:
+            if self._idle.get(key) is not None and self._queues.get(key) is queue:
+                del self._idle[key]
             if self._queues.get(key) is queue:
                 del self._queues[key]
+            if self._workers.get(key) is asyncio.current_task():
+                del self._workers[key]
 
-    def _worker_done(self, key: Hashable, task: asyncio.Task[None]) -> None:
-        if self._workers.get(key) is task:
-            del self._workers[key]
+    def _retire_oldest_idle(self) -> None:
+        key = next(iter(self._idle))
+        waiter = self._idle.pop(key)
+        # From now on the key has no queue: its next notification starts a new worker.
+        self._queues.pop(key, None)
+        self._workers.pop(key, None)
+        if not waiter.done():
+            waiter.set_result(False)
 
-    async def _notify_handler(self, method: str, call: Callable[[], Awaitable[Any]]) -> None:
+    @staticmethod
+    async def _run_job(job: _Job) -> None:
+        method, function, args = job
         try:
-            await call()
+            await function(*args)
         except NotImplementedError:
             logger.debug("notification %s not implemented; ignored", method)
         except asyncio.CancelledError:
@@ -910,11 +1064,141 @@ class _FileWriter:
         self._file.flush()
 
 
+class _PipeReader(asyncio.Protocol):
+    """The read end of a pipe as a protocol: a ``Connection`` takes its chunks as they arrive.
+
+    Before ``attach`` (and for any other consumer) it is a plain ``ReaderLike``. Attached, every
+    chunk goes straight from the transport's callback to the connection's framing, and reading
+    pauses while the connection's own answers are backed up.
+    """
+
+    def __init__(self) -> None:
+        self._transport: asyncio.ReadTransport | None = None
+        self._buffer = bytearray()
+        self._eof = False
+        self._error: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._sink: Callable[[bytes], None] | None = None
+        self._backed_up: Callable[[], bool] = bool
+        self._flow: Callable[[], Awaitable[None]] | None = None
+        self._draining: asyncio.Task[None] | None = None
+
+    # -- protocol callbacks
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport (to pause and resume reading)."""
+        assert isinstance(transport, asyncio.ReadTransport)
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        """Hand ``data`` to the attached connection, or buffer it for ``read``."""
+        sink = self._sink
+        if sink is not None:
+            sink(data)
+            if self._flow is not None and self._draining is None and self._backed_up():
+                self._draining = asyncio.ensure_future(self._drain(self._flow))
+            return
+        self._buffer += data
+        if len(self._buffer) > _READ_CHUNK and self._transport is not None:
+            self._transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        """End of stream: wake the reader."""
+        self._eof = True
+        self._wake()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The pipe is gone: treated as end of stream (an error is raised by ``read``)."""
+        self._eof = True
+        self._error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _drain(self, flow: Callable[[], Awaitable[None]]) -> None:
+        # Reading stops until our answers are written out (backpressure on a peer that sends
+        # requests without reading the answers).
+        transport = self._transport
+        try:
+            if transport is not None and not transport.is_closing():
+                transport.pause_reading()
+                try:
+                    await flow()
+                finally:
+                    if not transport.is_closing():
+                        transport.resume_reading()
+        finally:
+            self._draining = None
+
+    # -- consumers
+
+    async def read(self, n: int = -1) -> bytes:
+        """Return up to ``n`` bytes (all buffered if negative), ``b""`` at end of stream."""
+        while not self._buffer and not self._eof:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if not self._buffer:
+            if self._error is not None:
+                raise self._error
+            return b""
+        size = len(self._buffer) if n < 0 else min(n, len(self._buffer))
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        if len(self._buffer) <= _READ_CHUNK and self._transport is not None:
+            self._transport.resume_reading()
+        return data
+
+    async def attach(
+        self,
+        sink: Callable[[bytes], None],
+        backed_up: Callable[[], bool],
+        flow: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Feed every chunk to ``sink`` until end of stream.
+
+        After a chunk, while ``backed_up()`` says the consumer's output is congested, reading
+        pauses until ``flow()`` returns. Returns at end of stream; raises the pipe's error if it
+        broke. Cancelling detaches.
+        """
+        if self._buffer:
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            sink(data)
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
+        self._sink = sink
+        self._backed_up = backed_up
+        self._flow = flow
+        try:
+            while not self._eof:
+                self._waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await self._waiter
+                finally:
+                    self._waiter = None
+        finally:
+            self._sink = None
+            self._flow = None
+            draining = self._draining
+            if draining is not None and not draining.done():
+                draining.cancel()
+        if self._error is not None:
+            raise self._error
+
+
 async def _open_reader(pipe: BinaryIO) -> ReaderLike:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_CHUNK)
+    reader = _PipeReader()
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        await loop.connect_read_pipe(lambda: reader, pipe)
     except ValueError:  # a regular file: not usable as a pipe transport
         return _FileReader(pipe)
     return reader
@@ -970,24 +1254,42 @@ async def spawn(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     order_key: OrderKey = default_order_key,
 ) -> tuple[Connection, asyncio.subprocess.Process]:
-    """Start ``command`` with piped stdin/stdout (stderr inherited) and connect to it."""
+    """Start ``command`` with piped stdin/stdout (stderr inherited) and connect to it.
+
+    The connection reads the child's stdout through a pipe of its own, so ``process.stdout`` is
+    None; ``process.stdin`` is the connection's writer (closing it is EOF for the child).
+    """
     if not command:
         raise ValueError("command must not be empty")
-    process = await asyncio.create_subprocess_exec(
-        command[0],
-        *command[1:],
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        limit=_READ_CHUNK,
-    )
-    if process.stdin is None or process.stdout is None:  # pragma: no cover
-        raise RuntimeError("subprocess pipes are missing")
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            command[0],
+            *command[1:],
+            stdin=asyncio.subprocess.PIPE,
+            stdout=write_fd,
+            env=env,
+            cwd=cwd,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)  # the child has its copy: EOF arrives when the child's is closed
+    reader = _PipeReader()
+    pipe = os.fdopen(read_fd, "rb", 0)
+    try:
+        await loop.connect_read_pipe(lambda: reader, pipe)
+    except BaseException:
+        pipe.close()
+        raise
+    if process.stdin is None:  # pragma: no cover
+        raise RuntimeError("subprocess stdin pipe is missing")
     connection = Connection(
         handler,
         inbound,
-        process.stdout,
+        reader,
         process.stdin,
         max_line_bytes=max_line_bytes,
         order_key=order_key,
