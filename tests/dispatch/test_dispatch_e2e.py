@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated"
 sys.path.insert(0, str(GENERATED))
 
-import acp_v2_draft as acp  # noqa: E402
+import acp_v2_draft as acp
 
 
 class RecordingClient(acp.Client):
@@ -101,8 +101,8 @@ async def test_unimplemented_request_answers_method_not_found() -> None:
 def test_tables_cover_every_method_of_the_schema() -> None:
     import json
 
-    from codegen.pipeline import ir_for
     from codegen.pins import default_pin_path, load_pins
+    from codegen.pipeline import ir_for
 
     pin = load_pins(default_pin_path()).get("acp_v2_draft")
     assert pin is not None
