@@ -50,14 +50,32 @@ __all__ = [
 AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "authenticate": MethodSpec(
-            "authenticate", "request", AuthenticateRequest, AuthenticateResponse, "authenticate"
+            "authenticate",
+            "request",
+            AuthenticateRequest,
+            AuthenticateResponse,
+            "authenticate",
         ),
         "initialize": MethodSpec(
-            "initialize", "request", InitializeRequest, InitializeResponse, "initialize"
+            "initialize",
+            "request",
+            InitializeRequest,
+            InitializeResponse,
+            "initialize",
         ),
-        "logout": MethodSpec("logout", "request", LogoutRequest, LogoutResponse, "logout"),
+        "logout": MethodSpec(
+            "logout",
+            "request",
+            LogoutRequest,
+            LogoutResponse,
+            "logout",
+        ),
         "session/close": MethodSpec(
-            "session/close", "request", CloseSessionRequest, CloseSessionResponse, "session_close"
+            "session/close",
+            "request",
+            CloseSessionRequest,
+            CloseSessionResponse,
+            "session_close",
         ),
         "session/delete": MethodSpec(
             "session/delete",
@@ -67,16 +85,32 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "session_delete",
         ),
         "session/list": MethodSpec(
-            "session/list", "request", ListSessionsRequest, ListSessionsResponse, "session_list"
+            "session/list",
+            "request",
+            ListSessionsRequest,
+            ListSessionsResponse,
+            "session_list",
         ),
         "session/load": MethodSpec(
-            "session/load", "request", LoadSessionRequest, LoadSessionResponse, "session_load"
+            "session/load",
+            "request",
+            LoadSessionRequest,
+            LoadSessionResponse,
+            "session_load",
         ),
         "session/new": MethodSpec(
-            "session/new", "request", NewSessionRequest, NewSessionResponse, "session_new"
+            "session/new",
+            "request",
+            NewSessionRequest,
+            NewSessionResponse,
+            "session_new",
         ),
         "session/prompt": MethodSpec(
-            "session/prompt", "request", PromptRequest, PromptResponse, "session_prompt"
+            "session/prompt",
+            "request",
+            PromptRequest,
+            PromptResponse,
+            "session_prompt",
         ),
         "session/resume": MethodSpec(
             "session/resume",
@@ -106,14 +140,18 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
 AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "session/cancel": MethodSpec(
-            "session/cancel", "notification", CancelNotification, None, "session_cancel"
+            "session/cancel",
+            "notification",
+            CancelNotification,
+            None,
+            "session_cancel",
         ),
     }
 )
 """Notifications the agent side handles, by wire method name."""
 
 AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS}
+    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
 )
 """Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -156,7 +194,11 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "terminal_create",
         ),
         "terminal/kill": MethodSpec(
-            "terminal/kill", "request", KillTerminalRequest, KillTerminalResponse, "terminal_kill"
+            "terminal/kill",
+            "request",
+            KillTerminalRequest,
+            KillTerminalResponse,
+            "terminal_kill",
         ),
         "terminal/output": MethodSpec(
             "terminal/output",
@@ -193,14 +235,18 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             "elicitation_complete",
         ),
         "session/update": MethodSpec(
-            "session/update", "notification", SessionNotification, None, "session_update"
+            "session/update",
+            "notification",
+            SessionNotification,
+            None,
+            "session_update",
         ),
     }
 )
 """Notifications the client side handles, by wire method name."""
 
 CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS}
+    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
 )
 """Everything the client side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -211,7 +257,7 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType({})
 """Notifications the proxy side handles, by wire method name."""
 
 PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS}
+    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
 )
 """Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -221,14 +267,18 @@ PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "$/cancel_request": MethodSpec(
-            "$/cancel_request", "notification", CancelRequestNotification, None, "cancel_request"
+            "$/cancel_request",
+            "notification",
+            CancelRequestNotification,
+            None,
+            "cancel_request",
         ),
     }
 )
 """Notifications the protocol side handles, by wire method name."""
 
 PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS}
+    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
 )
 """Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
 

@@ -50,16 +50,32 @@ __all__ = [
 AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "auth/login": MethodSpec(
-            "auth/login", "request", LoginAuthRequest, LoginAuthResponse, "auth_login"
+            "auth/login",
+            "request",
+            LoginAuthRequest,
+            LoginAuthResponse,
+            "auth_login",
         ),
         "auth/logout": MethodSpec(
-            "auth/logout", "request", LogoutAuthRequest, LogoutAuthResponse, "auth_logout"
+            "auth/logout",
+            "request",
+            LogoutAuthRequest,
+            LogoutAuthResponse,
+            "auth_logout",
         ),
         "initialize": MethodSpec(
-            "initialize", "request", InitializeRequest, InitializeResponse, "initialize"
+            "initialize",
+            "request",
+            InitializeRequest,
+            InitializeResponse,
+            "initialize",
         ),
         "session/close": MethodSpec(
-            "session/close", "request", CloseSessionRequest, CloseSessionResponse, "session_close"
+            "session/close",
+            "request",
+            CloseSessionRequest,
+            CloseSessionResponse,
+            "session_close",
         ),
         "session/delete": MethodSpec(
             "session/delete",
@@ -69,13 +85,25 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "session_delete",
         ),
         "session/list": MethodSpec(
-            "session/list", "request", ListSessionsRequest, ListSessionsResponse, "session_list"
+            "session/list",
+            "request",
+            ListSessionsRequest,
+            ListSessionsResponse,
+            "session_list",
         ),
         "session/new": MethodSpec(
-            "session/new", "request", NewSessionRequest, NewSessionResponse, "session_new"
+            "session/new",
+            "request",
+            NewSessionRequest,
+            NewSessionResponse,
+            "session_new",
         ),
         "session/prompt": MethodSpec(
-            "session/prompt", "request", PromptRequest, PromptResponse, "session_prompt"
+            "session/prompt",
+            "request",
+            PromptRequest,
+            PromptResponse,
+            "session_prompt",
         ),
         "session/resume": MethodSpec(
             "session/resume",
@@ -112,14 +140,18 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
 AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "session/cancel": MethodSpec(
-            "session/cancel", "notification", CancelSessionNotification, None, "session_cancel"
+            "session/cancel",
+            "notification",
+            CancelSessionNotification,
+            None,
+            "session_cancel",
         ),
     }
 )
 """Notifications the agent side handles, by wire method name."""
 
 AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS}
+    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
 )
 """Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -154,14 +186,18 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             "elicitation_complete",
         ),
         "session/update": MethodSpec(
-            "session/update", "notification", UpdateSessionNotification, None, "session_update"
+            "session/update",
+            "notification",
+            UpdateSessionNotification,
+            None,
+            "session_update",
         ),
     }
 )
 """Notifications the client side handles, by wire method name."""
 
 CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS}
+    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
 )
 """Everything the client side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -172,7 +208,7 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType({})
 """Notifications the proxy side handles, by wire method name."""
 
 PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS}
+    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
 )
 """Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -182,14 +218,18 @@ PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "$/cancel_request": MethodSpec(
-            "$/cancel_request", "notification", CancelRequestNotification, None, "cancel_request"
+            "$/cancel_request",
+            "notification",
+            CancelRequestNotification,
+            None,
+            "cancel_request",
         ),
     }
 )
 """Notifications the protocol side handles, by wire method name."""
 
 PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS}
+    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
 )
 """Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
 

@@ -50,16 +50,32 @@ __all__ = [
 AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "auth/login": MethodSpec(
-            "auth/login", "request", LoginAuthRequest, LoginAuthResponse, "auth_login"
+            "auth/login",
+            "request",
+            LoginAuthRequest,
+            LoginAuthResponse,
+            "auth_login",
         ),
         "auth/logout": MethodSpec(
-            "auth/logout", "request", LogoutAuthRequest, LogoutAuthResponse, "auth_logout"
+            "auth/logout",
+            "request",
+            LogoutAuthRequest,
+            LogoutAuthResponse,
+            "auth_logout",
         ),
         "auth/status": MethodSpec(
-            "auth/status", "request", AuthStatusRequest, AuthStatusResponse, "auth_status"
+            "auth/status",
+            "request",
+            AuthStatusRequest,
+            AuthStatusResponse,
+            "auth_status",
         ),
         "initialize": MethodSpec(
-            "initialize", "request", InitializeRequest, InitializeResponse, "initialize"
+            "initialize",
+            "request",
+            InitializeRequest,
+            InitializeResponse,
+            "initialize",
         ),
         "providers/disable": MethodSpec(
             "providers/disable",
@@ -76,7 +92,11 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "providers_list",
         ),
         "providers/set": MethodSpec(
-            "providers/set", "request", SetProviderRequest, SetProviderResponse, "providers_set"
+            "providers/set",
+            "request",
+            SetProviderRequest,
+            SetProviderResponse,
+            "providers_set",
         ),
         "session/archive": MethodSpec(
             "session/archive",
@@ -86,7 +106,11 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "session_archive",
         ),
         "session/close": MethodSpec(
-            "session/close", "request", CloseSessionRequest, CloseSessionResponse, "session_close"
+            "session/close",
+            "request",
+            CloseSessionRequest,
+            CloseSessionResponse,
+            "session_close",
         ),
         "session/delete": MethodSpec(
             "session/delete",
@@ -96,16 +120,32 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "session_delete",
         ),
         "session/fork": MethodSpec(
-            "session/fork", "request", ForkSessionRequest, ForkSessionResponse, "session_fork"
+            "session/fork",
+            "request",
+            ForkSessionRequest,
+            ForkSessionResponse,
+            "session_fork",
         ),
         "session/list": MethodSpec(
-            "session/list", "request", ListSessionsRequest, ListSessionsResponse, "session_list"
+            "session/list",
+            "request",
+            ListSessionsRequest,
+            ListSessionsResponse,
+            "session_list",
         ),
         "session/new": MethodSpec(
-            "session/new", "request", NewSessionRequest, NewSessionResponse, "session_new"
+            "session/new",
+            "request",
+            NewSessionRequest,
+            NewSessionResponse,
+            "session_new",
         ),
         "session/prompt": MethodSpec(
-            "session/prompt", "request", PromptRequest, PromptResponse, "session_prompt"
+            "session/prompt",
+            "request",
+            PromptRequest,
+            PromptResponse,
+            "session_prompt",
         ),
         "session/resume": MethodSpec(
             "session/resume",
@@ -163,17 +203,25 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
 AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "mcp/message": MethodSpec(
-            "mcp/message", "notification", MessageMcpNotification, None, "mcp_message"
+            "mcp/message",
+            "notification",
+            MessageMcpNotification,
+            None,
+            "mcp_message",
         ),
         "session/cancel": MethodSpec(
-            "session/cancel", "notification", CancelSessionNotification, None, "session_cancel"
+            "session/cancel",
+            "notification",
+            CancelSessionNotification,
+            None,
+            "session_cancel",
         ),
     }
 )
 """Notifications the agent side handles, by wire method name."""
 
 AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS}
+    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
 )
 """Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -187,7 +235,11 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             "elicitation_create",
         ),
         "mcp/message": MethodSpec(
-            "mcp/message", "request", MessageMcpRequest, MessageMcpResponse, "mcp_message"
+            "mcp/message",
+            "request",
+            MessageMcpRequest,
+            MessageMcpResponse,
+            "mcp_message",
         ),
         "session/request_permission": MethodSpec(
             "session/request_permission",
@@ -218,14 +270,18 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             "elicitation_complete",
         ),
         "session/update": MethodSpec(
-            "session/update", "notification", UpdateSessionNotification, None, "session_update"
+            "session/update",
+            "notification",
+            UpdateSessionNotification,
+            None,
+            "session_update",
         ),
     }
 )
 """Notifications the client side handles, by wire method name."""
 
 CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS}
+    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
 )
 """Everything the client side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -252,14 +308,18 @@ PROXY_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
 PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "proxy/successor": MethodSpec(
-            "proxy/successor", "notification", ProxySuccessorNotification, None, "proxy_successor"
+            "proxy/successor",
+            "notification",
+            ProxySuccessorNotification,
+            None,
+            "proxy_successor",
         ),
     }
 )
 """Notifications the proxy side handles, by wire method name."""
 
 PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS}
+    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
 )
 """Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
 
@@ -269,14 +329,18 @@ PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "$/cancel_request": MethodSpec(
-            "$/cancel_request", "notification", CancelRequestNotification, None, "cancel_request"
+            "$/cancel_request",
+            "notification",
+            CancelRequestNotification,
+            None,
+            "cancel_request",
         ),
     }
 )
 """Notifications the protocol side handles, by wire method name."""
 
 PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS}
+    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
 )
 """Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
 
