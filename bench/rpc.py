@@ -51,6 +51,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,37 @@ GENERATED_AGENT = textwrap.dedent(
             return acp.PromptResponse(stop_reason="end_turn")
 
     asyncio.run(acp.serve_agent(BenchAgent()))
+    '''
+)
+
+# The floor: the same traffic with no JSON-RPC runtime at all. The child echoes a canned
+# response line for each request line (no parsing), or writes N canned update lines; the client
+# matches responses in order and counts update lines by looking at their bytes.
+FLOOR_AGENT = textwrap.dedent(
+    '''
+    import asyncio, sys
+
+    RESPONSE = b'{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}\\n'
+    CHUNK = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_bench",'
+             b'"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk"}}}}\\n')
+    MARKER = CHUNK.replace(b'"chunk"', b'"__end__"')
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        while line := await reader.readline():
+            if line.startswith(b"flood "):
+                for _ in range(int(line.split()[1])):
+                    writer.write(CHUNK)
+                    if transport.get_write_buffer_size() > 1 << 16:
+                        await writer.drain()
+                writer.write(MARKER)
+            writer.write(RESPONSE)
+
+    asyncio.run(main())
     '''
 )
 
@@ -352,6 +384,46 @@ async def run_package(script: Path, args: argparse.Namespace, placement: str = "
     return results
 
 
+async def run_floor(script: Path, args: argparse.Namespace, placement: str = "none") -> dict[str, Sample]:
+    """Bare asyncio over the same pipes: what any runtime's figures are bounded by here."""
+    counter = Counter()
+    process = await asyncio.create_subprocess_exec(
+        *_command(script, args, "floor"), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20
+    )
+    _place_child(placement, process.pid)
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    waiting: deque[asyncio.Future[None]] = deque()
+
+    async def read() -> None:
+        while line := await stdout.readline():
+            if b'"session/update"' in line:
+                counter.hit(MARKER if b'"__end__"' in line else "chunk")
+            elif waiting:
+                waiting.popleft().set_result(None)
+
+    reader = asyncio.create_task(read())
+
+    async def send(line: bytes) -> None:
+        future = asyncio.get_running_loop().create_future()
+        waiting.append(future)
+        stdin.write(line)
+        await future
+
+    async def prompt() -> None:
+        await send(b'{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"prompt":[]}}\n')
+
+    async def flood(n: int) -> None:
+        await send(f"flood {n}\n".encode())
+
+    try:
+        return await _measure(process.pid, args, prompt, flood, counter)
+    finally:
+        stdin.close()
+        await _reap(process)
+        reader.cancel()
+
+
 async def _reap(process: asyncio.subprocess.Process) -> None:
     try:
         await asyncio.wait_for(process.wait(), 10)
@@ -395,11 +467,14 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="acp-rpc-bench-") as tmp:
         gen_script = Path(tmp) / "generated_agent.py"
         pkg_script = Path(tmp) / "package_agent.py"
+        floor_script = Path(tmp) / "floor_agent.py"
         gen_script.write_text(GENERATED_AGENT)
         pkg_script.write_text(PACKAGE_AGENT)
+        floor_script.write_text(FLOOR_AGENT)
         contenders: dict[str, Callable[[str], Awaitable[dict[str, Sample]]]] = {
             "generated": lambda placement: run_generated(gen_script, args, placement),
             "package": lambda placement: run_package(pkg_script, args, placement),
+            "floor": lambda placement: run_floor(floor_script, args, placement),
         }
         if args.only:
             contenders = {args.only: contenders[args.only]}
@@ -439,7 +514,7 @@ async def main_async(args: argparse.Namespace) -> None:
         finally:
             _place_self("none")
 
-    if len(contenders) < 2:
+    if "generated" not in contenders or "package" not in contenders:
         return
     import importlib.metadata
 
@@ -459,6 +534,7 @@ async def main_async(args: argparse.Namespace) -> None:
         header = (
             f"{'metric':32s} {'generated acp_v1':>28s} {'PyPI acp':>28s} {'ratio':>6s} {'paired (min-max)':>20s}"
             f" {'cpu us/op gen':>13s} {'pkg':>6s} {'ratio':>6s}"
+            + (f" {'floor (bare asyncio)':>28s} {'gen/floor':>9s}" if "floor" in contenders else "")
         )
         print(header)
         print("-" * len(header))
@@ -474,11 +550,16 @@ async def main_async(args: argparse.Namespace) -> None:
             if gen.cpu and pkg.cpu:
                 g, p = statistics.median(gen.cpu), statistics.median(pkg.cpu)
                 line += f" {g:>13.1f} {p:>6.1f} {p / g:>5.2f}x"
+            if "floor" in contenders:
+                floor = samples[placement, "floor", metric].rates
+                line += f" {_fmt_rate(floor):>28s} {statistics.median(gen.rates) / statistics.median(floor):>8.0%}"
             print(line)
     print()
     print(
         "ratio = median(generated) / median(package); paired = median over rounds of generated/package;\n"
-        "cpu us/op = CPU time of client + agent per operation (median); its ratio is package/generated"
+        "cpu us/op = CPU time of client + agent per operation (median); its ratio is package/generated;\n"
+        "floor = the same traffic over the same pipes with bare asyncio and canned lines (no JSON-RPC\n"
+        "runtime, no parsing): no runtime can be faster; gen/floor = how much of it the generated one reaches"
     )
 
 
@@ -491,7 +572,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=50000, help="notifications in the flood")
     parser.add_argument("--warmup", type=int, default=500, help="round trips and notifications before measuring")
     parser.add_argument("--budget", type=float, default=20.0, help="max seconds per round-trip measurement")
-    parser.add_argument("--only", choices=["generated", "package"], help="run one contender (profiling)")
+    parser.add_argument("--only", choices=["generated", "package", "floor"], help="run one contender (profiling)")
     parser.add_argument("--profile", metavar="DIR", help="write cProfile stats of both processes to DIR")
     args = parser.parse_args()
     asyncio.run(main_async(args))
