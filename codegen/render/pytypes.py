@@ -38,6 +38,7 @@ _FIELD_ARGS = {
 }
 LINE_LENGTH = 100  # black's line length in the format stage (`codegen.fmt.MODE`)
 FIELD_INDENT = 4  # the column struct fields start at
+_TAGS_TARGET = "__acp_tags__: ClassVar[frozenset[str]] = "  # as templates/dmcg/pydantic_v2/BaseModel.jinja2 writes it
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
 
 
@@ -256,11 +257,15 @@ def tag_names(struct: Struct) -> list[str]:
 
 def tags_expr(struct: Struct, protocol: Protocol) -> str:
     """The `__acp_tags__` value: this struct's fixed tags plus its tagged base's."""
-    own = f"frozenset({python_literal(sorted(tag_names(struct)))})"
+    tags = python_literal(sorted(tag_names(struct)))
     base = protocol.get(struct.base) if struct.base else None
-    if isinstance(base, Struct) and base.role in ("variant", "unknown"):
-        return f"{base.name}.__acp_tags__ | {own}"
-    return own
+    if not (isinstance(base, Struct) and base.role in ("variant", "unknown")):
+        return f"frozenset({tags})"
+    text = f"{base.name}.__acp_tags__ | frozenset({tags})"
+    if len(f"{' ' * FIELD_INDENT}{_TAGS_TARGET}{text}") <= LINE_LENGTH:
+        return text
+    # black's right-hand split: the last bracket's content on a line of its own
+    return f"{base.name}.__acp_tags__ | frozenset(\n{' ' * (FIELD_INDENT + 4)}{tags}\n{' ' * FIELD_INDENT})"
 
 
 def loose_none(union: TaggedUnion, protocol: Protocol) -> bool:
