@@ -172,3 +172,19 @@ def test_formatter_goes_on_in_process_when_its_workers_die() -> None:
         formatter.submit({"b.py": big.replace("x: int", "y: int")})
         result = formatter.result()
     assert result == format_files({"a.py": big, "b.py": big.replace("x: int", "y: int")}, None)
+
+
+def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) -> None:
+    """black formats a second time whatever its first pass changed, so the renderers emit its
+    layout: a regression here doubles the format stage's cost (no timing is asserted)."""
+    import black
+
+    from codegen.fmt import MODE, split_pieces
+    from codegen.render.package import render_package
+
+    files = render_package(draft_ir, "acp_v2_draft")
+    pieces = split_pieces(files["models.py"])
+    unchanged = sum(black.format_str(piece, mode=MODE) == piece for piece in pieces)
+    assert unchanged >= 0.9 * len(pieces), f"only {unchanged} of {len(pieces)} models.py pieces are in black's layout"
+    for name in ("__init__.py", "_base.py", "_rpc.py", "enums.py"):
+        assert black.format_str(files[name], mode=MODE) == files[name], f"{name} is not in black's layout"
