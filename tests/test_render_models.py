@@ -186,5 +186,6 @@ def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) ->
     pieces = split_pieces(files["models.py"])
     unchanged = sum(black.format_str(piece, mode=MODE) == piece for piece in pieces)
     assert unchanged >= 0.9 * len(pieces), f"only {unchanged} of {len(pieces)} models.py pieces are in black's layout"
-    for name in ("__init__.py", "_base.py", "_rpc.py", "enums.py"):
-        assert black.format_str(files[name], mode=MODE) == files[name], f"{name} is not in black's layout"
+    for name, text in files.items():  # every other module but two with long generated signatures
+        if name.endswith(".py") and name not in ("models.py", "dispatch.py", "session.py"):
+            assert black.format_str(text, mode=MODE) == text, f"{name} is not in black's layout"
