@@ -1,16 +1,18 @@
 """Model rendering: `models.py` through datamodel-code-generator's Python API.
 
-The IR has already decided every class name, field name, annotation and the order of
-definitions. This module hands that to datamodel-code-generator (DMCG) as a normalised JSON
-Schema: one `$defs` entry per IR struct, union and alias, in IR order; each property carries its
-rendered field line and docstring as `x-acp-*` keys (DMCG's `field_extra_keys`), each class its
-bases, tags and leniency rules as template data (`extra_template_data`). DMCG assembles the
-module with the custom templates in `templates/dmcg/`: struct classes (`BaseModel.jinja2`) and
-type aliases (`_acp_alias.jinja2`). The module head (our imports, `__all__`) is our own
-template, passed as DMCG's file header; the document root renders the closing
-`complete_models(__name__)`, which DMCG places last since the root refers to everything.
-What DMCG cannot express (callable discriminators, open enums) is spelled by the IR filters in
-`codegen.render.pytypes` before DMCG sees it.
+The IR has already decided every class name, field name and annotation. This module hands that
+to datamodel-code-generator (DMCG) as a normalised JSON Schema: one `$defs` entry per IR struct,
+union and alias; each property carries its rendered field line and docstring as `x-acp-*` keys
+(DMCG's `field_extra_keys`), each class its bases, tags and leniency rules as template data
+(`extra_template_data`). DMCG assembles the module with the custom templates in
+`templates/dmcg/`: struct classes (`BaseModel.jinja2`) and type aliases (`_acp_alias.jinja2`),
+in its `keep_model_order` (name order, a definition moved only after its base class or the
+members an alias is evaluated from, which the normalised schema tells it as `$ref`s). The module
+head (our imports) is our own template, passed as DMCG's file header; the document root renders
+the footer (`__all__`, `complete_models(__name__)`), which DMCG places last since the root
+refers to every definition. What DMCG cannot express (callable discriminators, open enums,
+leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
+DMCG sees it; nothing edits DMCG's output text.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def _ref(name: str) -> dict[str, str]:
 def _struct_schema(struct: Struct, protocol: Protocol) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for field in struct.fields:
+        # "null": DMCG's own type for the placeholder is unused, and None needs no import
         prop: dict[str, Any] = {"type": "null", "x-acp-field": pytypes.field_line(field, protocol)}
         if field.description:
             prop["x-acp-doc"] = pytypes.docstring(field.description)
