@@ -1,8 +1,8 @@
 """Shared helpers for the JSON-RPC runtime tests: rendering the runtime, a tiny method table,
 an echo handler and real pipe transports.
 
-Deliberately free of any import of the runtime at module level: a subprocess imports this file
-next to its own rendered ``_rpc.py`` and passes that module to ``build_server``.
+Deliberately free of any import of the runtime at module level: a subprocess runs this file
+next to its own rendered runtime package and passes its ``_rpc`` module to ``build_server``.
 """
 
 from __future__ import annotations
@@ -20,32 +20,40 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "templates" / "package" / "_rpc.py.jinja"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "package"
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 5.0
+# The package the runtime is rendered into for a subprocess (see `render_runtime`).
+CHILD_PACKAGE = "acp_rpc_runtime"
 
 
-def render_runtime(directory: Path, name: str = "_rpc") -> Path:
-    """Render the runtime template into ``directory/<name>.py`` and return the path."""
-    text = jinja2.Template(TEMPLATE.read_text(), keep_trailing_newline=True).render(
-        header="# Rendered for tests."
-    )
-    path = directory / f"{name}.py"
-    path.write_text(text)
-    return path
+def render_runtime(directory: Path, package: str = CHILD_PACKAGE) -> Path:
+    """Render the runtime templates (``_rpc*.py.jinja``: the runtime's modules import each other
+    relatively) into the package ``directory/<package>/`` and return its directory."""
+    root = directory / package
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "__init__.py").write_text("")
+    for template in sorted(TEMPLATES.glob("_rpc*.py.jinja")):
+        text = jinja2.Template(template.read_text(), keep_trailing_newline=True).render(
+            header="# Rendered for tests."
+        )
+        (root / template.name.removesuffix(".jinja")).write_text(text)
+    return root
 
 
 @cache
 def load_runtime() -> ModuleType:
-    """Render the runtime once per process and import it under a private module name."""
-    name = "acp_rpc_runtime_under_test"
-    path = render_runtime(Path(tempfile.mkdtemp(prefix="acp-rpc-")), name)
-    spec = importlib.util.spec_from_file_location(name, path)
+    """Render the runtime once per process, under a private package name, and import its ``_rpc``."""
+    package = "acp_rpc_runtime_under_test"
+    root = render_runtime(Path(tempfile.mkdtemp(prefix="acp-rpc-")), package)
+    spec = importlib.util.spec_from_file_location(
+        package, root / "__init__.py", submodule_search_locations=[str(root)]
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[package] = module
     spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"{package}._rpc")
 
 
 # ----------------------------------------------------------------------------- models
@@ -234,8 +242,8 @@ async def pipe() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return reader, writer
 
 
-if __name__ == "__main__":  # a stdio server; the rendered _rpc.py must be on PYTHONPATH
-    import _rpc  # type: ignore[import-not-found]
+if __name__ == "__main__":  # a stdio server; the rendered runtime package must be on PYTHONPATH
+    from acp_rpc_runtime import _rpc  # type: ignore[import-not-found]
 
     async def _main() -> None:
         handler, table = build_server(_rpc)

@@ -27,7 +27,7 @@ SERVER = str(HERE / "rpc_testkit.py")
 
 @pytest.fixture
 def child_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for a child that imports the runtime rendered into tmp_path as `_rpc`."""
+    """Environment for a child that imports the runtime rendered into tmp_path (`render_runtime`)."""
     render_runtime(tmp_path)
     return {**os.environ, "PYTHONPATH": str(tmp_path)}
 
