@@ -19,7 +19,20 @@ from conftest import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_jso
 from codegen.pins import PinFile
 
 Schema = dict[str, Any]
-PACKAGE_FILES = {"__init__.py", "_base.py", "_rpc.py", "dispatch.py", "enums.py", "models.py", "py.typed"}
+PACKAGE_FILES = {
+    "__init__.py",
+    "_base.py",
+    "_fastpath.py",
+    "_fastschema.py",
+    "_hooks.py",
+    "_openenum.py",
+    "_rpc.py",
+    "_serialize.py",
+    "dispatch.py",
+    "enums.py",
+    "models.py",
+    "py.typed",
+}
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 

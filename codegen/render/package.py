@@ -26,7 +26,12 @@ TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 PACKAGE_FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py", "package/__init__.py.jinja"),
     ("_base.py", "package/_base.py.jinja"),
+    ("_fastpath.py", "package/_fastpath.py.jinja"),
+    ("_fastschema.py", "package/_fastschema.py.jinja"),
+    ("_hooks.py", "package/_hooks.py.jinja"),
+    ("_openenum.py", "package/_openenum.py.jinja"),
     ("_rpc.py", "package/_rpc.py.jinja"),
+    ("_serialize.py", "package/_serialize.py.jinja"),
     ("dispatch.py", "package/dispatch.py.jinja"),
     ("enums.py", "package/enums.py.jinja"),
     ("session.py", "package/session.py.jinja"),
