@@ -12,7 +12,7 @@ is `model -> bytes` (the class serializer's `to_json(by_alias=True, exclude_unse
 `to_json()` is before decoding), the same calls for every typed contender. The two
 `(TypeAdapter)` rows make the same round trip through a `TypeAdapter`, whose per-call overhead
 (~0.3-0.5 us) both packages pay equally. `acp_v2_draft (full path)` parses with the class's full validator
-only (the generated classes first try a hook-free fast path; see `_base.py`), to show what the
+only (the generated classes first try a hook-free fast path; see `_fastschema.py`), to show what the
 fast path buys. Every payload is round-tripped by every contender before timing (same JSON value
 back, or the run stops). Every contender runs in each round, in alternating order, with the
 garbage collector paused while it runs (as `timeit` does); the report shows medians over rounds.

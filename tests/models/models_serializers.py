@@ -1,6 +1,6 @@
 """The serializers of generated classes against the reference: what pydantic builds from a class's
 own core schema (unions serialized by picking their option), the path every class had before
-`serialization_schema` (see the packages' `_base.py`). Used by the serialization tests and the
+`serialization_schema` (see the packages' `_serialize.py`). Used by the serialization tests and the
 differential check: both must write the same bytes and the same Python data, with every option.
 """
 

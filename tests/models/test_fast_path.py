@@ -1,4 +1,4 @@
-"""The fast validation path of generated classes (see `_base.py`): present on every class, taken
+"""The fast validation path of generated classes (see `_fastschema.py`): present on every class, taken
 by well-formed input, left for anything needing the full path, and never changing a result
 (the differential test compares both paths on every generated instance and mutant too)."""
 

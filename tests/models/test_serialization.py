@@ -1,4 +1,4 @@
-"""Serializers of generated classes (`serialization_schema` in `_base.py`): unions of models write
+"""Serializers of generated classes (`serialization_schema` in `_serialize.py`): unions of models write
 each value with its own class's serializer. Output must equal the reference (pydantic's serializer
 built from the class's own core schema) byte for byte, with every dump option, for parsed models,
 models built in Python and models changed by assignment. The differential check
