@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -77,14 +77,20 @@ class Served:
 
 
 @asynccontextmanager
-async def served(max_line_bytes: int = 1 << 20, handler: Any = None) -> AsyncIterator[Served]:
-    """A Connection serving the echo table, driven by a raw peer over two OS pipes."""
-    inbound_reader, inbound_writer = await pipe()
+async def served(
+    max_line_bytes: int = 1 << 20,
+    handler: Any = None,
+    table: dict[str, Any] | None = None,
+    inbound_pipe: Callable[[], Awaitable[tuple[Any, asyncio.StreamWriter]]] | None = None,
+) -> AsyncIterator[Served]:
+    """A Connection serving the echo table (or `table`), driven by a raw peer over two OS pipes;
+    `inbound_pipe` makes the pipe the connection reads from (default: a stream reader)."""
+    inbound_reader, inbound_writer = await (inbound_pipe or pipe)()
     outbound_reader, outbound_writer = await pipe()
-    echo, table = build_server(rpc)
+    echo, echo_table = build_server(rpc)
     handler = echo if handler is None else handler
     connection = rpc.Connection(
-        handler, table, inbound_reader, outbound_writer, max_line_bytes=max_line_bytes
+        handler, table or echo_table, inbound_reader, outbound_writer, max_line_bytes=max_line_bytes
     )
     if isinstance(handler, EchoServer):
         handler.connection = connection

@@ -7,14 +7,12 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pydantic_core
 import pytest
-from rpc_peers import RawPeer, Served, rpc
+from rpc_peers import RawPeer, rpc, served
 from rpc_testkit import (
     HERE,
     TIMEOUT,
@@ -43,25 +41,9 @@ async def push_pipe() -> tuple[Any, asyncio.StreamWriter]:
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
-@asynccontextmanager
-async def served_push(
-    max_line_bytes: int = 1 << 20, table: dict[str, Any] | None = None
-) -> AsyncIterator[Served]:
+def served_push(max_line_bytes: int = 1 << 20, table: dict[str, Any] | None = None) -> Any:
     """Like ``served``, but the connection reads through ``_PipeReader``."""
-    inbound_reader, inbound_writer = await push_pipe()
-    outbound_reader, outbound_writer = await pipe()
-    echo, echo_table = build_server(rpc)
-    connection = rpc.Connection(
-        echo, table or echo_table, inbound_reader, outbound_writer, max_line_bytes=max_line_bytes
-    )
-    echo.connection = connection
-    run_task = asyncio.create_task(connection.run())
-    try:
-        yield Served(connection, echo, RawPeer(outbound_reader, inbound_writer), run_task)
-    finally:
-        inbound_writer.close()
-        await connection.close()
-        await asyncio.wait_for(run_task, TIMEOUT)
+    return served(max_line_bytes, table=table, inbound_pipe=push_pipe)
 
 
 async def test_push_reader_serves_requests_errors_and_oversized_lines() -> None:
