@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import hashlib
 import importlib.metadata
 import itertools
 import os
@@ -31,10 +30,11 @@ from typing import Self
 
 import black
 
-from codegen.cache import load_text, store_text
+from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import fail
 
-MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
+LINE_LENGTH = 100  # the renderers lay long lines out for it too (`codegen.render.pytypes`)
+MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=LINE_LENGTH)
 _BLACK_VERSION = importlib.metadata.version("black")
 # Files at least this large are split into pieces; smaller ones are formatted whole.
 _SPLIT_MIN_BYTES = 50_000
@@ -46,10 +46,7 @@ _PIECE_JOIN = "\n\n"  # formatted pieces end in "\n": this leaves two blank line
 
 
 def _key(text: str, kind: str = "file") -> str:
-    digest = hashlib.sha256()
-    digest.update(f"black={_BLACK_VERSION};mode={MODE!r};{kind}\n".encode())
-    digest.update(text.encode())
-    return digest.hexdigest()
+    return cache_key(f"black={_BLACK_VERSION};mode={MODE!r};{kind}", text)
 
 
 def _black(text: str) -> tuple[bool, str]:

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from codegen.fmt import LINE_LENGTH
 from codegen.ir.nodes import (
     Alias,
     ArrayOf,
@@ -36,7 +37,6 @@ _FIELD_ARGS = {
     "minItems": "min_length",
     "maxItems": "max_length",
 }
-LINE_LENGTH = 100  # black's line length in the format stage (`codegen.fmt.MODE`)
 FIELD_INDENT = 4  # the column struct fields start at
 _TAGS_TARGET = "__acp_tags__: ClassVar[frozenset[str]] = "  # as templates/dmcg/pydantic_v2/BaseModel.jinja2 writes it
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
@@ -68,17 +68,13 @@ def annotation(expr: TypeExpr) -> str:
 
 def _union_parts(expr: UnionOf) -> tuple[str, list[str], bool]:
     """(the options joined by `|`, the annotation markers, whether `None` is an option)."""
-    parts: list[str] = []
-    for option in expr.options:
-        text = annotation(option)
-        if text not in parts and text != "None":
-            parts.append(text)
+    texts = [annotation(option) for option in expr.options]
+    parts = [text for text in dict.fromkeys(texts) if text != "None"]
     markers: list[str] = []
     if len(parts) > 1 and any(isinstance(o, Ref) for o in expr.options):
         # a fitting option beats a repaired one; with `oneOf`, no other option may fit as well
         markers = ["STRICT_FIRST", "ONE_OF"] if expr.exclusive else ["STRICT_FIRST"]
-    nullable = any(annotation(o) == "None" for o in expr.options)
-    return " | ".join(parts) or "None", markers, nullable
+    return " | ".join(parts) or "None", markers, "None" in texts
 
 
 def alias_annotation(alias: Alias) -> str:
@@ -107,10 +103,8 @@ def python_literal(value: Any) -> str:
 def _string(text: str) -> str:
     """A string literal in black's preferred quotes (double, unless that needs more escapes), so
     that black has nothing to change in it."""
-    literal = repr(text)
-    if literal.startswith("'") and '"' not in text:
-        return '"' + literal[1:-1].replace("\\'", "'") + '"'
-    return literal
+    literal = repr(text)  # single-quoted unless `text` has a ' and no "
+    return f'"{literal[1:-1]}"' if '"' not in text and "'" not in text else literal
 
 
 def field_line(field: Field, protocol: Protocol) -> str:
