@@ -22,6 +22,7 @@ import importlib.metadata
 import json
 import warnings
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +147,9 @@ def render_models(protocol: Protocol, head: str, cache_dir: Path | None = None) 
     return text
 
 
-def _template_texts() -> list[str]:
-    return [f"{p.relative_to(DMCG_TEMPLATES)}\n{p.read_text(encoding='utf-8')}" for p in sorted(DMCG_TEMPLATES.rglob("*.jinja2"))]
+@cache  # read once per process
+def _template_texts() -> tuple[str, ...]:
+    return tuple(f"{p.relative_to(DMCG_TEMPLATES)}\n{p.read_text(encoding='utf-8')}" for p in sorted(DMCG_TEMPLATES.rglob("*.jinja2")))
 
 
 def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[str, Any]], head: str) -> str:

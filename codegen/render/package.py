@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from codegen import __version__
-from codegen.ir.nodes import Enum, Protocol, Struct
+from codegen.ir.nodes import Enum, Protocol
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
 from codegen.render.models import render_models
@@ -99,9 +99,7 @@ def _context(protocol: Protocol, package: str) -> dict[str, Any]:
         "header": header(protocol, package),
         "package": package,
         "protocol": protocol,
-        "definitions": protocol.definitions,
         "enums": [d for d in protocol.definitions if isinstance(d, Enum)],
-        "structs": [d for d in protocol.definitions if isinstance(d, Struct)],
         **dispatch_context(protocol),
         **session_context(protocol),
     }
