@@ -89,7 +89,7 @@ def _struct_data(struct: Struct, protocol: Protocol) -> dict[str, Any]:
         "first_base": bases.split(", ")[0],
         "doc": pytypes.docstring(struct.description, indent=4),
         "forbid": struct.extra == "forbid",
-        "tags": pytypes.tags_expr(struct, protocol) if tags else "",
+        "tags": pytypes.tags_statement(struct, protocol) if tags else "",
         "lenient": pytypes.rules_literal(lenient) if lenient else "",
     }
 

@@ -38,7 +38,6 @@ _FIELD_ARGS = {
     "maxItems": "max_length",
 }
 FIELD_INDENT = 4  # the column struct fields start at
-_TAGS_TARGET = "__acp_tags__: ClassVar[frozenset[str]] = "  # as templates/dmcg/pydantic_v2/BaseModel.jinja2 writes it
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
 
 
@@ -249,17 +248,18 @@ def tag_names(struct: Struct) -> list[str]:
     return [f.py_name for f in struct.fields if f.tag and f.default_json is not None]
 
 
-def tags_expr(struct: Struct, protocol: Protocol) -> str:
-    """The `__acp_tags__` value: this struct's fixed tags plus its tagged base's."""
+def tags_statement(struct: Struct, protocol: Protocol) -> str:
+    """The `__acp_tags__` class attribute: this struct's fixed tags plus its tagged base's."""
+    target = "__acp_tags__: ClassVar[frozenset[str]] = "
     tags = python_literal(sorted(tag_names(struct)))
     base = protocol.get(struct.base) if struct.base else None
     if not (isinstance(base, Struct) and base.role in ("variant", "unknown")):
-        return f"frozenset({tags})"
-    text = f"{base.name}.__acp_tags__ | frozenset({tags})"
-    if len(f"{' ' * FIELD_INDENT}{_TAGS_TARGET}{text}") <= LINE_LENGTH:
-        return text
+        return f"{target}frozenset({tags})"
+    line = f"{target}{base.name}.__acp_tags__ | frozenset({tags})"
+    if FIELD_INDENT + len(line) <= LINE_LENGTH:
+        return line
     # black's right-hand split: the last bracket's content on a line of its own
-    return f"{base.name}.__acp_tags__ | frozenset(\n{' ' * (FIELD_INDENT + 4)}{tags}\n{' ' * FIELD_INDENT})"
+    return f"{target}{base.name}.__acp_tags__ | frozenset(\n{' ' * (FIELD_INDENT + 4)}{tags}\n{' ' * FIELD_INDENT})"
 
 
 def loose_none(union: TaggedUnion, protocol: Protocol) -> bool:
