@@ -19,26 +19,19 @@ from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
 from codegen.render.models import render_models
 from codegen.render.session import session_context
+from codegen.runtime import runtime_module_names, runtime_module_text
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 
-# (output file, template); order is the order files are listed in reports.
-PACKAGE_FILES: tuple[tuple[str, str], ...] = (
+# (output file, template) of the files that vary with the schema.
+TEMPLATED_FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py", "package/__init__.py.jinja"),
-    ("_base.py", "package/_base.py.jinja"),
-    ("_fastpath.py", "package/_fastpath.py.jinja"),
-    ("_fastschema.py", "package/_fastschema.py.jinja"),
-    ("_hooks.py", "package/_hooks.py.jinja"),
-    ("_openenum.py", "package/_openenum.py.jinja"),
-    ("_rpc.py", "package/_rpc.py.jinja"),
-    ("_rpc_connection.py", "package/_rpc_connection.py.jinja"),
-    ("_rpc_framing.py", "package/_rpc_framing.py.jinja"),
-    ("_rpc_pipes.py", "package/_rpc_pipes.py.jinja"),
-    ("_serialize.py", "package/_serialize.py.jinja"),
     ("dispatch.py", "package/dispatch.py.jinja"),
     ("enums.py", "package/enums.py.jinja"),
     ("session.py", "package/session.py.jinja"),
 )
+# The runtime library (`codegen/runtime/`), copied below the header byte for byte.
+RUNTIME_MODULES: tuple[str, ...] = runtime_module_names()
 # models.py: DMCG renders the body (`codegen.render.models`); this template is its head.
 MODELS_HEAD = "package/models_head.py.jinja"
 # Files rendered only when a context variable is not None (no session.py without the v2 message model).
@@ -76,15 +69,21 @@ def render_package(protocol: Protocol, package: str, cache_dir: Path | None = No
 
 
 def render_templates(protocol: Protocol, package: str) -> dict[str, str]:
-    """The files rendered from `templates/package/` (all but `models.py`)."""
+    """The files rendered from `templates/package/` and the runtime modules (all but `models.py`)."""
     context = _context(protocol, package)
-    files = {
+    rendered = {
         path: environment().get_template(template).render(context)
-        for path, template in PACKAGE_FILES
+        for path, template in TEMPLATED_FILES
         if path not in OPTIONAL_FILES or context[OPTIONAL_FILES[path]] is not None
     }
-    files["py.typed"] = ""
-    return files
+    runtime = {name: runtime_file(protocol, package, name) for name in RUNTIME_MODULES}
+    files = {**rendered, **runtime, "py.typed": ""}
+    return {path: files[path] for path in sorted(files)}  # the order reports list them in
+
+
+def runtime_file(protocol: Protocol, package: str, name: str) -> str:
+    """One runtime module as written into a package: the header, then the module's own bytes."""
+    return header(protocol, package) + "\n" + runtime_module_text(name)
 
 
 def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:

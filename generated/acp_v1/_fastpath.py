@@ -52,7 +52,7 @@ class FastPathValidator:
     path only (`fast` is None). Construction (`self_instance`) always uses the full path.
     """
 
-    __slots__ = ("cls", "full", "_fast")
+    __slots__ = ("_fast", "cls", "full")
 
     def __init__(self, cls: type[BaseModel], full: Any) -> None:
         self.cls = cls

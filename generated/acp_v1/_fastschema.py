@@ -116,7 +116,7 @@ class _FastSchema:
             self._keep(node)
             out = dict(node)  # full semantics inside; only its own name changes
         elif kind == "function-after" and getattr(hook, "__func__", None) is _COERCE:
-            enum: type[OpenEnum] = getattr(hook, "__self__")
+            enum: type[OpenEnum] = getattr(hook, "__self__")  # noqa: B009
             out = {"type": "literal", "expected": list(enum.__acp_members__.values())}
         elif kind == "tagged-union" and callable(node.get("discriminator")):
             wire = getattr(node["discriminator"], "__acp_tag__", None)

@@ -46,7 +46,7 @@ _IDLE_WORKERS_MAX: Final = 64
 
 RequestId: TypeAlias = int | str
 OrderKey: TypeAlias = Callable[[str, Any], Hashable | None]
-_Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
 """A queued notification: (method, handler, handler arguments)."""
 
 

@@ -15,7 +15,7 @@ field annotations and the schema's leniency hints (`_hooks`), the fast validatio
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import SchemaSerializer
@@ -65,8 +65,6 @@ __all__ = [
     "tag_discriminator",
 ]
 
-_M = TypeVar("_M", bound="AcpModel")
-
 
 class AcpModel(BaseModel):
     """Base of every generated model: unknown fields kept, wire names on output, `null` != omitted."""
@@ -91,12 +89,12 @@ class AcpModel(BaseModel):
         )
 
     @classmethod
-    def from_json(cls: type[_M], data: str | bytes | bytearray) -> _M:
+    def from_json(cls, data: str | bytes | bytearray) -> Self:
         """Parse wire JSON text."""
         return cls.model_validate_json(data)
 
     @classmethod
-    def from_dict(cls: type[_M], data: Any) -> _M:
+    def from_dict(cls, data: Any) -> Self:
         """Validate already-parsed wire data."""
         return cls.model_validate(data)
 
@@ -135,6 +133,10 @@ def complete_models(module: str) -> None:
     copies its validator.
     """
     for value in list(sys.modules[module].__dict__.values()):
-        if isinstance(value, type) and issubclass(value, AcpModel) and value.__module__ == module:
-            if not value.__pydantic_complete__:
-                value.model_rebuild()
+        if (
+            isinstance(value, type)
+            and issubclass(value, AcpModel)
+            and value.__module__ == module
+            and not value.__pydantic_complete__
+        ):
+            value.model_rebuild()

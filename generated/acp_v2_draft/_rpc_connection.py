@@ -35,6 +35,7 @@ from ._rpc_framing import (
     PARSE_ERROR,
     REQUEST_CANCELLED,
     SHARED_ORDER_KEY,
+    Job,
     MethodSpec,
     OrderKey,
     ReaderLike,
@@ -46,7 +47,6 @@ from ._rpc_framing import (
     _exception_text,
     _invalid_params,
     _is_id,
-    _Job,
     _notification_frame,
     _request_frame,
     _request_problem,
@@ -96,7 +96,7 @@ class Connection:
         # Notifications by order key: a queue each, drained by one worker task per key. An idle
         # worker waits on its entry in `_idle` (oldest first) for more; past `_IDLE_WORKERS_MAX`
         # idle keys the oldest worker retires and its key starts afresh on its next message.
-        self._queues: dict[Hashable, deque[_Job]] = {}
+        self._queues: dict[Hashable, deque[Job]] = {}
         self._workers: dict[Hashable, asyncio.Task[None]] = {}
         self._idle: dict[Hashable, asyncio.Future[bool]] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -636,7 +636,7 @@ class Connection:
         self._queues[key] = queue
         self._workers[key] = asyncio.create_task(self._drain_queue(key, queue))
 
-    async def _drain_queue(self, key: Hashable, queue: deque[_Job]) -> None:
+    async def _drain_queue(self, key: Hashable, queue: deque[Job]) -> None:
         run = self._run_job
         loop = asyncio.get_running_loop()
         try:
@@ -668,7 +668,7 @@ class Connection:
             waiter.set_result(False)
 
     @staticmethod
-    async def _run_job(job: _Job) -> None:
+    async def _run_job(job: Job) -> None:
         method, function, args = job
         try:
             await function(*args)

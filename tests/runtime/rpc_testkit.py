@@ -1,26 +1,23 @@
-"""Shared helpers for the JSON-RPC runtime tests: rendering the runtime, a tiny method table,
+"""Shared helpers for the JSON-RPC runtime tests: copying the runtime, a tiny method table,
 an echo handler and real pipe transports.
 
 Deliberately free of any import of the runtime at module level: a subprocess runs this file
-next to its own rendered runtime package and passes its ``_rpc`` module to ``build_server``.
+next to its own copy of the runtime package and passes its ``_rpc`` module to ``build_server``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import importlib
 import os
-import sys
-import tempfile
-from functools import cache
+import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "package"
+RUNTIME = Path(__file__).resolve().parents[2] / "codegen" / "runtime"
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 5.0
 # The package the runtime is rendered into for a subprocess (see `render_runtime`).
@@ -28,32 +25,20 @@ CHILD_PACKAGE = "acp_rpc_runtime"
 
 
 def render_runtime(directory: Path, package: str = CHILD_PACKAGE) -> Path:
-    """Render the runtime templates (``_rpc*.py.jinja``: the runtime's modules import each other
+    """Copy the runtime's ``_rpc*.py`` modules (`codegen/runtime/`: they import each other
     relatively) into the package ``directory/<package>/`` and return its directory."""
     root = directory / package
     root.mkdir(parents=True, exist_ok=True)
     (root / "__init__.py").write_text("")
-    for template in sorted(TEMPLATES.glob("_rpc*.py.jinja")):
-        text = jinja2.Template(template.read_text(), keep_trailing_newline=True).render(
-            header="# Rendered for tests."
-        )
-        (root / template.name.removesuffix(".jinja")).write_text(text)
+    for module in sorted(RUNTIME.glob("_rpc*.py")):
+        shutil.copyfile(module, root / module.name)
     return root
 
 
-@cache
 def load_runtime() -> ModuleType:
-    """Render the runtime once per process, under a private package name, and import its ``_rpc``."""
-    package = "acp_rpc_runtime_under_test"
-    root = render_runtime(Path(tempfile.mkdtemp(prefix="acp-rpc-")), package)
-    spec = importlib.util.spec_from_file_location(
-        package, root / "__init__.py", submodule_search_locations=[str(root)]
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[package] = module
-    spec.loader.exec_module(module)
-    return importlib.import_module(f"{package}._rpc")
+    """The runtime's ``_rpc`` module where it is written (`codegen.runtime`), so that coverage
+    and tracebacks point at the real source."""
+    return importlib.import_module("codegen.runtime._rpc")
 
 
 # ----------------------------------------------------------------------------- models

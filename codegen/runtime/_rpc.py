@@ -1,4 +1,3 @@
-{{ header }}
 """JSON-RPC 2.0 runtime for the Agent Client Protocol: its public names and its entry points.
 
 Every message is one line of compact JSON, newline-terminated, over a byte stream (normally

@@ -1,4 +1,3 @@
-{{ header }}
 """Validation hooks of the full path (see `_fastschema`): the union tags (`UNKNOWN_TAG`,
 `NONE_TAG`, `tag_discriminator`), the field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`,
 `STRICT_FIRST`, `ONE_OF`) and `lenient`, which applies the schema's leniency hints. Depends on

@@ -1,4 +1,3 @@
-{{ header }}
 """The serializers of the generated classes (`serialization_schema`, `build_serializer`).
 Depends on pydantic and the standard library.
 

@@ -1,4 +1,3 @@
-{{ header }}
 """JSON-RPC 2.0 runtime, wire level: error codes and errors, method specs, framing, validation.
 
 Owns what a message is on the wire: the JSON-RPC error codes and ``RpcError``, ``MethodSpec``
@@ -43,7 +42,7 @@ _IDLE_WORKERS_MAX: Final = 64
 
 RequestId: TypeAlias = int | str
 OrderKey: TypeAlias = Callable[[str, Any], Hashable | None]
-_Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
+Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
 """A queued notification: (method, handler, handler arguments)."""
 
 

@@ -1,4 +1,3 @@
-{{ header }}
 """JSON-RPC 2.0 runtime, byte streams: pipe and file readers and writers for a ``Connection``.
 
 Owns the stream adapters under a connection: ``_PipeReader`` (the read end of a pipe as an

@@ -1,4 +1,3 @@
-{{ header }}
 """`FastPathValidator`, the `__pydantic_validator__` of every generated class: the fast path
 (`fast_schema`, in `_fastschema`) first and, when that fails, the full path. Depends on pydantic
 and the standard library.
@@ -49,7 +48,7 @@ class FastPathValidator:
     path only (`fast` is None). Construction (`self_instance`) always uses the full path.
     """
 
-    __slots__ = ("cls", "full", "_fast")
+    __slots__ = ("_fast", "cls", "full")
 
     def __init__(self, cls: type[BaseModel], full: Any) -> None:
         self.cls = cls

@@ -1,4 +1,3 @@
-{{ header }}
 """Open string enums: `OpenEnum`, the base class of every generated enum (values it does not know
 are accepted, kept and classified), and `register_members`, which creates an enum class's named
 constants. Depends on pydantic and the standard library.

@@ -1,0 +1,30 @@
+"""The runtime library is written once, in `codegen/runtime/`, and copied below the header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.render.package import RUNTIME_MODULES
+from codegen.runtime import RUNTIME_DIR
+
+GENERATED = Path(__file__).resolve().parents[1] / "generated"
+PACKAGES = sorted(p.name for p in GENERATED.iterdir() if (p / "__init__.py").exists())
+
+
+def test_every_runtime_module_is_copied() -> None:
+    """Every `_*.py` of codegen/runtime is part of a package, and nothing else is."""
+    assert set(RUNTIME_MODULES) == {p.name for p in RUNTIME_DIR.glob("_*.py")} - {"__init__.py"}
+    assert "_rpc_connection.py" in RUNTIME_MODULES and "_base.py" in RUNTIME_MODULES
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("module", RUNTIME_MODULES)
+def test_generated_copy_is_byte_for_byte(package: str, module: str) -> None:
+    """Below the provenance header, a package's runtime module is the source byte for byte."""
+    written = (GENERATED / package / module).read_bytes()
+    source = (RUNTIME_DIR / module).read_bytes()
+    _, sep, body = written.partition(b"\n# Do not edit by hand")
+    assert sep, f"{package}/{module} has no provenance header"
+    assert body.split(b"\n", 1)[1] == source, f"{package}/{module} differs from codegen/runtime/{module}"
