@@ -1,4 +1,4 @@
-"""Nox sessions: tests, lint, typecheck, regen, bench."""
+"""Nox sessions: tests, coverage, lint, typecheck, regen, bench."""
 
 from __future__ import annotations
 
@@ -15,6 +15,22 @@ def tests(session: nox.Session) -> None:
     """Run the test suite."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def coverage(session: nox.Session) -> None:
+    """Coverage of the runtime library where it is written (codegen/runtime/), by its own suites
+    (generated packages load their runtime modules from there: tests/runtime_in_place.py)."""
+    session.install("-e", ".[test]")
+    session.run(
+        "pytest",
+        "--cov=codegen/runtime",
+        "--cov-report=term-missing",
+        "tests/runtime",
+        "tests/models",
+        *session.posargs,
+        env={"ACP_RUNTIME_IN_PLACE": "1"},
+    )
 
 
 @nox.session

@@ -25,6 +25,12 @@ GENERATED = ROOT / "generated"
 # Directories that tools leave inside generated/ and that are never part of a package.
 IGNORED_PARTS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
+if os.environ.get("ACP_RUNTIME_IN_PLACE") == "1":  # `nox -s coverage`: see tests/runtime_in_place.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import runtime_in_place
+
+    runtime_in_place.install()
+
 
 @dataclass(frozen=True)
 class CliResult:

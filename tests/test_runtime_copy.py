@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,3 +31,21 @@ def test_generated_copy_is_byte_for_byte(package: str, module: str) -> None:
     _, sep, body = written.partition(b"\n# Do not edit by hand")
     assert sep, f"{package}/{module} has no provenance header"
     assert body.split(b"\n", 1)[1] == source, f"{package}/{module} differs from codegen/runtime/{module}"
+
+
+def test_coverage_session_loads_the_runtime_from_its_source() -> None:
+    """`nox -s coverage` (ACP_RUNTIME_IN_PLACE=1) measures codegen/runtime/, not the copies."""
+    code = (
+        "import sys, runtime_in_place; runtime_in_place.install(); sys.path.insert(0, sys.argv[1]);"
+        "import acp_v1, acp_v1._rpc as r; print(acp_v1._base.__file__); print(r.__file__);"
+        "print(acp_v1.models.AcpModel.__module__)"
+    )
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{tests.parent}"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(GENERATED)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    base, rpc, module = done.stdout.split()
+    assert Path(base) == RUNTIME_DIR / "_base.py" and Path(rpc) == RUNTIME_DIR / "_rpc.py"
+    assert module == "acp_v1._base"
