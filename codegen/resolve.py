@@ -55,22 +55,26 @@ def ref_name(ref: str) -> str:
 
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield (pointer, object) for every schema object in the document (not data, not names)."""
-    if isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _walk(value, pointer_join(pointer, index))
-        return
-    if not isinstance(node, dict):
-        return
-    yield pointer, node
-    for key, value in node.items():
-        if key in _DATA:
+    """Yield (pointer, object) for every schema object in the document (not data, not names),
+    in document order; iterative, so depth is no limit."""
+    stack: list[tuple[Any, str]] = [(node, pointer)]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed([(value, pointer_join(pointer, i)) for i, value in enumerate(node)]))
             continue
-        if key in _NAMED_SCHEMAS and isinstance(value, dict):
-            for name, sub in value.items():
-                yield from _walk(sub, pointer_join(pointer, key, name))
-        else:
-            yield from _walk(value, pointer_join(pointer, key))
+        if not isinstance(node, dict):
+            continue
+        yield pointer, node
+        children: list[tuple[Any, str]] = []
+        for key, value in node.items():
+            if key in _DATA:
+                continue
+            if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                children.extend((sub, pointer_join(pointer, key, name)) for name, sub in value.items())
+            else:
+                children.append((value, pointer_join(pointer, key)))
+        stack.extend(reversed(children))
 
 
 def _alias_target(schema: Any) -> str | None:
@@ -95,6 +99,7 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
     problems: list[Diagnostic] = []
     has_method = False
     for pointer, obj in _walk(doc, ""):
+        problems.extend(_not_schemas(obj, pointer, label))
         ref = obj.get("$ref")
         if ref is not None:
             if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
@@ -147,6 +152,31 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
     if problems:
         raise CodegenError(*problems)
     return ResolvedSchema(loaded=loaded, defs=defs)
+
+
+def _not_schemas(obj: dict[str, Any], pointer: str, label: str) -> Iterator[Diagnostic]:
+    """Entries of `$defs`, `properties` and the like that are not schemas (objects or booleans)."""
+    for key in _NAMED_SCHEMAS:
+        named = obj.get(key)
+        if not isinstance(named, dict):
+            continue
+        for name, sub in named.items():
+            if not isinstance(sub, (dict, bool)):
+                yield Diagnostic(
+                    "error",
+                    "bad-schema",
+                    f"{key} entry {name!r} must be a schema (an object or a boolean), got {_json_kind(sub)}",
+                    label,
+                    pointer_join(pointer, key, name),
+                )
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return "an array" if isinstance(value, list) else f"the number {value!r}"
 
 
 def _alias_cycles(defs: Mapping[str, Any], label: str) -> list[Diagnostic]:

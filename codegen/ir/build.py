@@ -60,7 +60,7 @@ class Builder:
         self.def_names: dict[str, str] = {}
         self.in_progress: set[str] = set()
         self.warnings: list[str] = []
-        self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES
+        self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES | naming.PYTHON_CLASS_NAMES
 
     # -- entry points -------------------------------------------------------------------------
     def build(self) -> Protocol:

@@ -6,6 +6,7 @@ Python name whatever else changes in a revision.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 
@@ -101,10 +102,18 @@ RESERVED_CLASS_NAMES = frozenset(
 )  # fmt: skip
 
 
+# Capitalised names Python itself gives meaning to: `None`, `True`, `False` cannot be class names
+# at all, and a class named `Exception` or `NotImplemented` would shadow the builtin in every
+# generated module that imports the models.
+PYTHON_CLASS_NAMES = frozenset(
+    name for name in {*keyword.kwlist, *keyword.softkwlist, *dir(builtins)} if name[:1].isupper()
+)
+
+
 def class_name(def_key: str) -> str:
     """Python class name for a `$defs` key (kept as is when already an identifier and free)."""
     if def_key.isidentifier() and not keyword.iskeyword(def_key) and def_key[:1].isupper():
         name = def_key
     else:
         name = pascal(def_key)
-    return name + "_" if name in RESERVED_CLASS_NAMES else name
+    return name + "_" if name in RESERVED_CLASS_NAMES or name in PYTHON_CLASS_NAMES else name

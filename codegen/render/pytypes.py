@@ -183,6 +183,7 @@ def docstring(text: str | None, indent: int | None = None) -> str:
     line of their own when they would not fit), so black's first pass leaves it unchanged.
     """
     body = (text or "").strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    body = _UNWRITABLE.sub(_escaped_char, body)
     if indent is not None and "\n" in body and not re.search(r"\\\s*\n", body):  # black skips those
         body = _reindented(body, " " * indent)
     if body.startswith('"'):
@@ -193,6 +194,17 @@ def docstring(text: str | None, indent: int | None = None) -> str:
     if indent is not None and len(lines) > 1 and len(lines[-1]) + 3 > LINE_LENGTH:
         return f'"""{body}\n{" " * indent}"""'
     return f'"""{body}"""'
+
+
+# Characters a docstring cannot hold as they are: NUL (a SyntaxError), other C0 controls, DEL, and
+# what `str.splitlines` (black, `_reindented`) takes for a line break besides `\n` (a literal
+# `\r` would also be read back as `\n`). Escaped, the docstring's value is the description.
+_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _reindented(body: str, prefix: str) -> str:
