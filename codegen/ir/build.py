@@ -226,6 +226,7 @@ class Builder:
             if wire not in taken:
                 fields.append(Field(wire, naming.field_name(wire), Const(value), False, None, pointer_join(pointer, "not")))
                 taken.add(wire)
+        fields = self._distinct_names(fields, base)
         extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
         description = schema.get("description")
         return Struct(
@@ -239,6 +240,13 @@ class Builder:
             role=role,  # type: ignore[arg-type]
             unstable=is_unstable(description),
         )
+
+    def _distinct_names(self, fields: list[Field], base: str | None) -> list[Field]:
+        """The fields with distinct Python names, none taken from the base's fields."""
+        parent = self.out.get(base) if base else None
+        inherited = {f.py_name for f in self._all_fields(parent)} if isinstance(parent, Struct) else set()
+        names = naming.distinct_field_names([f.wire_name for f in fields], inherited, {f.wire_name for f in fields if f.tag})
+        return [f if f.py_name == names[f.wire_name] else replace(f, py_name=names[f.wire_name]) for f in fields]
 
     def _all_fields(self, struct: Struct) -> list[Field]:
         chain: list[Field] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Sequence, Set
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
@@ -60,6 +61,32 @@ def field_name(wire: str) -> str:
     if keyword.iskeyword(name) or name in _RESERVED_FIELDS or name.startswith("model_"):
         name += "_"
     return name
+
+
+def distinct_field_names(wires: Sequence[str], taken: Set[str] = frozenset(), keep: Set[str] = frozenset()) -> dict[str, str]:
+    """Python names for the properties of one object, all distinct: `field_name(wire)`, and where
+    several wire names give the same name (`fooBar`, `foo_bar`, `foo-bar`, `FooBar`), a wire name
+    in `keep` (a tag), else the one spelled exactly so, keeps it and the others, in code-point
+    order of their wire names, get `_2`, `_3`, ... Names in `taken` (inherited fields) and the
+    plain names of other properties are never given out, so the result does not depend on the
+    order of the properties."""
+    plain = {wire: field_name(wire) for wire in wires}
+    groups: dict[str, list[str]] = {}
+    for wire in wires:
+        groups.setdefault(plain[wire], []).append(wire)
+    used = set(taken)
+    out: dict[str, str] = {}
+    for name, group in sorted(groups.items()):
+        ranked = sorted(group, key=lambda wire: (wire not in keep, wire != name, wire))
+        number = 1
+        for index, wire in enumerate(ranked):
+            candidate = name
+            while candidate in used or (candidate != name and candidate in groups) or (index and candidate == name):
+                number += 1
+                candidate = f"{name}{'' if name.endswith('_') else '_'}{number}"
+            used.add(candidate)
+            out[wire] = candidate
+    return out
 
 
 def pascal(text: str) -> str:
