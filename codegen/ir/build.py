@@ -62,6 +62,11 @@ class Builder:
         self.warnings: list[str] = []
         self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES | naming.PYTHON_CLASS_NAMES
 
+    @property
+    def label(self) -> str:
+        """The schema's file name, for diagnostics."""
+        return self.resolved.label
+
     # -- entry points -------------------------------------------------------------------------
     def build(self) -> Protocol:
         """Build every definition and method."""

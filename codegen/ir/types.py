@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from codegen.errors import fail
 from codegen.ir.naming import pascal
+from codegen.ir.patterns import BadPattern, Regex, translate
 from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
 from codegen.ir.shapes import DOC_KEYS, enum_shape, options_of, union_shape
 from codegen.resolve import ref_name
@@ -23,6 +25,10 @@ _SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "b
 
 class Hoister(Protocol):
     """What type conversion needs from the builder."""
+
+    @property
+    def label(self) -> str:
+        """The schema's file name, for diagnostics."""
 
     def def_ref(self, def_key: str) -> str:
         """Python name of the definition for a `$defs` key (building it if needed)."""
@@ -119,7 +125,19 @@ def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, poin
     if kind is None:
         return Scalar("any")
     if kind == "str":
-        return Scalar("str", schema.get("format"), _constraints(schema, _STRING_CONSTRAINTS))
+        regex = _regex(schema["pattern"], builder, pointer) if "pattern" in schema else None
+        return Scalar("str", schema.get("format"), _constraints(schema, _STRING_CONSTRAINTS), regex)
     if kind in ("int", "number"):
         return Scalar(kind, schema.get("format"), _constraints(schema, _NUMBER_CONSTRAINTS))  # type: ignore[arg-type]
     return Scalar(kind)  # type: ignore[arg-type]
+
+
+def _regex(pattern: Any, builder: Hoister, pointer: str) -> Regex:
+    """A `pattern` as the models run it; `bad-pattern` when it is no regular expression."""
+    where = pointer + "/pattern"
+    if not isinstance(pattern, str):
+        raise fail("bad-pattern", f"pattern must be a string, got {pattern!r}", file=builder.label, pointer=where)
+    try:
+        return translate(pattern)
+    except BadPattern as exc:
+        raise fail("bad-pattern", f"{exc} in {pattern!r}", file=builder.label, pointer=where) from None

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from codegen.fmt import LINE_LENGTH
+from codegen.ir.patterns import Regex
 from codegen.ir.nodes import (
     Alias,
     ArrayOf,
@@ -41,9 +42,18 @@ FIELD_INDENT = 4  # the column struct fields start at
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
 
 
-def _constrained(base: str, constraints: tuple[tuple[str, Any], ...]) -> str:
-    args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in constraints if k in _FIELD_ARGS]
+def _constrained(base: str, constraints: tuple[tuple[str, Any], ...], regex: Regex | None = None) -> str:
+    args = [f"{_FIELD_ARGS[k]}={_constraint_value(k, v, regex)}" for k, v in constraints if k in _FIELD_ARGS]
     return f"Annotated[{base}, Field({', '.join(args)})]" if args else base
+
+
+def _constraint_value(key: str, value: Any, regex: Regex | None) -> str:
+    """A constraint's value as source; a pattern as its engine needs it (a compiled `re.Pattern`
+    makes pydantic use Python's `re`)."""
+    if key != "pattern" or regex is None:
+        return python_literal(value)
+    literal = python_literal(regex.text)
+    return f"_re.compile({literal})" if regex.engine == "python-re" else literal
 
 
 def annotation(expr: TypeExpr) -> str:
@@ -51,7 +61,7 @@ def annotation(expr: TypeExpr) -> str:
     if isinstance(expr, Scalar):
         if expr.kind == "number":
             return f"{_constrained('StrictInt', expr.constraints)} | {_constrained('StrictFloat', expr.constraints)}"
-        return _constrained(_SCALAR[expr.kind], expr.constraints)
+        return _constrained(_SCALAR[expr.kind], expr.constraints, expr.regex)
     if isinstance(expr, Ref):
         return expr.name
     if isinstance(expr, ArrayOf):
