@@ -47,6 +47,12 @@ def _constrained(base: str, constraints: tuple[tuple[str, Any], ...], regex: Reg
     return f"Annotated[{base}, Field({', '.join(args)})]" if args else base
 
 
+def _integer(constraints: tuple[tuple[str, Any], ...]) -> str:
+    """JSON Schema's `integer` (`2.0` is one; the runtime's `_jsonint`), its bounds in its marker."""
+    args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in constraints if k in _FIELD_ARGS]
+    return f"Annotated[int, Integer({', '.join(args)})]" if args else "JsonInt"
+
+
 def _constraint_value(key: str, value: Any, regex: Regex | None) -> str:
     """A constraint's value as source; a pattern as its engine needs it (a compiled `re.Pattern`
     makes pydantic use Python's `re`)."""
@@ -59,6 +65,8 @@ def _constraint_value(key: str, value: Any, regex: Regex | None) -> str:
 def annotation(expr: TypeExpr) -> str:
     """The Python annotation for a type expression."""
     if isinstance(expr, Scalar):
+        if expr.kind == "int":
+            return _integer(expr.constraints)
         if expr.kind == "number":
             return f"{_constrained('StrictInt', expr.constraints)} | {_constrained('StrictFloat', expr.constraints)}"
         return _constrained(_SCALAR[expr.kind], expr.constraints, expr.regex)
