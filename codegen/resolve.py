@@ -226,35 +226,40 @@ def check_type_cycles(protocol: Protocol, label: str) -> None:
     pointers = {d.name: d.pointer for d in protocol.definitions}
     found: list[Diagnostic] = []
     reported: set[str] = set()
-    state: dict[str, int] = {}  # 1: on the stack, 2: done
-
-    def visit(name: str, stack: list[str]) -> None:
-        state[name] = 1
-        stack.append(name)
-        for dep in sorted(eager.get(name, ())):
-            if dep not in eager:
-                continue
-            if state.get(dep) == 1:
-                cycle = stack[stack.index(dep) :]
-                if not reported.intersection(cycle):
-                    reported.update(cycle)
-                    path = " -> ".join([*cycle, dep])
-                    found.append(
-                        Diagnostic(
-                            "error",
-                            "ref-cycle",
-                            f"type alias cycle {path} has no type to stand for (no class breaks it)",
-                            label,
-                            pointers.get(dep),
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for root in sorted(eager):  # depth-first, iterative: alias chains of any length
+        if root in state:
+            continue
+        state[root] = 1
+        path: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(eager[root])))]
+        names = [root]
+        while path:
+            name, deps = path[-1]
+            for dep in deps:
+                if dep not in eager:
+                    continue
+                if state.get(dep) == 1:
+                    cycle = names[names.index(dep) :]
+                    if not reported.intersection(cycle):
+                        reported.update(cycle)
+                        chain = " -> ".join([*cycle, dep])
+                        found.append(
+                            Diagnostic(
+                                "error",
+                                "ref-cycle",
+                                f"type alias cycle {chain} has no type to stand for (no class breaks it)",
+                                label,
+                                pointers.get(dep),
+                            )
                         )
-                    )
-            elif dep not in state:
-                visit(dep, stack)
-        stack.pop()
-        state[name] = 2
-
-    for name in sorted(eager):
-        if name not in state:
-            visit(name, [])
+                elif dep not in state:
+                    state[dep] = 1
+                    path.append((dep, iter(sorted(eager[dep]))))
+                    names.append(dep)
+                    break
+            else:
+                path.pop()
+                names.pop()
+                state[name] = 2
     if found:
         raise CodegenError(*found)

@@ -250,11 +250,17 @@ def struct_bases(struct: Struct, protocol: Protocol) -> str:
 
 
 def all_fields(struct: Struct, protocol: Protocol) -> list[Field]:
-    """Own and inherited fields, base first."""
-    base = protocol.get(struct.base) if struct.base else None
-    inherited = all_fields(base, protocol) if isinstance(base, Struct) else []
-    own = {f.wire_name for f in struct.fields}
-    return [f for f in inherited if f.wire_name not in own] + list(struct.fields)
+    """Own and inherited fields, base first (a field a subclass redefines in its place there)."""
+    chain: list[Struct] = []
+    current: object = struct
+    while isinstance(current, Struct) and current not in chain:  # iterative: bases of any depth
+        chain.append(current)
+        current = protocol.get(current.base) if current.base else None
+    fields: list[Field] = []
+    for cls in reversed(chain):
+        own = {f.wire_name for f in cls.fields}
+        fields = [f for f in fields if f.wire_name not in own] + list(cls.fields)
+    return fields
 
 
 def lenient_rules(struct: Struct, protocol: Protocol) -> dict[str, list[str]]:
