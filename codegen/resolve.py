@@ -55,22 +55,26 @@ def ref_name(ref: str) -> str:
 
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield (pointer, object) for every schema object in the document (not data, not names)."""
-    if isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _walk(value, pointer_join(pointer, index))
-        return
-    if not isinstance(node, dict):
-        return
-    yield pointer, node
-    for key, value in node.items():
-        if key in _DATA:
+    """Yield (pointer, object) for every schema object in the document (not data, not names),
+    in document order; iterative, so depth is no limit."""
+    stack: list[tuple[Any, str]] = [(node, pointer)]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed([(value, pointer_join(pointer, i)) for i, value in enumerate(node)]))
             continue
-        if key in _NAMED_SCHEMAS and isinstance(value, dict):
-            for name, sub in value.items():
-                yield from _walk(sub, pointer_join(pointer, key, name))
-        else:
-            yield from _walk(value, pointer_join(pointer, key))
+        if not isinstance(node, dict):
+            continue
+        yield pointer, node
+        children: list[tuple[Any, str]] = []
+        for key, value in node.items():
+            if key in _DATA:
+                continue
+            if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                children.extend((sub, pointer_join(pointer, key, name)) for name, sub in value.items())
+            else:
+                children.append((value, pointer_join(pointer, key)))
+        stack.extend(reversed(children))
 
 
 def _alias_target(schema: Any) -> str | None:
@@ -95,6 +99,7 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
     problems: list[Diagnostic] = []
     has_method = False
     for pointer, obj in _walk(doc, ""):
+        problems.extend(_not_schemas(obj, pointer, label))
         ref = obj.get("$ref")
         if ref is not None:
             if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
@@ -149,6 +154,31 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
     return ResolvedSchema(loaded=loaded, defs=defs)
 
 
+def _not_schemas(obj: dict[str, Any], pointer: str, label: str) -> Iterator[Diagnostic]:
+    """Entries of `$defs`, `properties` and the like that are not schemas (objects or booleans)."""
+    for key in _NAMED_SCHEMAS:
+        named = obj.get(key)
+        if not isinstance(named, dict):
+            continue
+        for name, sub in named.items():
+            if not isinstance(sub, (dict, bool)):
+                yield Diagnostic(
+                    "error",
+                    "bad-schema",
+                    f"{key} entry {name!r} must be a schema (an object or a boolean), got {_json_kind(sub)}",
+                    label,
+                    pointer_join(pointer, key, name),
+                )
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return "an array" if isinstance(value, list) else f"the number {value!r}"
+
+
 def _alias_cycles(defs: Mapping[str, Any], label: str) -> list[Diagnostic]:
     """Report definitions that alias themselves through a chain of plain references."""
     found: list[Diagnostic] = []
@@ -196,35 +226,40 @@ def check_type_cycles(protocol: Protocol, label: str) -> None:
     pointers = {d.name: d.pointer for d in protocol.definitions}
     found: list[Diagnostic] = []
     reported: set[str] = set()
-    state: dict[str, int] = {}  # 1: on the stack, 2: done
-
-    def visit(name: str, stack: list[str]) -> None:
-        state[name] = 1
-        stack.append(name)
-        for dep in sorted(eager.get(name, ())):
-            if dep not in eager:
-                continue
-            if state.get(dep) == 1:
-                cycle = stack[stack.index(dep) :]
-                if not reported.intersection(cycle):
-                    reported.update(cycle)
-                    path = " -> ".join([*cycle, dep])
-                    found.append(
-                        Diagnostic(
-                            "error",
-                            "ref-cycle",
-                            f"type alias cycle {path} has no type to stand for (no class breaks it)",
-                            label,
-                            pointers.get(dep),
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for root in sorted(eager):  # depth-first, iterative: alias chains of any length
+        if root in state:
+            continue
+        state[root] = 1
+        path: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(eager[root])))]
+        names = [root]
+        while path:
+            name, deps = path[-1]
+            for dep in deps:
+                if dep not in eager:
+                    continue
+                if state.get(dep) == 1:
+                    cycle = names[names.index(dep) :]
+                    if not reported.intersection(cycle):
+                        reported.update(cycle)
+                        chain = " -> ".join([*cycle, dep])
+                        found.append(
+                            Diagnostic(
+                                "error",
+                                "ref-cycle",
+                                f"type alias cycle {chain} has no type to stand for (no class breaks it)",
+                                label,
+                                pointers.get(dep),
+                            )
                         )
-                    )
-            elif dep not in state:
-                visit(dep, stack)
-        stack.pop()
-        state[name] = 2
-
-    for name in sorted(eager):
-        if name not in state:
-            visit(name, [])
+                elif dep not in state:
+                    state[dep] = 1
+                    path.append((dep, iter(sorted(eager[dep]))))
+                    names.append(dep)
+                    break
+            else:
+                path.pop()
+                names.pop()
+                state[name] = 2
     if found:
         raise CodegenError(*found)

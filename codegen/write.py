@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 import os
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +81,7 @@ def _write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
     if written == 0 and set(old) == set(files):
         return 0, len(files)
     directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-new-", dir=directory.parent))
+    staging = _new_directory(directory.parent, f".{directory.name}-new-")
     backup_root: Path | None = None
     try:
         for name, text in files.items():
@@ -89,7 +89,7 @@ def _write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8", newline="\n")
         if directory.exists() or directory.is_symlink():
-            backup_root = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
+            backup_root = _new_directory(directory.parent, f".{directory.name}-old-")
             backup = backup_root / directory.name
             os.replace(directory, backup)
             try:
@@ -104,3 +104,15 @@ def _write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
         if backup_root is not None:
             shutil.rmtree(backup_root, ignore_errors=True)
     return written, len(files) - written
+
+
+def _new_directory(parent: Path, prefix: str) -> Path:
+    """A fresh, uniquely named directory in `parent` with the mode a plain `mkdir` gives (the
+    umask applies; `tempfile.mkdtemp` would make it 0700, and the package keeps that mode)."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(8)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path

@@ -31,7 +31,7 @@ from codegen.ir.nodes import (
     TypeExpr,
     UnionOf,
 )
-from codegen.ir.order import order_definitions
+from codegen.ir.order import MAX_TYPE_NESTING, nesting_too_deep, order_definitions
 from codegen.ir.shapes import DOC_KEYS, EnumShape, enum_shape, options_of, union_shape
 from codegen.ir.types import is_object_schema, type_of
 from codegen.ir.unions import build_union
@@ -59,41 +59,79 @@ class Builder:
         self.out: dict[str, Definition] = {}
         self.def_names: dict[str, str] = {}
         self.in_progress: set[str] = set()
+        self.queued: list[str] = []  # referenced by name, built after the definition being built
+        self.queued_inline: list[tuple[str, dict[str, Any], str]] = []  # (name, schema, pointer)
+        self.queued_names: set[str] = set()
         self.warnings: list[str] = []
-        self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES
+        self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES | naming.PYTHON_CLASS_NAMES
+
+    @property
+    def label(self) -> str:
+        """The schema's file name, for diagnostics."""
+        return self.resolved.label
 
     # -- entry points -------------------------------------------------------------------------
     def build(self) -> Protocol:
         """Build every definition and method."""
         for key in self.defs:
-            self.def_ref(key)
+            self._build_key(key)
+            while self.queued or self.queued_inline:  # a loop, not recursion: chains of any length
+                if self.queued_inline:
+                    self._build_named(*self.queued_inline.pop(), None)
+                else:
+                    self._build_key(self.queued.pop())
         methods, roots = build_methods(self.resolved, self.def_names, self.out)
         doc = self.resolved.loaded.document
+        definitions = order_definitions(self.out)
+        too_deep = nesting_too_deep(definitions)
+        if too_deep is not None:
+            raise fail("too-deep", f"arrays and maps nested {too_deep[1]} deep, inline or through "
+                       f"aliases (at most {MAX_TYPE_NESTING}: Python evaluates such a type recursively)",
+                       file=self.label, pointer=too_deep[0])
         return Protocol(
             title=str(doc.get("title", "")),
             source=self.resolved.loaded.source,
             sha256=self.resolved.loaded.sha256,
-            definitions=order_definitions(self.out),
+            definitions=definitions,
             methods=methods,
             roots=roots,
             warnings=tuple(self.warnings),
         )
 
     def def_ref(self, def_key: str) -> str:
-        """Python name for a `$defs` key, building the definition on first use."""
-        name = naming.class_name(def_key)
+        """Python name for a `$defs` key; the definition is built later (a reference needs only
+        the name, and building it here would nest once per link of a reference chain)."""
+        if def_key not in self.def_names and def_key not in self.in_progress:
+            self.queued.append(def_key)
+        return naming.class_name(def_key)
+
+    def built(self, def_key: str) -> Definition | None:
+        """The definition for a `$defs` key, built now if it is not yet (None while it is being
+        built: a definition that extends itself)."""
+        self._build_key(def_key)
+        return self.out.get(naming.class_name(def_key))
+
+    def _build_key(self, def_key: str) -> None:
         if def_key in self.def_names or def_key in self.in_progress:
-            return name
+            return
+        name = naming.class_name(def_key)
         self.in_progress.add(def_key)
         self.def_names[def_key] = name
         self._build_named(name, self.defs[def_key], pointer_join("/$defs", def_key), def_key)
         self.in_progress.discard(def_key)
-        return name
 
     def hoist(self, name: str, schema: dict[str, Any], pointer: str) -> str:
         """Name and build an inline object/union schema."""
         name = self._fresh(name)
         self._build_named(name, schema, pointer, None)
+        return name
+
+    def hoist_later(self, name: str, schema: dict[str, Any], pointer: str) -> str:
+        """Name an inline schema now and build it after the current definition (for nesting
+        that would otherwise be as deep as the schema)."""
+        name = self._fresh(name)
+        self.queued_names.add(name)
+        self.queued_inline.append((name, schema, pointer))
         return name
 
     # -- classification -----------------------------------------------------------------------
@@ -205,7 +243,7 @@ class Builder:
             part_ptr = f"{pointer}/allOf/{i}"
             if "$ref" in part:
                 target_key = ref_name(part["$ref"])
-                target = self.out.get(self.def_ref(target_key))
+                target = self.built(target_key)
                 if isinstance(target, Struct) and base is None and not fields:
                     base = target.name
                     taken |= {f.wire_name for f in self._all_fields(target)}
@@ -226,6 +264,7 @@ class Builder:
             if wire not in taken:
                 fields.append(Field(wire, naming.field_name(wire), Const(value), False, None, pointer_join(pointer, "not")))
                 taken.add(wire)
+        fields = self._distinct_names(fields, base)
         extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
         description = schema.get("description")
         return Struct(
@@ -240,13 +279,21 @@ class Builder:
             unstable=is_unstable(description),
         )
 
+    def _distinct_names(self, fields: list[Field], base: str | None) -> list[Field]:
+        """The fields with distinct Python names, none taken from the base's fields."""
+        parent = self.out.get(base) if base else None
+        inherited = {f.py_name for f in self._all_fields(parent)} if isinstance(parent, Struct) else set()
+        names = naming.distinct_field_names([f.wire_name for f in fields], inherited, {f.wire_name for f in fields if f.tag})
+        return [f if f.py_name == names[f.wire_name] else replace(f, py_name=names[f.wire_name]) for f in fields]
+
     def _all_fields(self, struct: Struct) -> list[Field]:
-        chain: list[Field] = []
-        if struct.base:
-            base = self.out.get(struct.base)
-            if isinstance(base, Struct):
-                chain.extend(self._all_fields(base))
-        return chain + list(struct.fields)
+        """Inherited fields (the root base's first), then the struct's own."""
+        chain: list[Struct] = []
+        current: Definition | None = struct
+        while isinstance(current, Struct) and current not in chain:
+            chain.append(current)
+            current = self.out.get(current.base) if current.base else None
+        return [f for s in reversed(chain) for f in s.fields]
 
     def _fields_of(self, owner: str, schema: dict[str, Any], pointer: str) -> list[Field]:
         props = schema.get("properties")
@@ -280,7 +327,7 @@ class Builder:
     def _fresh(self, name: str) -> str:
         """A hoisted name: never a `$defs` class name, never one already built."""
         candidate = name
-        while candidate in self.out or candidate in self.reserved:
+        while candidate in self.out or candidate in self.reserved or candidate in self.queued_names:
             candidate += "_"
         return candidate
 

@@ -6,8 +6,10 @@ Python name whatever else changes in a revision.
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
+from collections.abc import Sequence, Set
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
@@ -61,6 +63,32 @@ def field_name(wire: str) -> str:
     return name
 
 
+def distinct_field_names(wires: Sequence[str], taken: Set[str] = frozenset(), keep: Set[str] = frozenset()) -> dict[str, str]:
+    """Python names for the properties of one object, all distinct: `field_name(wire)`, and where
+    several wire names give the same name (`fooBar`, `foo_bar`, `foo-bar`, `FooBar`), a wire name
+    in `keep` (a tag), else the one spelled exactly so, keeps it and the others, in code-point
+    order of their wire names, get `_2`, `_3`, ... Names in `taken` (inherited fields) and the
+    plain names of other properties are never given out, so the result does not depend on the
+    order of the properties."""
+    plain = {wire: field_name(wire) for wire in wires}
+    groups: dict[str, list[str]] = {}
+    for wire in wires:
+        groups.setdefault(plain[wire], []).append(wire)
+    used = set(taken)
+    out: dict[str, str] = {}
+    for name, group in sorted(groups.items()):
+        ranked = sorted(group, key=lambda wire: (wire not in keep, wire != name, wire))
+        number = 1
+        for index, wire in enumerate(ranked):
+            candidate = name
+            while candidate in used or (candidate != name and candidate in groups) or (index and candidate == name):
+                number += 1
+                candidate = f"{name}{'' if name.endswith('_') else '_'}{number}"
+            used.add(candidate)
+            out[wire] = candidate
+    return out
+
+
 def pascal(text: str) -> str:
     """`end_turn` -> `EndTurn`, `resource_link` -> `ResourceLink`, `date-time` -> `DateTime`."""
     name = "".join(w[:1].upper() + w[1:] for w in words(text)) or "Value"
@@ -90,7 +118,7 @@ def handler_name(wire_method: str) -> str:
 RESERVED_CLASS_NAMES = frozenset(
     {
         "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "BaseModel", "ClassVar", "Client",
-        "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Literal",
+        "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
         "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
         "SessionDetails", "SessionState", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
@@ -101,10 +129,18 @@ RESERVED_CLASS_NAMES = frozenset(
 )  # fmt: skip
 
 
+# Capitalised names Python itself gives meaning to: `None`, `True`, `False` cannot be class names
+# at all, and a class named `Exception` or `NotImplemented` would shadow the builtin in every
+# generated module that imports the models.
+PYTHON_CLASS_NAMES = frozenset(
+    name for name in {*keyword.kwlist, *keyword.softkwlist, *dir(builtins)} if name[:1].isupper()
+)
+
+
 def class_name(def_key: str) -> str:
     """Python class name for a `$defs` key (kept as is when already an identifier and free)."""
     if def_key.isidentifier() and not keyword.iskeyword(def_key) and def_key[:1].isupper():
         name = def_key
     else:
         name = pascal(def_key)
-    return name + "_" if name in RESERVED_CLASS_NAMES else name
+    return name + "_" if name in RESERVED_CLASS_NAMES or name in PYTHON_CLASS_NAMES else name

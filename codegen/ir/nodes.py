@@ -12,17 +12,21 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from codegen.ir.patterns import Regex
+
 Lenience = Literal["default_on_error", "default_on_null", "skip_invalid_items"]
 ScalarKind = Literal["str", "int", "number", "bool", "any", "none", "object"]
 
 
 @dataclass(frozen=True)
 class Scalar:
-    """A JSON scalar (or any JSON value, or a free-form object) with its constraints."""
+    """A JSON scalar (or any JSON value, or a free-form object) with its constraints; `regex`:
+    the `pattern` constraint as the models run it (translated, with its engine)."""
 
     kind: ScalarKind
     format: str | None = None
     constraints: tuple[tuple[str, Any], ...] = ()
+    regex: Regex | None = None
 
 
 @dataclass(frozen=True)

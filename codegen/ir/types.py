@@ -8,9 +8,12 @@ Inline objects and inline tagged unions are hoisted into named definitions by th
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
+from codegen.errors import fail
 from codegen.ir.naming import pascal
+from codegen.ir.patterns import BadPattern, Regex, translate
 from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
 from codegen.ir.shapes import DOC_KEYS, enum_shape, options_of, union_shape
 from codegen.resolve import ref_name
@@ -18,17 +21,28 @@ from codegen.resolve import ref_name
 _STRING_CONSTRAINTS = ("minLength", "maxLength", "pattern")
 _NUMBER_CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ARRAY_CONSTRAINTS = ("minItems", "maxItems", "uniqueItems")
+# Arrays nested inline in one annotation before the inner ones become a named alias
+# (`<Owner>Level<N>`): Python's parser refuses more than 200 nested brackets.
+MAX_NESTED_ARRAYS = 16
+_LEVEL_SUFFIX = re.compile(r"(?:Level[0-9]+)?(?:Item)*$")
 _SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "bool", "null": "none"}
 
 
 class Hoister(Protocol):
     """What type conversion needs from the builder."""
 
+    @property
+    def label(self) -> str:
+        """The schema's file name, for diagnostics."""
+
     def def_ref(self, def_key: str) -> str:
         """Python name of the definition for a `$defs` key (building it if needed)."""
 
     def hoist(self, name: str, schema: dict[str, Any], pointer: str) -> str:
         """Build a named definition for an inline schema; return its Python name."""
+
+    def hoist_later(self, name: str, schema: dict[str, Any], pointer: str) -> str:
+        """Name an inline schema now, build it later; return its Python name."""
 
 
 def _constraints(schema: dict[str, Any], keys: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
@@ -53,8 +67,9 @@ def is_object_schema(schema: dict[str, Any]) -> bool:
     return isinstance(schema.get("properties"), dict) and (t is None or t == "object" or (isinstance(t, list) and "object" in t))
 
 
-def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr:
-    """Convert a property schema to a type expression; `owner` names hoisted inline types."""
+def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int = 0) -> TypeExpr:
+    """Convert a property schema to a type expression; `owner` names hoisted inline types;
+    `depth`: how many arrays this one is nested in within the annotation being built."""
     if schema is True or schema is None or (isinstance(schema, dict) and not set(schema) - DOC_KEYS):
         return Scalar("any")
     if schema is False or not isinstance(schema, dict):
@@ -79,7 +94,12 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str) -> TypeExpr
     type_list = types if isinstance(types, list) else [types] if isinstance(types, str) else []
     if not type_list:
         return Ref(builder.hoist(owner, schema, pointer)) if is_object_schema(schema) else Scalar("any")
-    return union([_one_type(t, schema, builder, owner, pointer) for t in type_list])
+    return union([_one_type(t, schema, builder, owner, pointer, depth) for t in type_list])
+
+
+def _stem(owner: str) -> str:
+    """An owner name without the `Item`s and `Level<N>` that nested arrays add to it."""
+    return _LEVEL_SUFFIX.sub("", owner) or owner
 
 
 def _option_owner(owner: str, option: Any) -> str:
@@ -100,7 +120,7 @@ def _tagged_or_enum(schema: dict[str, Any]) -> bool:
     return union_shape(schema) is not None or (enum is not None and enum.open)
 
 
-def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str) -> TypeExpr:
+def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str, depth: int) -> TypeExpr:
     if t == "object":
         if is_object_schema(schema):
             return Ref(builder.hoist(owner, schema, pointer))
@@ -109,7 +129,13 @@ def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, poin
             return MapOf(type_of(extra, builder, owner + "Value", pointer + "/additionalProperties"))
         return Scalar("object")
     if t == "array":
-        item = type_of(schema.get("items", {}), builder, owner + "Item", pointer + "/items")
+        items, items_pointer = schema.get("items", {}), pointer + "/items"
+        if depth + 1 >= MAX_NESTED_ARRAYS and isinstance(items, dict) and "$ref" not in items:
+            # one annotation would nest too deep for Python's parser: name the inner arrays
+            level = items_pointer.count("/items")
+            item: TypeExpr = Ref(builder.hoist_later(f"{_stem(owner)}Level{level}", items, items_pointer))
+        else:
+            item = type_of(items, builder, owner + "Item", items_pointer, depth + 1)
         return ArrayOf(
             item,
             _constraints(schema, _ARRAY_CONSTRAINTS),
@@ -119,7 +145,19 @@ def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, poin
     if kind is None:
         return Scalar("any")
     if kind == "str":
-        return Scalar("str", schema.get("format"), _constraints(schema, _STRING_CONSTRAINTS))
+        regex = _regex(schema["pattern"], builder, pointer) if "pattern" in schema else None
+        return Scalar("str", schema.get("format"), _constraints(schema, _STRING_CONSTRAINTS), regex)
     if kind in ("int", "number"):
         return Scalar(kind, schema.get("format"), _constraints(schema, _NUMBER_CONSTRAINTS))  # type: ignore[arg-type]
     return Scalar(kind)  # type: ignore[arg-type]
+
+
+def _regex(pattern: Any, builder: Hoister, pointer: str) -> Regex:
+    """A `pattern` as the models run it; `bad-pattern` when it is no regular expression."""
+    where = pointer + "/pattern"
+    if not isinstance(pattern, str):
+        raise fail("bad-pattern", f"pattern must be a string, got {pattern!r}", file=builder.label, pointer=where)
+    try:
+        return translate(pattern)
+    except BadPattern as exc:
+        raise fail("bad-pattern", f"{exc} in {pattern!r}", file=builder.label, pointer=where) from None

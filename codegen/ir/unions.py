@@ -110,7 +110,7 @@ def _variant(
     refs = [p for p in option.get("allOf") or () if isinstance(p, dict) and "$ref" in p]
     own = {k for k in (option.get("properties") or {}) if k != tag}
     if len(refs) == 1 and not own and base is None:
-        inner = b.out.get(b.def_ref(ref_name(refs[0]["$ref"])))
+        inner = b.built(ref_name(refs[0]["$ref"]))
         if isinstance(inner, TaggedUnion):
             return _nested(b, name, inner, tag_field)
     b._object(name, option, pointer, role="variant", base=base, skip=frozenset({tag}), leading=(tag_field,))

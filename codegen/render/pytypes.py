@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from codegen.fmt import LINE_LENGTH
+from codegen.ir.patterns import Regex
 from codegen.ir.nodes import (
     Alias,
     ArrayOf,
@@ -41,17 +42,34 @@ FIELD_INDENT = 4  # the column struct fields start at
 _SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None", "object": "dict[str, Any]"}
 
 
-def _constrained(base: str, constraints: tuple[tuple[str, Any], ...]) -> str:
-    args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in constraints if k in _FIELD_ARGS]
+def _constrained(base: str, constraints: tuple[tuple[str, Any], ...], regex: Regex | None = None) -> str:
+    args = [f"{_FIELD_ARGS[k]}={_constraint_value(k, v, regex)}" for k, v in constraints if k in _FIELD_ARGS]
     return f"Annotated[{base}, Field({', '.join(args)})]" if args else base
+
+
+def _integer(constraints: tuple[tuple[str, Any], ...]) -> str:
+    """JSON Schema's `integer` (`2.0` is one; the runtime's `_jsonint`), its bounds in its marker."""
+    args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in constraints if k in _FIELD_ARGS]
+    return f"Annotated[int, Integer({', '.join(args)})]" if args else "JsonInt"
+
+
+def _constraint_value(key: str, value: Any, regex: Regex | None) -> str:
+    """A constraint's value as source; a pattern as its engine needs it (a compiled `re.Pattern`
+    makes pydantic use Python's `re`)."""
+    if key != "pattern" or regex is None:
+        return python_literal(value)
+    literal = python_literal(regex.text)
+    return f"_re.compile({literal})" if regex.engine == "python-re" else literal
 
 
 def annotation(expr: TypeExpr) -> str:
     """The Python annotation for a type expression."""
     if isinstance(expr, Scalar):
+        if expr.kind == "int":
+            return _integer(expr.constraints)
         if expr.kind == "number":
             return f"{_constrained('StrictInt', expr.constraints)} | {_constrained('StrictFloat', expr.constraints)}"
-        return _constrained(_SCALAR[expr.kind], expr.constraints)
+        return _constrained(_SCALAR[expr.kind], expr.constraints, expr.regex)
     if isinstance(expr, Ref):
         return expr.name
     if isinstance(expr, ArrayOf):
@@ -183,6 +201,7 @@ def docstring(text: str | None, indent: int | None = None) -> str:
     line of their own when they would not fit), so black's first pass leaves it unchanged.
     """
     body = (text or "").strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    body = _UNWRITABLE.sub(_escaped_char, body)
     if indent is not None and "\n" in body and not re.search(r"\\\s*\n", body):  # black skips those
         body = _reindented(body, " " * indent)
     if body.startswith('"'):
@@ -193,6 +212,17 @@ def docstring(text: str | None, indent: int | None = None) -> str:
     if indent is not None and len(lines) > 1 and len(lines[-1]) + 3 > LINE_LENGTH:
         return f'"""{body}\n{" " * indent}"""'
     return f'"""{body}"""'
+
+
+# Characters a docstring cannot hold as they are: NUL (a SyntaxError), other C0 controls, DEL, and
+# what `str.splitlines` (black, `_reindented`) takes for a line break besides `\n` (a literal
+# `\r` would also be read back as `\n`). Escaped, the docstring's value is the description.
+_UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _reindented(body: str, prefix: str) -> str:
@@ -220,11 +250,17 @@ def struct_bases(struct: Struct, protocol: Protocol) -> str:
 
 
 def all_fields(struct: Struct, protocol: Protocol) -> list[Field]:
-    """Own and inherited fields, base first."""
-    base = protocol.get(struct.base) if struct.base else None
-    inherited = all_fields(base, protocol) if isinstance(base, Struct) else []
-    own = {f.wire_name for f in struct.fields}
-    return [f for f in inherited if f.wire_name not in own] + list(struct.fields)
+    """Own and inherited fields, base first (a field a subclass redefines in its place there)."""
+    chain: list[Struct] = []
+    current: object = struct
+    while isinstance(current, Struct) and current not in chain:  # iterative: bases of any depth
+        chain.append(current)
+        current = protocol.get(current.base) if current.base else None
+    fields: list[Field] = []
+    for cls in reversed(chain):
+        own = {f.wire_name for f in cls.fields}
+        fields = [f for f in fields if f.wire_name not in own] + list(cls.fields)
+    return fields
 
 
 def lenient_rules(struct: Struct, protocol: Protocol) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codegen.errors import fail
+from codegen.load import UnrepresentableJson, parse_json
 
 Sender = Literal["client", "agent"]
 
@@ -48,9 +49,11 @@ def parse_transcript(text: str, name: str = "<transcript>") -> list[Entry]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = parse_json(line)
         except json.JSONDecodeError as error:
             raise fail("transcript-line", f"line {number}: not JSON ({error.msg} at column {error.colno})", file=name) from None
+        except UnrepresentableJson as error:
+            raise fail("transcript-line", f"line {number}: {error}", file=name) from None
         if not isinstance(item, dict):
             raise fail("transcript-line", f"line {number}: expected an object with `from` and `message`", file=name)
         sender, message = item.get("from"), item.get("message")

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import SchemaSerializer
 
+from ._completion import completion_order
 from ._fastpath import FastPathValidator
 from ._fastschema import fast_schema
 from ._hooks import (
@@ -132,11 +133,22 @@ def complete_models(module: str) -> None:
     them at import gives each its `FastPathValidator` before anything (a `TypeAdapter`, say)
     copies its validator.
     """
-    for value in list(sys.modules[module].__dict__.values()):
-        if (
-            isinstance(value, type)
-            and issubclass(value, AcpModel)
-            and value.__module__ == module
-            and not value.__pydantic_complete__
-        ):
-            value.model_rebuild()
+    namespace = sys.modules[module].__dict__
+    pending = [
+        value
+        for value in list(namespace.values())
+        if isinstance(value, type)
+        and issubclass(value, AcpModel)
+        and value.__module__ == module
+        and not value.__pydantic_complete__
+    ]
+    # dependencies first (`_completion`); the schema walks of `__pydantic_on_complete__` still
+    # nest once per class of a chain, so they get room in proportion to the module's size
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 1000 + 20 * len(pending)))
+    try:
+        for value in completion_order(namespace, pending):
+            if not value.__pydantic_complete__:
+                value.model_rebuild()
+    finally:
+        sys.setrecursionlimit(limit)

@@ -65,7 +65,7 @@ class FastPathValidator:
         if self._fast is _UNBUILT:
             try:
                 self._fast = SchemaValidator(fast_schema(self.cls.__pydantic_core_schema__))
-            except _NoFastPath:
+            except (_NoFastPath, RecursionError):  # a chain too deep to walk: the full path only
                 self._fast = None
         return self._fast  # type: ignore[no-any-return]
 
