@@ -102,3 +102,9 @@ app.add_typer(_scaffold_app, name="scaffold")
 from codegen.transcript.command import check_transcript as _check_transcript
 
 app.command("check-transcript")(_check_transcript)
+
+from codegen.upgrade.command import outdated as _outdated
+from codegen.upgrade.command import upgrade as _upgrade
+
+app.command("outdated")(_outdated)
+app.command("upgrade")(_upgrade)
