@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -80,6 +81,29 @@ class FakeNpm:
                                         "log": str(self.log)}), encoding="utf-8")
         return {**os.environ, "PATH": f"{FAKE_NPM_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
                 "FAKE_NPM_REGISTRY": str(registry), "ACP_CODEGEN_CACHE": str(cache)}
+
+
+PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
+STALE_MARK = "# stale: generated from npm-2.2.0\n"
+
+
+def project_copy(root: Path) -> Path:
+    """A temporary copy of the project as it was at npm-2.2.0: its pin file and a stale generated/."""
+    (root / "schema").mkdir(parents=True)
+    (root / "schema" / "pins.toml").write_bytes(PINS_2_2.read_bytes())
+    generated = root / "generated" / "acp_v2_draft"
+    shutil.copytree(project_root() / "generated" / "acp_v2_draft", generated,
+                    ignore=shutil.ignore_patterns("__pycache__", "*_cache"))
+    models = generated / "models.py"
+    models.write_text(STALE_MARK + models.read_text(encoding="utf-8"), encoding="utf-8")
+    (generated / "stale_module.py").write_text(STALE_MARK, encoding="utf-8")
+    return root
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file below a directory (caches skipped): relative path -> bytes."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file() and not any(part.endswith("_cache") or part == "__pycache__" for part in p.parts)}
 
 
 @dataclass(frozen=True)
