@@ -108,3 +108,7 @@ from codegen.upgrade.command import upgrade as _upgrade
 
 app.command("outdated")(_outdated)
 app.command("upgrade")(_upgrade)
+
+from codegen.upgrade.command import migrate as _migrate
+
+app.command("migrate")(_migrate)

@@ -92,3 +92,30 @@ def upgrade(
         sys.stdout.write(plan.report())
     verb = "would upgrade" if dry_run else "upgraded"
     print(f"{verb} {plan.summary()}" + ("" if dry_run else f"; regenerated {plan.pin.package}"), file=sys.stderr)
+
+
+def migrate(
+    paths: Annotated[list[Path], typer.Argument(help="Files or directories of your code.", show_default=False)],
+    old: Annotated[str, typer.Option("--from", help="The revision your code was written against (source, path or pinned target).", show_default=False)],
+    new: Annotated[str, typer.Option("--to", help="The revision to move it to.", show_default=False)],
+    check: Annotated[bool, typer.Option("--check", help="List the edits without writing (exit 1 if any).")] = False,
+    pins: PinsOption = DEFAULT_PINS,
+) -> None:
+    """Rewrite renamed generated classes, attributes and handler methods in your code (libcst)."""
+    from codegen.upgrade.migrate_run import (
+        load_changes,
+        migrate_files,
+        python_files,
+        render_listing,
+    )
+
+    try:
+        files = python_files(paths)
+        api, bindings = load_changes(old, new, pins)
+        results = migrate_files(files, api, bindings, check=check)
+    except CodegenError as error:
+        _fail(error)
+    sys.stdout.write(render_listing(results, check=check))
+    pending = check and any(r.result.edits for r in results)
+    if pending or any(r.result.manual for r in results):
+        raise typer.Exit(1)

@@ -70,16 +70,20 @@ def test_registry_unreachable_is_one_line_exit_2(fake_npm: FakeNpm, tmp_path: Pa
     fake_npm.unreachable = True
     code, out, err = _outdated(fake_npm, tmp_path, default_pin_path())
     assert code == 2 and out == ""
-    assert err.splitlines() == ["error[registry-failed] @agentclientprotocol/sdk: `npm view @agentclientprotocol/sdk` "
-                                "failed (exit 1): network request failed, reason: getaddrinfo ENOTFOUND registry"]
+    assert err.splitlines() == [
+        "error[registry-failed] @agentclientprotocol/sdk: `npm view @agentclientprotocol/sdk` failed (exit 1): "
+        + "network request failed, reason: getaddrinfo ENOTFOUND registry"
+    ]
 
 
 def test_npm_missing_is_one_line_exit_2(fake_npm: FakeNpm, tmp_path: Path) -> None:
     env = {**fake_npm.env(tmp_path / "cache"), "PATH": str(tmp_path / "empty")}
     run = run_cli("outdated", env=env, cwd=tmp_path)
     assert run.returncode == 2, run.describe()
-    assert run.stderr.splitlines() == ["error[registry-failed] @agentclientprotocol/sdk: cannot check "
-                                       "@agentclientprotocol/sdk: the `npm` client is not on PATH"]
+    assert run.stderr.splitlines() == [
+        "error[registry-failed] @agentclientprotocol/sdk: cannot check @agentclientprotocol/sdk: "
+        + "the `npm` client is not on PATH"
+    ]
 
 
 @pytest.mark.network
