@@ -112,3 +112,7 @@ app.command("upgrade")(_upgrade)
 from codegen.upgrade.command import migrate as _migrate
 
 app.command("migrate")(_migrate)
+
+from codegen.upgrade.command import ci_app as _ci_app
+
+app.add_typer(_ci_app, name="ci")

@@ -119,3 +119,27 @@ def migrate(
     pending = check and any(r.result.edits for r in results)
     if pending or any(r.result.manual for r in results):
         raise typer.Exit(1)
+
+
+ci_app = typer.Typer(no_args_is_help=True, help="Write CI workflows that keep the bindings in step with the schema.")
+
+
+@ci_app.command("github")
+def ci_github(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Workflow file to write ('-' for stdout).")] = Path(".github/workflows/acp-codegen.yml"),
+    pins: Annotated[Path, typer.Option("--pins", help="The project's pin file, relative to its root.")] = Path("schema/pins.toml"),
+    out: Annotated[Path, typer.Option("--out", help="The project's output directory for generated packages.")] = Path("generated"),
+    install: Annotated[str | None, typer.Option("--install", help="pip requirement that installs acp-codegen in CI [default: acp-codegen==<this version>].")] = None,
+) -> None:
+    """A GitHub Actions workflow: `generate --check` and `outdated` on pull requests; `upgrade` + diff annotations on a schedule."""
+    from codegen.upgrade.ci import render_github_workflow, write_workflow
+
+    try:
+        text = render_github_workflow(pins, out=out, install_spec=install)
+        if str(output) == "-":
+            sys.stdout.write(text)
+            return
+        changed = write_workflow(text, output)
+    except CodegenError as error:
+        _fail(error)
+    print(f"{'wrote' if changed else 'unchanged:'} {output}", file=sys.stderr)
