@@ -56,6 +56,8 @@ class Plan:
 
     def summary(self) -> str:
         """One line saying what the upgrade does."""
+        if self.identical and self.new.source == self.pin.source:
+            return f"{self.pin.name}: already at the newest release ({short_label(self.pin.source)}); nothing to update"
         if self.identical:
             return (f"{self.pin.name}: {short_label(self.new.source)} has the same file as the pinned "
                     f"{short_label(self.pin.source)} (sha256 {self.new.sha256[:12]}): nothing to update")

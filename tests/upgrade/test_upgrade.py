@@ -63,6 +63,14 @@ def test_identical_file_updates_nothing(fake_npm: FakeNpm, project: Path) -> Non
     assert tree(project) == before
 
 
+def test_already_newest_updates_nothing(fake_npm: FakeNpm, project: Path) -> None:
+    assert _upgrade(fake_npm, project, "--to", "2.4.0")[0] == 0
+    after = tree(project)
+    code, out, err = _upgrade(fake_npm, project)
+    assert (code, out) == (0, "") and tree(project) == after
+    assert err.strip() == "acp_v2_draft: already at the newest release (npm:@agentclientprotocol/sdk@2.4.0); nothing to update"
+
+
 def test_a_failed_fetch_leaves_everything(fake_npm: FakeNpm, project: Path) -> None:
     fake_npm.publish("2.3.0", "npm-2.2.0", replace={"schema/v2/schema.unstable.json": b"{ not json"})
     before = tree(project)
