@@ -24,7 +24,7 @@ from codegen.pipeline import build_ir, load
 from codegen.sources import Fetched, NpmSource, default_cache_dir, fetch, parse_source
 from codegen.upgrade.registry import Releases, npm_view
 
-Status = Literal["current", "same-file", "outdated", "not-checked"]
+Status = Literal["current", "same-file", "outdated", "file-gone", "not-checked"]
 _NOT_CHECKED = {
     "github": "github: source (a commit, not a release; nothing to compare with)",
     "url": "plain URL source (no release list to ask)",
@@ -34,11 +34,11 @@ _NOT_CHECKED = {
 
 @dataclass(frozen=True)
 class Newer:
-    """The newest release of a pinned npm source: its source spec and fetched file."""
+    """The newest release of a pinned npm source: its source spec and fetched file (None: it has none)."""
 
     version: str
     source: str
-    fetched: Fetched
+    fetched: Fetched | None
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class TargetStatus:
     @property
     def file_changed(self) -> bool | None:
         """Whether the newest release's file differs from the pinned one (None: not known)."""
-        return None if self.newest is None else self.status == "outdated"
+        return None if self.newest is None else self.status in ("outdated", "file-gone")
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object (documented in docs/upgrade.md)."""
@@ -67,7 +67,7 @@ class TargetStatus:
             "pinned": self.pinned,
             "newest": None if self.newest is None else self.newest.version,
             "newest_source": None if self.newest is None else self.newest.source,
-            "newest_sha256": None if self.newest is None else self.newest.fetched.sha256,
+            "newest_sha256": None if self.newest is None or self.newest.fetched is None else self.newest.fetched.sha256,
             "file_changed": self.file_changed,
             "summary": None if self.diff is None else self.diff.summary(),
             "reason": self.reason,
@@ -126,7 +126,13 @@ def check_target(pin: Pin, releases: ReleaseLookup, *, prereleases: bool = False
     if not newer:
         return TargetStatus(pin.name, pin.source, "current", pinned=spec.version)
     source = npm_source_at(spec, newer[-1])
-    fetched = fetch_release(source)
+    try:
+        fetched = fetch_release(source)
+    except CodegenError as error:
+        if not any(d.code == "fetch-failed" and f"has no file {spec.path}" in d.message for d in error.diagnostics):
+            raise
+        reason = f"{newer[-1]} has no file {spec.path}: the schema moved"
+        return TargetStatus(pin.name, pin.source, "file-gone", spec.version, Newer(newer[-1], source, None), reason=reason)
     found = Newer(newer[-1], source, fetched)
     if fetched.sha256 == pin.sha256:
         return TargetStatus(pin.name, pin.source, "same-file", pinned=spec.version, newest=found)
@@ -151,7 +157,7 @@ def check_targets(pins: Iterable[Pin], *, prereleases: bool = False, lookup: Rel
 
 def any_outdated(rows: Sequence[TargetStatus]) -> bool:
     """Whether some target has a newer release with a different file (exit status 1)."""
-    return any(row.status == "outdated" for row in rows)
+    return any(row.status in ("outdated", "file-gone") for row in rows)
 
 
 def _counts(row: TargetStatus) -> str:

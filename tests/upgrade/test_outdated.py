@@ -52,6 +52,15 @@ def test_newer_release_with_the_same_file(fake_npm: FakeNpm, tmp_path: Path) -> 
     assert [(r["status"], r["newest"], r["file_changed"]) for r in rows] == [("same-file", "2.4.1", False)] * 3
 
 
+def test_a_release_without_the_pinned_file(fake_npm: FakeNpm, tmp_path: Path) -> None:
+    fake_npm.publish("3.0.0", "npm-2.4.0", drop=("schema/v2/schema.unstable.json",))
+    code, out, _ = _outdated(fake_npm, tmp_path, default_pin_path())
+    assert code == 1
+    rows = [line.split(None, 4) for line in out.splitlines()[1:]]
+    assert rows[0] == ["acp_v2_draft", "2.4.0", "3.0.0", "yes", "3.0.0 has no file schema/v2/schema.unstable.json: the schema moved"]
+    assert rows[1][:4] == ["acp_v2", "2.4.0", "3.0.0", "no"]  # its file is the same in 3.0.0
+
+
 def test_other_sources_are_not_checked(fake_npm: FakeNpm, tmp_path: Path) -> None:
     pins = tmp_path / "pins.toml"
     sha = "0" * 64

@@ -17,6 +17,7 @@ import sys
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from codegen.sources import default_shared_dir, project_root
 
@@ -28,14 +29,17 @@ _LAYOUT = {"schema.unstable.json": "schema/v2/schema.unstable.json", "schema.jso
            "v1.schema.json": "schema/v1/schema.json"}
 
 
-def build_tarball(revision: str, destination: Path, *, replace: dict[str, bytes] | None = None) -> Path:
-    """An npm-style tarball of a shared revision (`npm-2.4.0`), optionally with files replaced."""
+def build_tarball(revision: str, destination: Path, *, replace: dict[str, bytes] | None = None,
+                  drop: tuple[str, ...] = ()) -> Path:
+    """An npm-style tarball of a shared revision (`npm-2.4.0`), optionally with files replaced or left out."""
     files: dict[str, bytes] = {}
     for name, inner in _LAYOUT.items():
         path = default_shared_dir() / revision / name
         if path.is_file():
             files[inner] = path.read_bytes()
     files.update(replace or {})
+    for inner in drop:
+        files.pop(inner)
     files["package.json"] = json.dumps({"name": PACKAGE, "version": revision.removeprefix("npm-")}).encode()
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
@@ -56,7 +60,7 @@ class FakeNpm:
     versions: dict[str, Path] = field(default_factory=dict)  # version -> tarball
     unreachable: bool = False
 
-    def publish(self, version: str, revision: str, **kwargs: dict[str, bytes]) -> None:
+    def publish(self, version: str, revision: str, **kwargs: Any) -> None:
         """Make `version` available, packed from a shared revision."""
         self.versions[version] = build_tarball(revision, self.root / "tarballs" / f"{version}.tgz", **kwargs)
 
