@@ -55,6 +55,7 @@ def regen(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("acp-codegen", "generate")
     session.run("python", "tests/diff/regen.py")
+    session.run("python", "tests/upgrade/regen.py")
 
 
 @nox.session

@@ -102,3 +102,17 @@ app.add_typer(_scaffold_app, name="scaffold")
 from codegen.transcript.command import check_transcript as _check_transcript
 
 app.command("check-transcript")(_check_transcript)
+
+from codegen.upgrade.command import outdated as _outdated
+from codegen.upgrade.command import upgrade as _upgrade
+
+app.command("outdated")(_outdated)
+app.command("upgrade")(_upgrade)
+
+from codegen.upgrade.command import migrate as _migrate
+
+app.command("migrate")(_migrate)
+
+from codegen.upgrade.command import ci_app as _ci_app
+
+app.add_typer(_ci_app, name="ci")

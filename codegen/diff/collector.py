@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from codegen.diff.facts import WIRE_SIDES, Facts
-from codegen.diff.model import Change, breaks_for, sort_key
-from codegen.diff.renames import find_renames, path_mapper
+from codegen.diff.facts import Facts
+from codegen.diff.model import SIDES, Change, breaks_for, sort_key
+from codegen.diff.renames import find_method_renames, find_renames, path_mapper
 from codegen.diff.rules import rule
 from codegen.diff.typecmp import TypeJudge
 
@@ -31,7 +31,8 @@ class Collector:
     def __init__(self, old: Facts, new: Facts) -> None:
         self.old = old
         self.new = new
-        self.renames = find_renames(old, new)
+        self.method_renames = find_method_renames(old, new)
+        self.renames = find_renames(old, new, self.method_renames)
         self.rename = path_mapper(self.renames)
         self.unrename = path_mapper({new_path: old_path for old_path, new_path in self.renames.items()})
         self.judge = TypeJudge(old, new, self.rename)
@@ -40,7 +41,7 @@ class Collector:
     def senders(self, at: str) -> tuple[str, ...]:
         """Sides that send the definition at a (new) wire path, in either revision."""
         sent = self.old.senders_at(self.unrename(at)) | self.new.senders_at(at)
-        return tuple(s for s in WIRE_SIDES if s in sent)
+        return tuple(s for s in SIDES if s in sent)
 
     def emit(
         self,

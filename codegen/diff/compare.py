@@ -11,7 +11,8 @@ from __future__ import annotations
 from codegen.diff.collector import Collector
 from codegen.diff.facts import Facts, facts_for, variant_key
 from codegen.diff.members import compare_struct, compare_type
-from codegen.diff.model import SIDES, Change, callers
+from codegen.diff.model import SIDES, Change, callers, parties
+from codegen.diff.renames import method_key
 from codegen.ir.build import is_unstable
 from codegen.ir.nodes import Alias, Definition, Enum, Method, Protocol, Struct, TaggedUnion
 
@@ -36,17 +37,22 @@ def _method_defs(facts: Facts) -> set[str]:
 # -- methods ----------------------------------------------------------------------------------
 def compare_methods(c: Collector) -> None:
     """Methods added, removed, moved to another side, or switched between request/notification."""
-    before = {(m.side, m.wire_name, m.kind): m for m in c.old.protocol.methods}
-    after = {(m.side, m.wire_name, m.kind): m for m in c.new.protocol.methods}
-    gone = [k for k in before if k not in after]
-    new = [k for k in after if k not in before]
+    before = {method_key(m): m for m in c.old.protocol.methods}
+    after = {method_key(m): m for m in c.new.protocol.methods}
+    gone = [k for k in before if k not in after and k not in c.method_renames]
+    new = [k for k in after if k not in before and k not in c.method_renames.values()]
+    for old_key, new_key in sorted(c.method_renames.items()):
+        a, b = before[old_key], after[new_key]
+        message = f"{a.kind} `{a.wire_name}` (handled by {a.side}) renamed to `{b.wire_name}`"
+        c.emit("METHOD_RENAMED", b.wire_name, message, at=b.wire_name, old=a.wire_name, new=b.wire_name, breaks=parties(b.side), senders=callers(b.side))
+        _compare_method(c, a, b)
     for key in list(gone):
         side, wire, kind = key
         other = next((k for k in new if k[:2] == (side, wire)), None)
         if other is not None:
             gone.remove(key)
             new.remove(other)
-            c.emit("METHOD_KIND_CHANGED", wire, f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}", at=wire, old=kind, new=other[2], breaks=SIDES, senders=callers(side))
+            c.emit("METHOD_KIND_CHANGED", wire, f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}", at=wire, old=kind, new=other[2], breaks=parties(side), senders=callers(side))
     for wire, kind in sorted({(k[1], k[2]) for k in gone} & {(k[1], k[2]) for k in new}):
         old_sides = sorted(k[0] for k in gone if k[1:] == (wire, kind))
         new_sides = sorted(k[0] for k in new if k[1:] == (wire, kind))
@@ -54,7 +60,8 @@ def compare_methods(c: Collector) -> None:
             gone = [k for k in gone if k[1:] != (wire, kind)]
             new = [k for k in new if k[1:] != (wire, kind)]
             shown_old, shown_new = ", ".join(old_sides), ", ".join(new_sides)
-            c.emit("METHOD_SIDE_CHANGED", wire, f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})", at=wire, old=shown_old, new=shown_new, breaks=SIDES, senders=SIDES)
+            involved = tuple(sorted({p for side in old_sides + new_sides for p in parties(side)}, key=SIDES.index))
+            c.emit("METHOD_SIDE_CHANGED", wire, f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})", at=wire, old=shown_old, new=shown_new, breaks=involved, senders=involved)
     for key in sorted(gone):
         m = before[key]
         c.emit("METHOD_REMOVED", m.wire_name, f"{m.kind} `{m.wire_name}` (handled by {m.side}) removed", at=m.wire_name, breaks=callers(m.side), senders=callers(m.side))
@@ -72,12 +79,12 @@ def _compare_method(c: Collector, old: Method, new: Method) -> None:
         pb = None if b is None else c.new.path(b)
         if pa != pb:
             rule_id = "METHOD_PARAMS_CHANGED" if slot == "params" else "METHOD_RESULT_CHANGED"
-            c.emit(rule_id, wire, f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}", at=wire, old=pa, new=pb, breaks=SIDES, senders=callers(new.side))
+            c.emit(rule_id, wire, f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}", at=wire, old=pa, new=pb, breaks=parties(new.side), senders=callers(new.side))
     what = f"method `{wire}` (handled by {new.side})"
     if old.unstable != new.unstable:
         rule_id = "UNSTABLE_MARK_REMOVED" if old.unstable else "UNSTABLE_MARK_ADDED"
         message = f"{what} stabilised (UNSTABLE marker removed)" if old.unstable else f"{what} is now marked UNSTABLE"
-        c.emit(rule_id, wire, message, at=wire, breaks=() if old.unstable else SIDES, senders=callers(new.side))
+        c.emit(rule_id, wire, message, at=wire, breaks=() if old.unstable else parties(new.side), senders=callers(new.side))
 
 
 # -- definitions ------------------------------------------------------------------------------

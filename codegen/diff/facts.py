@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from codegen.diff.model import callers, handlers
 from codegen.ir import naming
 from codegen.ir.nodes import (
     Alias,
@@ -31,8 +32,6 @@ from codegen.ir.nodes import (
     TypeExpr,
     UnionOf,
 )
-
-WIRE_SIDES = ("agent", "client")
 
 
 def type_refs(expr: TypeExpr, loc: str = "") -> Iterator[tuple[str, str]]:
@@ -161,14 +160,12 @@ def _senders(protocol: Protocol, facts: Facts) -> dict[str, frozenset[str]]:
         root = protocol.by_def_name(root_def)
         if root is not None:
             roots.add(root.name)
-            starts.append((root.name, _wire_sides(sender)))
+            starts.append((root.name, handlers(sender)))
     for method in protocol.methods:  # x-side names the handler: params come from the callers
-        handler = _wire_sides(method.side)
-        callers = tuple(s for s in WIRE_SIDES if s not in handler) or WIRE_SIDES
         if method.params is not None:
-            starts.append((method.params, callers))
+            starts.append((method.params, callers(method.side)))
         if method.result is not None:
-            starts.append((method.result, handler))
+            starts.append((method.result, handlers(method.side)))
     for start, sides in starts:
         seen = {start}
         queue = deque([start])
@@ -181,8 +178,3 @@ def _senders(protocol: Protocol, facts: Facts) -> dict[str, frozenset[str]]:
                     queue.append(child)
     facts.roots = frozenset(roots)
     return {name: frozenset(sides) for name, sides in found.items()}
-
-
-def _wire_sides(side: str) -> tuple[str, ...]:
-    """Agent or client; a proxy or a protocol-level method stands for both."""
-    return (side,) if side in WIRE_SIDES else WIRE_SIDES

@@ -12,27 +12,44 @@ from typing import Any
 
 from codegen.diff.rules import CATEGORIES, LEVELS, Category, Level, Role, rule
 
-SIDES = ("agent", "client")
-_OTHER = {"agent": "client", "client": "agent"}
+SIDES = ("agent", "client", "proxy")
+"""Every role a change can break, in listing order; a proxy is its own role."""
+PEERS = ("agent", "client")
+"""The two ends of a plain ACP connection (what protocol-level methods stand for)."""
+# Who receives what a side sends: a proxy answers its predecessor (a conductor or editor acting
+# as the proxy's client), so what a proxy sends reaches clients.
+_OTHER = {"agent": ("client",), "client": ("agent",), "proxy": ("client",)}
 
 
 def breaks_for(role: Role, senders: Iterable[str]) -> tuple[str, ...]:
     """The sides a change breaks, from a rule's role and the definition's senders."""
     sent = {s for s in senders if s in SIDES}
+    received = {peer for s in sent for peer in _OTHER[s]}
     if role == "sender":
         hit = sent
     elif role == "receiver":
-        hit = {_OTHER[s] for s in sent}
+        hit = received
     elif role == "both":
-        hit = sent | {_OTHER[s] for s in sent}
+        hit = sent | received
     else:
         hit = set()
     return tuple(s for s in SIDES if s in hit)
 
 
 def callers(handler: str) -> tuple[str, ...]:
-    """The sides that call a method handled by `handler` (both for protocol/proxy methods)."""
-    return (_OTHER[handler],) if handler in _OTHER else SIDES
+    """The sides that call a method handled by `handler` (agent and client for protocol methods)."""
+    return _OTHER.get(handler, PEERS)
+
+
+def handlers(side: str) -> tuple[str, ...]:
+    """The roles that handle a method of an `x-side` (agent and client for protocol methods)."""
+    return (side,) if side in SIDES else PEERS
+
+
+def parties(side: str) -> tuple[str, ...]:
+    """Handlers and callers of a method of an `x-side`, in listing order."""
+    involved = set(handlers(side)) | set(callers(side))
+    return tuple(s for s in SIDES if s in involved)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ one that exists only in the new revision when a kept method uses them as its par
 a kept field's type moved from one to the other. Paired definitions are compared as one (their
 hoisted children follow the new prefix), and the rename is reported as `DEFINITION_RENAMED`
 plus a generated-code `CLASS_RENAMED`.
+
+Owns renamed methods too: a method removed and one added on the same side, of the same kind,
+whose params and result are the same definitions, or definitions only one revision has with the
+same field names (`AuthenticateRequest` -> `LoginAuthRequest`), are one method renamed; their
+params and result definitions are then paired like any rename.
 """
 
 from __future__ import annotations
@@ -14,12 +19,51 @@ from collections.abc import Callable
 
 from codegen.diff.facts import Facts
 from codegen.diff.typecmp import split_null
-from codegen.ir.nodes import ArrayOf, MapOf, Ref, Struct, TypeExpr
+from codegen.ir.nodes import ArrayOf, MapOf, Method, Ref, Struct, TypeExpr
 
 _SEPARATORS = (".", "[", "(", "#", "|")
 
+MethodKey = tuple[str, str, str]
+"""(handling side, wire name, request/notification): how methods are matched."""
 
-def find_renames(old: Facts, new: Facts) -> dict[str, str]:
+
+def method_key(method: Method) -> MethodKey:
+    """The key methods are matched by across revisions."""
+    return (method.side, method.wire_name, method.kind)
+
+
+def find_method_renames(old: Facts, new: Facts) -> dict[MethodKey, MethodKey]:
+    """Old method key -> new method key for every removed method judged renamed to an added one."""
+    before = {method_key(m): m for m in old.protocol.methods}
+    after = {method_key(m): m for m in new.protocol.methods}
+    gone = [m for k, m in before.items() if k not in after and (k[0], k[1]) not in {(x[0], x[1]) for x in after}]
+    added = [m for k, m in after.items() if k not in before and (k[0], k[1]) not in {(x[0], x[1]) for x in before}]
+    candidates = {method_key(a): [method_key(b) for b in added if _same_signature(old, new, a, b)] for a in gone}
+    chosen = {a: bs[0] for a, bs in candidates.items() if len(bs) == 1}
+    taken = [b for b in chosen.values()]
+    return {a: b for a, b in sorted(chosen.items()) if taken.count(b) == 1}
+
+
+def _same_signature(old: Facts, new: Facts, a: Method, b: Method) -> bool:
+    """Same side and kind, and params and result that are the same (or equivalent) definitions."""
+    if (a.side, a.kind) != (b.side, b.kind):
+        return False
+    return all(_same_definition(old, new, x, y) for x, y in ((a.params, b.params), (a.result, b.result)))
+
+
+def _same_definition(old: Facts, new: Facts, x: str | None, y: str | None) -> bool:
+    if x is None or y is None:
+        return x is None and y is None
+    px, py = old.path(x), new.path(y)
+    if px == py:
+        return True
+    a, b = old.at(px), new.at(py)
+    if px in new.by_path or py in old.by_path or not isinstance(a, Struct) or not isinstance(b, Struct):
+        return False
+    return {f.wire_name for f in a.fields} == {f.wire_name for f in b.fields}
+
+
+def find_renames(old: Facts, new: Facts, methods: dict[MethodKey, MethodKey] | None = None) -> dict[str, str]:
     """Old wire path -> new wire path for every named definition judged renamed."""
     renames: dict[str, str] = {}
 
@@ -33,9 +77,10 @@ def find_renames(old: Facts, new: Facts) -> dict[str, str]:
             return
         renames[a] = b
 
-    before = {(m.side, m.wire_name, m.kind): m for m in old.protocol.methods}
+    before = {method_key(m): m for m in old.protocol.methods}
+    moved = {b: a for a, b in (methods or {}).items()}
     for m in new.protocol.methods:
-        o = before.get((m.side, m.wire_name, m.kind))
+        o = before.get(moved.get(method_key(m), method_key(m)))
         if o is not None:
             for x, y in ((o.params, m.params), (o.result, m.result)):
                 if x is not None and y is not None:

@@ -39,6 +39,7 @@ RULES: tuple[Rule, ...] = (
     # methods (x-side names the handler; the caller is the other side)
     _r("METHOD_ADDED", "method", "info", "none", "A new method; callers must not rely on it with old peers (unknown methods get -32601 / are ignored)."),
     _r("METHOD_REMOVED", "method", "breaking", "caller", "A method is gone; old callers get method-not-found from new handlers."),
+    _r("METHOD_RENAMED", "method", "breaking", "both", "A method got a new wire name with the same params and result; old callers reach handlers that lack the new name (and the other way round)."),
     _r("METHOD_SIDE_CHANGED", "method", "breaking", "both", "The side that handles a method (x-side) changed."),
     _r("METHOD_KIND_CHANGED", "method", "breaking", "both", "A method switched between request and notification."),
     _r("METHOD_PARAMS_CHANGED", "method", "breaking", "both", "A method's params are now a different definition."),

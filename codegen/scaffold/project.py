@@ -48,6 +48,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
         ("{package}/agent.py", "scaffold/agent/agent.py.jinja"),
         ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
+        (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
     ),
     "client": (
         ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
@@ -60,6 +61,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/client.py", "scaffold/client/client.py.jinja"),
         ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
         ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
+        (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
     ),
 }
 

@@ -1,0 +1,1 @@
+"""Following the draft: `outdated`, `upgrade`, the Python API migration notes, `migrate` and `ci`."""
