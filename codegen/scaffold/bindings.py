@@ -144,6 +144,13 @@ def bind_versions(
     bad = [v for v in versions if v not in BINDINGS]
     if bad or not versions:
         raise fail("bad-protocol", f"protocol versions are 1 and 2, not {bad or 'none'}", file="--protocol")
+    if kind == "client" and 2 not in versions:
+        raise fail(
+            "bad-protocol",
+            "the client shows every version through the v2 session state, so it needs the v2 "
+            "bindings; leave --protocol out (v1 and v2) or pass --protocol 2",
+            file="--protocol",
+        )
     if v1_schema is not None and versions != (1, 2):
         raise fail("bad-option", "--v1-schema is for a project speaking both versions; use --schema", file="--v1-schema")
     bound = []

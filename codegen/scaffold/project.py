@@ -58,6 +58,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
         ("{package}/display.py", "scaffold/client/display.py.jinja"),
         ("{package}/client.py", "scaffold/client/client.py.jinja"),
+        ("{package}/v1.py", "scaffold/client/v1.py.jinja"),
         ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
         ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
     ),
@@ -66,6 +67,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
 # Files only a project speaking that protocol version has.
 VERSION_FILES: Mapping[str, int] = {
     "{package}/agent_v1.py": 1,
+    "{package}/v1.py": 1,
     "tests/test_agent_v1.py": 1,
     "{package}/agent_v2.py": 2,
     "tests/test_agent.py": 2,
