@@ -103,7 +103,7 @@ def main() -> None:
     try:
         asyncio.run(scenario(sys.argv[1:], record))
         record["ok"] = True
-    except Exception as exc:  # the record says what went wrong
+    except Exception as exc:  # noqa: BLE001 - the record says what went wrong
         record["error"] = f"{type(exc).__name__}: {exc}"
     print(json.dumps(record))
 

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codegen.sources import project_root
+from tests.interop.processes import read_until
 
 INTEROP = Path(__file__).resolve().parent
 ROOT = project_root()
@@ -161,20 +160,6 @@ def test_the_scaffolded_client_drives_agents_of_other_sdks(projects: dict[str, P
     assert recorded[0]["message"]["params"]["protocolVersion"] == 2  # it asks for the newest
     answer = next(e["message"] for e in recorded if e["from"] == "agent" and e["message"].get("id") == "initialize")
     assert answer["result"]["protocolVersion"] == AGENTS[name][1]
-
-
-def read_until(process: subprocess.Popen[bytes], marker: bytes) -> bytes:
-    """A process's stdout up to `marker`."""
-    assert process.stdout is not None
-    seen = b""
-    deadline = time.monotonic() + TIMEOUT
-    while marker not in seen:
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        chunk = os.read(process.stdout.fileno(), 4096) if ready else b""
-        if not chunk:
-            raise AssertionError(f"{marker!r} never came; got {seen!r}")
-        seen += chunk
-    return seen
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
