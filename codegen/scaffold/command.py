@@ -13,7 +13,7 @@ import typer
 
 from codegen.errors import CodegenError
 from codegen.pins import default_pin_path
-from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, Kind, scaffold
+from codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAND, Kind, scaffold
 from codegen.ui import Reporter
 
 scaffold_app = typer.Typer(
@@ -29,13 +29,40 @@ SchemaOption = Annotated[
     typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
+ProtocolOption = Annotated[
+    int | None,
+    typer.Option("--protocol", help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize)."),
+]
+V1SchemaOption = Annotated[
+    str | None,
+    typer.Option("--v1-schema", help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2."),
+]
 PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
 
 
-def _run(kind: Kind, directory: Path, name: str | None, schema: str | None, force: bool, pins: Path | None) -> None:
+def _run(
+    kind: Kind,
+    directory: Path,
+    name: str | None,
+    schema: str | None,
+    force: bool,
+    pins: Path | None,
+    protocol: int | None,
+    v1_schema: str | None,
+) -> None:
     reporter = Reporter()
+    protocols = PROTOCOLS if protocol is None else (protocol,)
     try:
-        done = scaffold(kind, directory, name=name, schema=schema, force=force, pins_path=pins or default_pin_path())
+        done = scaffold(
+            kind,
+            directory,
+            name=name,
+            schema=schema,
+            force=force,
+            pins_path=pins or default_pin_path(),
+            protocols=protocols,
+            v1_schema=v1_schema,
+        )
     except CodegenError as error:
         reporter.diagnostics(error.diagnostics)
         raise typer.Exit(2) from None
@@ -53,9 +80,11 @@ def agent(
     schema: SchemaOption = None,
     force: ForceOption = False,
     pins: PinsOption = None,
+    protocol: ProtocolOption = None,
+    v1_schema: V1SchemaOption = None,
 ) -> None:
-    """Create an echo agent project: bindings, agent.py (subclassing Agent), tests, README."""
-    _run("agent", directory, name, schema, force, pins)
+    """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
+    _run("agent", directory, name, schema, force, pins, protocol, v1_schema)
 
 
 @scaffold_app.command("client")
@@ -65,6 +94,8 @@ def client(
     schema: SchemaOption = None,
     force: ForceOption = False,
     pins: PinsOption = None,
+    protocol: ProtocolOption = None,
+    v1_schema: V1SchemaOption = None,
 ) -> None:
-    """Create a terminal client project that runs an agent command and streams one prompt."""
-    _run("client", directory, name, schema, force, pins)
+    """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
+    _run("client", directory, name, schema, force, pins, protocol, v1_schema)

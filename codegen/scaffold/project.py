@@ -1,8 +1,9 @@
 """What a scaffolded project is: its names, its files, the checks before writing, and the writing.
 
-A project is the generated bindings for one schema, inside the project's own package as
-`<package>.acp`, plus the files rendered from `templates/scaffold/`. Everything is rendered
-(and formatted) before anything is written; every problem is a `CodegenError`.
+A project is the generated bindings of each protocol version it speaks, inside the project's own
+package (`<package>.acp` for v2, `<package>.acp_v1` for v1), plus the files rendered from
+`templates/scaffold/`. Everything is rendered (and formatted) before anything is written; every
+problem is a `CodegenError`.
 """
 
 from __future__ import annotations
@@ -15,21 +16,16 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from codegen import __version__
-from codegen.diff.run import Resolver
 from codegen.errors import fail
 from codegen.fmt import format_files
-from codegen.ir.nodes import Protocol
-from codegen.pins import load_pins
-from codegen.pipeline import Target, render_target
-from codegen.render.dispatch import fanout_for
 from codegen.render.package import environment
+from codegen.scaffold.bindings import PROTOCOLS, Bound, Kind, bind_versions, regenerate_command
 from codegen.sources import default_cache_dir
 from codegen.write import write_package
 
-Kind = Literal["agent", "client"]
+__all__ = ["INSTALL_COMMAND", "PROTOCOLS", "TEST_COMMAND", "Kind", "scaffold"]
 
 INSTALL_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]'"
 """How a scaffolded project is installed (its README says so, and the tests run it)."""
@@ -47,8 +43,12 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
         ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
         ("{package}/agent.py", "scaffold/agent/agent.py.jinja"),
+        ("{package}/echo.py", "scaffold/agent/echo.py.jinja"),
+        ("{package}/agent_v1.py", "scaffold/agent/agent_v1.py.jinja"),
+        ("{package}/agent_v2.py", "scaffold/agent/agent_v2.py.jinja"),
         ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+        ("tests/test_agent_v1.py", "scaffold/agent/test_agent_v1.py.jinja"),
     ),
     "client": (
         ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
@@ -59,10 +59,20 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
         ("{package}/display.py", "scaffold/client/display.py.jinja"),
         ("{package}/client.py", "scaffold/client/client.py.jinja"),
+        ("{package}/v1.py", "scaffold/client/v1.py.jinja"),
         ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
         ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
     ),
+}
+
+# Files only a project speaking that protocol version has.
+VERSION_FILES: Mapping[str, int] = {
+    "{package}/agent_v1.py": 1,
+    "{package}/v1.py": 1,
+    "tests/test_agent_v1.py": 1,
+    "{package}/agent_v2.py": 2,
+    "tests/test_agent.py": 2,
 }
 
 # Runtime dependencies of each kind (the bindings need pydantic only).
@@ -73,61 +83,6 @@ DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
 
 # The module holding `main()` (the console script) of each kind.
 MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
-
-# What each kind's code calls: wire methods, and `session/update` variants it sends or renders.
-REQUIRED_METHODS: Mapping[Kind, frozenset[str]] = {
-    "agent": frozenset(
-        {
-            "initialize",
-            "session/new",
-            "session/prompt",
-            "session/cancel",
-            "session/list",
-            "session/close",
-            "session/resume",
-            "session/update",
-            "session/request_permission",
-        }
-    ),
-    "client": frozenset(
-        {
-            "initialize",
-            "session/new",
-            "session/prompt",
-            "session/cancel",
-            "session/update",
-            "session/request_permission",
-        }
-    ),
-}
-REQUIRED_UPDATES: Mapping[Kind, frozenset[str]] = {
-    "agent": frozenset(
-        {
-            "user_message",
-            "agent_message",
-            "agent_message_chunk",
-            "agent_thought_chunk",
-            "state_update",
-            "plan_update",
-            "tool_call_update",
-            "tool_call_content_chunk",
-        }
-    ),
-    "client": frozenset(
-        {
-            "user_message",
-            "agent_message",
-            "agent_message_chunk",
-            "agent_thought",
-            "agent_thought_chunk",
-            "state_update",
-            "plan_update",
-            "tool_call_update",
-            "tool_call_content_chunk",
-            "notice",
-        }
-    ),
-}
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
 _PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
@@ -190,35 +145,10 @@ def check_directory(directory: Path, *, force: bool) -> None:
         )
 
 
-def schema_target(schema: str | None, package: str, pins_path: Path) -> Target:
-    """The bindings target: `schema` (a source or pinned target name), else the default pin."""
-    if schema is None:
-        pin = load_pins(pins_path).default_pin
-        return Target(pin.name, package, pin.source, pin.sha256)
-    ref = Resolver(pins_path).resolve(schema)
-    return Target(ref.label, package, ref.source, ref.sha256)
-
-
-def check_protocol(protocol: Protocol, kind: Kind, label: str) -> None:
-    """`incompatible-schema` unless the schema has every method and update the project uses."""
-    methods = {m.wire_name: m for m in protocol.methods}
-    missing = sorted(REQUIRED_METHODS[kind] - set(methods))
-    update = methods.get("session/update")
-    fanout = fanout_for(protocol, update) if update is not None else None
-    tags = {case.tag for case in fanout.cases} if fanout is not None else set()
-    missing += [f"update {tag}" for tag in sorted(REQUIRED_UPDATES[kind] - tags)]
-    if missing:
-        raise fail(
-            "incompatible-schema",
-            f"the scaffolded {kind} follows the ACP v2 prompt lifecycle, but this schema lacks: "
-            + ", ".join(missing),
-            file=label,
-        )
-
-
-def render_project(kind: Kind, names: Names, target: Target, protocol: Protocol) -> dict[str, str]:
+def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[str, str]:
     """The project's own files (everything but the bindings): relative path -> text."""
-    sha256 = target.sha256 or protocol.sha256
+    versions = tuple(b.version for b in bound)
+    subpackages = [b.subpackage for b in bound]
     context = {
         "kind": kind,
         "package": names.package,
@@ -226,20 +156,20 @@ def render_project(kind: Kind, names: Names, target: Target, protocol: Protocol)
         "title": names.title,
         "module": MAIN_MODULE[kind],
         "dependencies": DEPENDENCIES[kind],
-        "source": target.source,
-        "sha256": sha256,
+        "protocols": versions,
+        "bindings": subpackages,
+        "router": bound[-1].subpackage,  # the newest version's bindings serve the router
+        "sources": [(b.version, b.target.source, b.sha256) for b in bound],
         "generator_version": __version__,
         "install_command": INSTALL_COMMAND,
         "test_command": TEST_COMMAND,
-        "regenerate_command": (
-            f"acp-codegen generate --schema '{target.source}' --sha256 {sha256} "
-            f"--package {names.package}.acp --out ."
-        ),
+        "regenerate_commands": [regenerate_command(names.package, b) for b in bound],
     }
     env = environment()
     rendered = {
         path.format(package=names.package): env.get_template(template).render(context)
         for path, template in PROJECT_FILES[kind]
+        if VERSION_FILES.get(path, versions[0]) in versions
     }
     return format_files(rendered, default_cache_dir() / "black")
 
@@ -256,29 +186,38 @@ def _write_text(path: Path, text: str) -> None:
         raise
 
 
-def write_project(directory: Path, package: str, files: Mapping[str, str], bindings: dict[str, str]) -> None:
-    """Write the project files one by one (each atomically) and swap the bindings package in whole."""
+def write_project(
+    directory: Path, package: str, files: Mapping[str, str], bindings: Mapping[str, dict[str, str]]
+) -> None:
+    """Write the project files one by one (each atomically) and swap each bindings package in whole."""
     try:
         for name, text in files.items():
             _write_text(directory / name, text)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise fail("write-failed", f"cannot write the project: {reason}", file=str(directory)) from None
-    write_package(bindings, directory / package / "acp")
+    for subpackage, package_files in bindings.items():
+        write_package(package_files, directory / package / subpackage)
 
 
 def scaffold(
-    kind: Kind, directory: Path, *, name: str | None, schema: str | None, force: bool, pins_path: Path
+    kind: Kind,
+    directory: Path,
+    *,
+    name: str | None,
+    schema: str | None,
+    force: bool,
+    pins_path: Path,
+    protocols: tuple[int, ...] = PROTOCOLS,
+    v1_schema: str | None = None,
 ) -> Scaffolded:
     """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds)."""
     names = project_names(
         name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
     )
     check_directory(directory, force=force)
-    target = schema_target(schema, f"{names.package}.acp", pins_path)
-    bindings, protocol = render_target(target, cache_dir=default_cache_dir())
-    check_protocol(protocol, kind, target.source)
-    files = render_project(kind, names, target, protocol)
-    write_project(directory, names.package, files, bindings)
-    listed = sorted([*files, *(f"{names.package}/acp/{n}" for n in bindings)])
-    return Scaffolded(kind, directory, names, tuple(listed), target.source)
+    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
+    files = render_project(kind, names, bound)
+    write_project(directory, names.package, files, {b.subpackage: b.files for b in bound})
+    listed = sorted([*files, *(f"{names.package}/{b.subpackage}/{n}" for b in bound for n in b.files)])
+    return Scaffolded(kind, directory, names, tuple(listed), ", ".join(b.target.source for b in bound))

@@ -9,6 +9,8 @@ and unknown enum values; use `to_json()` / `from_json()` for lossless wire conve
 """
 
 from ._base import AcpModel, OpenEnum, TaggedModel
+from ._negotiate import Negotiated, UnsupportedVersionError, negotiate, spawn_negotiated
+from ._router import Routed, VersionRouter, serve_versions
 from .dispatch import *  # noqa: F403
 from .dispatch import __all__ as _dispatch_all
 from .enums import *  # noqa: F403
@@ -21,10 +23,17 @@ SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
 
 __all__ = [
     "AcpModel",
+    "Negotiated",
     "OpenEnum",
+    "Routed",
     "SHA256",
     "SOURCE",
     "TaggedModel",
+    "UnsupportedVersionError",
+    "VersionRouter",
+    "negotiate",
+    "serve_versions",
+    "spawn_negotiated",
     *_enums_all,
     *_models_all,
     *_dispatch_all,

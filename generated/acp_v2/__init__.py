@@ -9,6 +9,8 @@ and unknown enum values; use `to_json()` / `from_json()` for lossless wire conve
 """
 
 from ._base import AcpModel, OpenEnum, TaggedModel
+from ._negotiate import Negotiated, UnsupportedVersionError, negotiate, spawn_negotiated
+from ._router import Routed, VersionRouter, serve_versions
 from .dispatch import *  # noqa: F403
 from .dispatch import __all__ as _dispatch_all
 from .enums import *  # noqa: F403
@@ -23,10 +25,17 @@ SHA256 = "b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5"
 
 __all__ = [
     "AcpModel",
+    "Negotiated",
     "OpenEnum",
+    "Routed",
     "SHA256",
     "SOURCE",
     "TaggedModel",
+    "UnsupportedVersionError",
+    "VersionRouter",
+    "negotiate",
+    "serve_versions",
+    "spawn_negotiated",
     *_enums_all,
     *_models_all,
     *_dispatch_all,

@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -86,4 +88,26 @@ export function sdkVersion() {
     if (parent === dir) return null;
     dir = parent;
   }
+}
+
+/**
+ * Start the agent command with piped stdio for a driver script: its byte streams tapped into
+ * `record.frames`, a deadline of `totalMs` for the whole run, start failures in `record.error`.
+ * `finish(code)` prints the record and exits. Returns {child, childExit, output, input, overall}.
+ */
+export function spawnAgent(command, record, totalMs, finish) {
+  const overall = setTimeout(() => {
+    record.error = record.error ?? `scenario did not finish within ${totalMs} ms`;
+    child.kill("SIGKILL");
+    finish(1);
+  }, totalMs);
+  const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
+  child.on("error", (error) => {
+    record.error = `could not start the agent: ${error.message}`;
+    finish(1);
+  });
+  const childExit = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const output = tapWritable(Writable.toWeb(child.stdin), (line) => record.frames.push(frameRecord("out", line)));
+  const input = tapReadable(Readable.toWeb(child.stdout), (line) => record.frames.push(frameRecord("in", line)));
+  return { child, childExit, output, input, overall };
 }

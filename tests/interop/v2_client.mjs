@@ -28,12 +28,9 @@
 // sessionId, prompts, events, frames}. `events` are in arrival order; `frames` are the raw
 // JSON-RPC frames in both directions ("out" = client -> agent).
 
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
-import { frameRecord, sdkVersion, tapReadable, tapWritable, within } from "./frames.mjs";
+import { sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 25_000;
@@ -71,23 +68,8 @@ if (command.length === 0 || !["lifecycle", "cancel-permission", "cancel-held-pro
 }
 record.scenario = scenarioName;
 
-const overall = setTimeout(() => {
-  record.error = record.error ?? `scenario did not finish within ${TOTAL_MS} ms`;
-  child.kill("SIGKILL");
-  finish(1);
-}, TOTAL_MS);
-
-const child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"] });
-child.on("error", (error) => {
-  record.error = `could not start the agent: ${error.message}`;
-  finish(1);
-});
-const childExit = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-
-const stream = acp.ndJsonStream(
-  tapWritable(Writable.toWeb(child.stdin), (line) => record.frames.push(frameRecord("out", line))),
-  tapReadable(Readable.toWeb(child.stdout), (line) => record.frames.push(frameRecord("in", line))),
-);
+const { child, childExit, output, input, overall } = spawnAgent(command, record, TOTAL_MS, finish);
+const stream = acp.ndJsonStream(output, input);
 
 // Waiters for session updates: resolved by the (synchronous, hence in-order) update handler.
 const waiters = [];

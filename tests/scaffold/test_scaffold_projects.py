@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from scaffold_support import (
 )
 
 from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
+from tests.interop.processes import read_until
 
 TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
 INTEROP = ROOT / "tests" / "interop"
@@ -163,20 +162,6 @@ def test_the_client_drives_the_agent_through_the_whole_lifecycle(one_minute: One
     assert all(m["params"]["sessionId"] == session_id for m in lifecycle if "params" in m)
     printed = lines_of(done.stdout)
     assert "agent: " + prompt in printed and printed[-1] == "idle (end_turn)"
-
-
-def read_until(process: subprocess.Popen[bytes], marker: bytes) -> bytes:
-    """Read a process's stdout until `marker` shows up."""
-    assert process.stdout is not None
-    seen = b""
-    deadline = time.monotonic() + TIMEOUT
-    while marker not in seen:
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        chunk = os.read(process.stdout.fileno(), 4096) if ready else b""
-        if not chunk:
-            raise AssertionError(f"{marker!r} never came; got {seen!r}")
-        seen += chunk
-    return seen
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
