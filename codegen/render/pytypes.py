@@ -252,9 +252,11 @@ def struct_bases(struct: Struct, protocol: Protocol) -> str:
 def all_fields(struct: Struct, protocol: Protocol) -> list[Field]:
     """Own and inherited fields, base first (a field a subclass redefines in its place there)."""
     chain: list[Struct] = []
+    names: set[str] = set()
     current: object = struct
-    while isinstance(current, Struct) and current not in chain:  # iterative: bases of any depth
+    while isinstance(current, Struct) and current.name not in names:  # iterative: bases of any depth
         chain.append(current)
+        names.add(current.name)
         current = protocol.get(current.base) if current.base else None
     fields: list[Field] = []
     for cls in reversed(chain):
