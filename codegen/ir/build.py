@@ -9,7 +9,8 @@ ordering. Method tables come from `codegen.ir.methods`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Set as AbstractSet
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 

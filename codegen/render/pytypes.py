@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from codegen.fmt import LINE_LENGTH
-from codegen.ir.patterns import Regex
 from codegen.ir.nodes import (
     Alias,
     ArrayOf,
@@ -25,6 +24,7 @@ from codegen.ir.nodes import (
     TypeExpr,
     UnionOf,
 )
+from codegen.ir.patterns import Regex
 
 _FIELD_ARGS = {
     "minLength": "min_length",
