@@ -15,7 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from generator_support import Schema, assert_one_error, cli, generate, minimal, mutated, ping, write_schema
+from generator_support import (
+    Schema,
+    assert_one_error,
+    cli,
+    generate,
+    minimal,
+    mutated,
+    ping,
+    write_schema,
+)
 
 HUGE = "9" * 5000  # over Python's default limit of 4300 digits for int <-> str
 

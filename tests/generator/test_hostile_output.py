@@ -95,7 +95,7 @@ def test_colliding_names_do_not_depend_on_key_order(tmp_path: Path, out: Path) -
     props = ping(schema)["properties"]
     ping(schema)["properties"] = dict(reversed(list(props.items())))
     again = generated_ok(tmp_path, schema)
-    lines = lambda root: sorted(  # noqa: E731
+    lines = lambda root: sorted(
         line.strip() for line in (root / "hostile" / "models.py").read_text(encoding="utf-8").splitlines()
         if "foo_bar" in line
     )
