@@ -32,6 +32,7 @@ def _root_conftest() -> Any:
     spec = importlib.util.spec_from_file_location("_acp_tests_conftest", ROOT / "tests" / "conftest.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
