@@ -22,9 +22,11 @@ Schema = dict[str, Any]
 PACKAGE_FILES = {
     "__init__.py",
     "_base.py",
+    "_completion.py",
     "_fastpath.py",
     "_fastschema.py",
     "_hooks.py",
+    "_jsonint.py",
     "_openenum.py",
     "_rpc.py",
     "_rpc_connection.py",

@@ -9,7 +9,8 @@ ordering. Method tables come from `codegen.ir.methods`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -112,6 +113,13 @@ class Builder:
         return self.out.get(naming.class_name(def_key))
 
     def _build_key(self, def_key: str) -> None:
+        if def_key in self.def_names or def_key in self.in_progress:
+            return
+        for key in _prerequisites(def_key, self.defs, self.def_names.keys() | self.in_progress):
+            self._build_one(key)
+        self._build_one(def_key)
+
+    def _build_one(self, def_key: str) -> None:
         if def_key in self.def_names or def_key in self.in_progress:
             return
         name = naming.class_name(def_key)
@@ -289,9 +297,11 @@ class Builder:
     def _all_fields(self, struct: Struct) -> list[Field]:
         """Inherited fields (the root base's first), then the struct's own."""
         chain: list[Struct] = []
+        names: set[str] = set()
         current: Definition | None = struct
-        while isinstance(current, Struct) and current not in chain:
+        while isinstance(current, Struct) and current.name not in names:
             chain.append(current)
+            names.add(current.name)
             current = self.out.get(current.base) if current.base else None
         return [f for s in reversed(chain) for f in s.fields]
 
@@ -335,6 +345,39 @@ class Builder:
         if definition.name in self.out:
             raise fail("name-clash", f"two definitions named {definition.name!r}", file=self.resolved.label, pointer=definition.pointer)
         self.out[definition.name] = definition
+
+
+def _extended(schema: Any) -> list[str]:
+    """The definitions a schema extends (`allOf` `$ref`s, its own and its alternatives'): what
+    building it needs built first."""
+    if not isinstance(schema, dict):
+        return []
+    parts = [p for p in schema.get("allOf") or () if isinstance(p, dict)]
+    for option in options_of(schema) or ():
+        if isinstance(option, dict):
+            parts.extend(p for p in option.get("allOf") or () if isinstance(p, dict))
+    return [ref_name(p["$ref"]) for p in parts if isinstance(p.get("$ref"), str)]
+
+
+def _prerequisites(def_key: str, defs: Mapping[str, Any], done: AbstractSet[str]) -> list[str]:
+    """The definitions `def_key` extends, directly or not, that are not built yet, each after
+    those it extends (iterative: inheritance chains of any length; a cycle is cut where it
+    closes, as building it would)."""
+    out: list[str] = []
+    seen = {def_key}
+    path: list[tuple[str, Iterator[str]]] = [(def_key, iter(_extended(defs.get(def_key))))]
+    while path:
+        key, targets = path[-1]
+        for target in targets:
+            if target not in seen and target not in done and target in defs:
+                seen.add(target)
+                path.append((target, iter(_extended(defs[target]))))
+                break
+        else:
+            path.pop()
+            if key != def_key:
+                out.append(key)
+    return out
 
 
 def _absent_or_const(schema: dict[str, Any]) -> list[tuple[str, str | int | bool]]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
@@ -63,7 +64,7 @@ def field_name(wire: str) -> str:
     return name
 
 
-def distinct_field_names(wires: Sequence[str], taken: Set[str] = frozenset(), keep: Set[str] = frozenset()) -> dict[str, str]:
+def distinct_field_names(wires: Sequence[str], taken: AbstractSet[str] = frozenset(), keep: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """Python names for the properties of one object, all distinct: `field_name(wire)`, and where
     several wire names give the same name (`fooBar`, `foo_bar`, `foo-bar`, `FooBar`), a wire name
     in `keep` (a tag), else the one spelled exactly so, keeps it and the others, in code-point

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from codegen.errors import fail
 from codegen.ir.naming import pascal
-from codegen.ir.patterns import BadPattern, Regex, translate
 from codegen.ir.nodes import ArrayOf, Const, MapOf, Ref, Scalar, TypeExpr, UnionOf
+from codegen.ir.patterns import BadPattern, Regex, translate
 from codegen.ir.shapes import DOC_KEYS, enum_shape, options_of, union_shape
 from codegen.resolve import ref_name
 

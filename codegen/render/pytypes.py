@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from codegen.fmt import LINE_LENGTH
-from codegen.ir.patterns import Regex
 from codegen.ir.nodes import (
     Alias,
     ArrayOf,
@@ -25,6 +24,7 @@ from codegen.ir.nodes import (
     TypeExpr,
     UnionOf,
 )
+from codegen.ir.patterns import Regex
 
 _FIELD_ARGS = {
     "minLength": "min_length",
@@ -252,9 +252,11 @@ def struct_bases(struct: Struct, protocol: Protocol) -> str:
 def all_fields(struct: Struct, protocol: Protocol) -> list[Field]:
     """Own and inherited fields, base first (a field a subclass redefines in its place there)."""
     chain: list[Struct] = []
+    names: set[str] = set()
     current: object = struct
-    while isinstance(current, Struct) and current not in chain:  # iterative: bases of any depth
+    while isinstance(current, Struct) and current.name not in names:  # iterative: bases of any depth
         chain.append(current)
+        names.add(current.name)
         current = protocol.get(current.base) if current.base else None
     fields: list[Field] = []
     for cls in reversed(chain):

@@ -10,25 +10,28 @@ schemas, so no step goes deeper than one class.
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing
 from collections.abc import Iterator, Mapping
-from typing import Any, ForwardRef
+from typing import Any, ForwardRef, TypeVar, cast
+
+_T = TypeVar("_T", bound=type)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def completion_order(namespace: Mapping[str, Any], pending: list[type]) -> list[type]:
+def completion_order(namespace: Mapping[str, Any], pending: list[_T]) -> list[_T]:
     """`pending` with every class after the pending classes it depends on (fields, bases and the
     aliases they name), otherwise in the given order; iterative, so chains of any length."""
-    wanted = set(pending)
+    wanted: set[type] = set(pending)
     done: set[type] = set()
     out: list[type] = []
     for root in pending:
         if root in done:
             continue
         path: list[tuple[type, Iterator[type]]] = [(root, _dependencies(root, namespace, wanted))]
-        on_path = {root}
+        on_path: set[type] = {root}
         while path:
             cls, deps = path[-1]
             for dep in deps:
@@ -41,7 +44,7 @@ def completion_order(namespace: Mapping[str, Any], pending: list[type]) -> list[
                 on_path.discard(cls)
                 done.add(cls)
                 out.append(cls)
-    return out
+    return cast("list[_T]", out)  # every class in it comes from `pending`
 
 
 def _dependencies(cls: type, namespace: Mapping[str, Any], wanted: set[type]) -> Iterator[type]:
@@ -49,7 +52,7 @@ def _dependencies(cls: type, namespace: Mapping[str, Any], wanted: set[type]) ->
     for klass in cls.__mro__:
         if klass in wanted and klass is not cls:
             yield klass
-        for annotation in klass.__dict__.get("__annotations__", {}).values():
+        for annotation in inspect.get_annotations(klass).values():
             for found in _classes(annotation, namespace):
                 if found in wanted and found is not cls:
                     yield found

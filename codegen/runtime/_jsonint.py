@@ -45,7 +45,9 @@ class Integer:
         }
         self.bounds: dict[str, int] = {k: v for k, v in given.items() if v is not None}
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         """A strict int, else a strict float that a lax int turns into an int (see the module docstring)."""
         return core_schema.union_schema(
             [
@@ -59,9 +61,17 @@ class Integer:
             ]
         )
 
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         """`{"type": "integer", ...bounds}`, as the source schema says."""
-        names = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum", "multiple_of": "multipleOf"}
+        names = {
+            "ge": "minimum",
+            "le": "maximum",
+            "gt": "exclusiveMinimum",
+            "lt": "exclusiveMaximum",
+            "multiple_of": "multipleOf",
+        }
         return {"type": "integer", **{names[k]: v for k, v in self.bounds.items()}}
 
     def __repr__(self) -> str:

@@ -189,15 +189,45 @@ def _write_text(path: Path, text: str) -> None:
 def write_project(
     directory: Path, package: str, files: Mapping[str, str], bindings: Mapping[str, dict[str, str]]
 ) -> None:
-    """Write the project files one by one (each atomically) and swap each bindings package in whole."""
+    """Write the project files one by one (each atomically) and swap each bindings package in whole;
+    on any failure, undo what was written (files restored or removed, new directories removed)."""
+    paths = [directory / name for name in files] + [directory / package / sub for sub in bindings]
+    new_dirs = sorted(
+        {p for path in paths for p in (path, *path.parents) if not p.exists()},
+        key=lambda p: -len(p.parts),
+    )
+    undo: list[tuple[Path, bytes | None]] = []
     try:
         for name, text in files.items():
-            _write_text(directory / name, text)
+            path = directory / name
+            undo.append((path, path.read_bytes() if path.is_file() else None))
+            _write_text(path, text)
+        for subpackage, package_files in bindings.items():
+            write_package(package_files, directory / package / subpackage)
     except OSError as exc:
+        _undo(undo, new_dirs)
         reason = exc.strerror or str(exc)
         raise fail("write-failed", f"cannot write the project: {reason}", file=str(directory)) from None
-    for subpackage, package_files in bindings.items():
-        write_package(package_files, directory / package / subpackage)
+    except BaseException:
+        _undo(undo, new_dirs)
+        raise
+
+
+def _undo(written: list[tuple[Path, bytes | None]], new_dirs: list[Path]) -> None:
+    """Put back what `write_project` replaced, remove what it created (best effort)."""
+    for path, old in reversed(written):
+        try:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(old)
+        except OSError:
+            pass
+    for new_dir in new_dirs:  # deepest first; only the empty ones (nothing of the user's)
+        try:
+            new_dir.rmdir()
+        except OSError:
+            pass
 
 
 def scaffold(

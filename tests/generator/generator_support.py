@@ -8,6 +8,7 @@ directories have a conftest.py of their own.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import subprocess
@@ -25,26 +26,18 @@ DRAFT = default_shared_dir() / "npm-2.4.0" / "schema.unstable.json"
 PACKAGE = "hostile"
 Schema = dict[str, Any]
 
-_MINIMAL: Schema = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "Minimal ACP",
-    "$defs": {
-        "PingRequest": {
-            "description": "Ask the agent whether it is alive.",
-            "type": "object",
-            "x-method": "ping",
-            "x-side": "agent",
-            "properties": {"bar": {"type": "string"}},
-            "required": ["bar"],
-        },
-        "PingResponse": {
-            "type": "object",
-            "x-method": "ping",
-            "x-side": "agent",
-            "properties": {"ok": {"type": "boolean"}},
-        },
-    },
-}
+
+def _root_conftest() -> Any:
+    """tests/conftest.py, loaded by path (`import conftest` is ambiguous across test directories)."""
+    spec = importlib.util.spec_from_file_location("_acp_tests_conftest", ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_MINIMAL: Schema = _root_conftest().MINIMAL_SCHEMA
 
 
 def minimal() -> Schema:
