@@ -18,7 +18,7 @@
 
 import * as acp from "@agentclientprotocol/sdk";
 
-import { sdkVersion, spawnAgent, within } from "./frames.mjs";
+import { endRun, sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 30_000;
@@ -102,15 +102,5 @@ try {
   record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   if (error && typeof error === "object" && "code" in error) record.error += ` (code ${error.code})`;
 } finally {
-  connection.close();
-  child.stdin.end();
-  const exit = await Promise.race([childExit, new Promise((resolve) => setTimeout(() => resolve(null), 5_000))]);
-  if (exit === null) {
-    child.kill("SIGKILL");
-    record.agentExit = "killed after 5 s";
-  } else {
-    record.agentExit = exit;
-  }
-  clearTimeout(overall);
-  finish(record.ok ? 0 : 1);
+  await endRun({ connection, child, childExit, overall }, record, finish);
 }
