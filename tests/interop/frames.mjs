@@ -129,3 +129,16 @@ export async function endRun({ connection, child, childExit, overall }, record, 
   clearTimeout(overall);
   finish(record.ok ? 0 : 1);
 }
+
+/** Run `scenario()`, note its outcome in `record` (ok, or the error and its code), then `endRun`. */
+export async function runScenario(scenario, handles, record, finish) {
+  try {
+    await scenario();
+    record.ok = true;
+  } catch (error) {
+    record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (error && typeof error === "object" && "code" in error) record.error += ` (code ${error.code})`;
+  } finally {
+    await endRun(handles, record, finish);
+  }
+}

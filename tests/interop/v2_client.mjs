@@ -30,7 +30,7 @@
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
-import { endRun, sdkVersion, spawnAgent, within } from "./frames.mjs";
+import { runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 25_000;
@@ -249,12 +249,4 @@ async function scenario() {
   await idle2;
 }
 
-try {
-  await scenario();
-  record.ok = true;
-} catch (error) {
-  record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  if (error && typeof error === "object" && "code" in error) record.error += ` (code ${error.code})`;
-} finally {
-  await endRun({ connection, child, childExit, overall }, record, finish);
-}
+await runScenario(scenario, { connection, child, childExit, overall }, record, finish);
