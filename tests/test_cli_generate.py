@@ -19,24 +19,14 @@ from conftest import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_jso
 from codegen.pins import PinFile
 
 Schema = dict[str, Any]
+# A package: the templated files, models.py, py.typed and every runtime module (codegen/runtime/).
 PACKAGE_FILES = {
     "__init__.py",
-    "_base.py",
-    "_completion.py",
-    "_fastpath.py",
-    "_fastschema.py",
-    "_hooks.py",
-    "_jsonint.py",
-    "_openenum.py",
-    "_rpc.py",
-    "_rpc_connection.py",
-    "_rpc_framing.py",
-    "_rpc_pipes.py",
-    "_serialize.py",
     "dispatch.py",
     "enums.py",
     "models.py",
     "py.typed",
+    *(p.name for p in (ROOT / "codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
 }
 N_FILES = len(PACKAGE_FILES)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

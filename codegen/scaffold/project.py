@@ -61,6 +61,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/client.py", "scaffold/client/client.py.jinja"),
         ("{package}/v1.py", "scaffold/client/v1.py.jinja"),
         ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
+        ("tests/fake_agent_v1.py", "scaffold/client/fake_agent_v1.py.jinja"),
         ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
     ),
@@ -70,6 +71,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
 VERSION_FILES: Mapping[str, int] = {
     "{package}/agent_v1.py": 1,
     "{package}/v1.py": 1,
+    "tests/fake_agent_v1.py": 1,
     "tests/test_agent_v1.py": 1,
     "{package}/agent_v2.py": 2,
     "tests/test_agent.py": 2,

@@ -111,3 +111,34 @@ export function spawnAgent(command, record, totalMs, finish) {
   const input = tapReadable(Readable.toWeb(child.stdout), (line) => record.frames.push(frameRecord("in", line)));
   return { child, childExit, output, input, overall };
 }
+
+/**
+ * End a driver script's run: close the connection and the agent's stdin, give the agent 5 s to
+ * exit (then kill it), note how it ended in `record.agentExit`, and `finish` with the outcome.
+ */
+export async function endRun({ connection, child, childExit, overall }, record, finish) {
+  connection.close();
+  child.stdin.end();
+  const exit = await Promise.race([childExit, new Promise((resolve) => setTimeout(() => resolve(null), 5_000))]);
+  if (exit === null) {
+    child.kill("SIGKILL");
+    record.agentExit = "killed after 5 s";
+  } else {
+    record.agentExit = exit;
+  }
+  clearTimeout(overall);
+  finish(record.ok ? 0 : 1);
+}
+
+/** Run `scenario()`, note its outcome in `record` (ok, or the error and its code), then `endRun`. */
+export async function runScenario(scenario, handles, record, finish) {
+  try {
+    await scenario();
+    record.ok = true;
+  } catch (error) {
+    record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (error && typeof error === "object" && "code" in error) record.error += ` (code ${error.code})`;
+  } finally {
+    await endRun(handles, record, finish);
+  }
+}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import time
+from pathlib import Path
 
 TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
 
@@ -22,3 +24,17 @@ def read_until(process: subprocess.Popen[bytes], marker: bytes, timeout: float =
             raise AssertionError(f"{marker!r} never came; got {seen!r}")
         seen += chunk
     return seen
+
+
+def interrupt_after(
+    argv: list[str], marker: bytes, *, cwd: Path, env: dict[str, str] | None = None, timeout: float = TIMEOUT
+) -> tuple[int, str, str]:
+    """Run `argv`, send SIGINT once `marker` is on its stdout; its exit status, stdout and stderr."""
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen = read_until(process, marker, timeout)
+        process.send_signal(signal.SIGINT)
+        rest, errors = process.communicate(timeout=timeout)
+    finally:
+        process.kill()
+    return process.returncode, (seen + rest).decode(), errors.decode()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 
 from codegen.sources import project_root
-from tests.interop.processes import read_until
+from tests.interop.processes import interrupt_after
 
 INTEROP = Path(__file__).resolve().parent
 ROOT = project_root()
@@ -166,13 +165,6 @@ def test_the_scaffolded_client_drives_agents_of_other_sdks(projects: dict[str, P
 def test_ctrl_c_in_the_scaffolded_client_cancels_the_turn_of_agents_of_other_sdks(projects: dict[str, Path], other_agent: tuple[str, list[str]], tmp_path: Path) -> None:
     _, command = other_agent
     argv, env = client_command(projects, " ".join(["slow"] * 400), "--", *command)
-    process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        seen = read_until(process, b"agent: slow")
-        process.send_signal(signal.SIGINT)
-        rest, errors = process.communicate(timeout=TIMEOUT)
-    finally:
-        process.kill()
-    printed = (seen + rest).decode()
-    assert process.returncode == 130, printed + errors.decode()
+    status, printed, errors = interrupt_after(argv, b"agent: slow", cwd=tmp_path, env=env, timeout=TIMEOUT)
+    assert status == 130, printed + errors
     assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)"), printed

@@ -30,7 +30,7 @@
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
-import { sdkVersion, spawnAgent, within } from "./frames.mjs";
+import { runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 25_000;
@@ -249,25 +249,4 @@ async function scenario() {
   await idle2;
 }
 
-try {
-  await scenario();
-  record.ok = true;
-} catch (error) {
-  record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  if (error && typeof error === "object" && "code" in error) record.error += ` (code ${error.code})`;
-} finally {
-  connection.close();
-  child.stdin.end();
-  const exit = await Promise.race([
-    childExit,
-    new Promise((resolve) => setTimeout(() => resolve(null), 5_000)),
-  ]);
-  if (exit === null) {
-    child.kill("SIGKILL");
-    record.agentExit = "killed after 5 s";
-  } else {
-    record.agentExit = exit;
-  }
-  clearTimeout(overall);
-  finish(record.ok ? 0 : 1);
-}
+await runScenario(scenario, { connection, child, childExit, overall }, record, finish);

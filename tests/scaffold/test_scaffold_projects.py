@@ -30,7 +30,7 @@ from scaffold_support import (
 )
 
 from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
-from tests.interop.processes import read_until
+from tests.interop.processes import interrupt_after, read_until
 
 TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
 INTEROP = ROOT / "tests" / "interop"
@@ -169,15 +169,8 @@ def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(one_minu
     words = [f"w{i}" for i in range(300)]
     path = tmp_path / "transcript.jsonl"
     command = [*one_minute.client_command, "--transcript", str(path), " ".join(words), "--", *one_minute.agent_command]
-    process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        seen = read_until(process, b"agent: w0")
-        process.send_signal(signal.SIGINT)
-        rest, errors = process.communicate(timeout=TIMEOUT)
-    finally:
-        process.kill()
-    printed = (seen + rest).decode()
-    assert process.returncode == 130, printed + errors.decode()
+    status, printed, errors = interrupt_after(command, b"agent: w0", cwd=tmp_path)
+    assert status == 130, printed + errors
     assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)")
     recorded = transcript(path)
     cancel_at = next(i for i, e in enumerate(recorded) if e["message"].get("method") == "session/cancel")
@@ -188,7 +181,7 @@ def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(one_minu
     assert "state:idle:end_turn" not in [step(m) for m in received]
     echoed = [m for m in received if step(m) == "agent_message_chunk"]
     assert 0 < len(echoed) < len(words)  # stopped part way
-    assert "Traceback" not in errors.decode()
+    assert "Traceback" not in errors
 
 
 def check_transcript(path: Path) -> None:
