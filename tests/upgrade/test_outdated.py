@@ -8,11 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from upgrade_support import HERE, FakeNpm, run_cli
+from upgrade_support import HERE, FakeNpm, published_registry, run_cli
 
 from codegen.pins import default_pin_path
 
 PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
+
+@pytest.fixture
+def fake_npm(tmp_path: Path) -> FakeNpm:
+    """A fake registry with the shared npm revisions published."""
+    return published_registry(tmp_path)
 
 
 def _outdated(npm: FakeNpm, tmp_path: Path, pins: Path, *args: str) -> tuple[int, str, str]:
@@ -96,7 +101,9 @@ def test_npm_missing_is_one_line_exit_2(fake_npm: FakeNpm, tmp_path: Path) -> No
 
 
 @pytest.mark.network
-def test_real_registry(tmp_path: Path) -> None:
+def test_real_registry(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    if "network" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("talks to the real npm registry: run with -m network")
     if shutil.which("npm") is None:
         pytest.fail("the network test needs the real `npm` client on PATH")
     env = {**os.environ, "ACP_CODEGEN_CACHE": str(tmp_path / "cache")}

@@ -5,10 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from upgrade_support import GOLDEN, PINS_2_2, STALE_MARK, FakeNpm, project_copy, run_cli, tree
+from upgrade_support import (
+    GOLDEN,
+    PINS_2_2,
+    STALE_MARK,
+    FakeNpm,
+    project_copy,
+    published_registry,
+    run_cli,
+    tree,
+)
 
 from codegen.pins import load_pins
 from codegen.sources import project_root
+
+
+@pytest.fixture
+def fake_npm(tmp_path: Path) -> FakeNpm:
+    """A fake registry with the shared npm revisions published."""
+    return published_registry(tmp_path)
 
 
 @pytest.fixture

@@ -110,6 +110,14 @@ def tree(directory: Path) -> dict[str, bytes]:
             if p.is_file() and not any(part.endswith("_cache") or part == "__pycache__" for part in p.parts)}
 
 
+def published_registry(tmp_path: Path) -> FakeNpm:
+    """A fake registry with the shared npm revisions published (what the `fake_npm` fixtures return)."""
+    npm = FakeNpm(tmp_path / "registry")
+    for version in ("1.8.0", "2.0.0", "2.1.0", "2.2.0", "2.4.0"):
+        npm.publish(version, f"npm-{version}")
+    return npm
+
+
 @dataclass(frozen=True)
 class Run:
     """What one `acp-codegen` subprocess run did."""
