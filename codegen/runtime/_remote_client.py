@@ -1,0 +1,194 @@
+"""Remote ACP transport, client side: ``connect_ws``, ``connect_http`` and ``connect_url``.
+
+Each returns a ``Connection`` over queue-backed pipes, so the package's typed peer works exactly
+as over stdio. WebSocket (``websockets``): one text frame per message, the connection id from
+the upgrade response, a close frame on ``close()``. Streamable HTTP (``httpx`` and
+``httpx-sse``): POST per message in order, the connection-scoped SSE stream after
+``initialize``, one session-scoped stream per session (opened before the first message of that
+session is posted), DELETE on ``close()``. The cookie jar lives as long as the connection (pass
+one to keep affinity across reconnects). An HTTP failure is a ``RemoteHttpError`` (WebSocket
+upgrade) or the failed request's JSON-RPC error carrying it (``data``: status and body).
+Those libraries are imported only when called (the package's ``remote`` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import urllib.request
+from collections.abc import Mapping
+from email.message import Message
+from http.cookiejar import CookieJar
+from typing import Any
+
+from ._remote_client_http import HttpSink, RemoteHttpError
+from ._remote_limits import DEFAULT_LIMITS, HEADER_CONNECTION_ID, RemoteLimits
+from ._remote_pipes import ByteBound, InboundPipe
+from ._rpc import Connection, MethodSpec
+
+__all__ = ["RemoteHttpError", "connect_http", "connect_url", "connect_ws"]
+
+logger = logging.getLogger(__name__.rpartition(".")[0] + "._remote")
+
+
+class WsSink:
+    """The ``WriterLike`` of a WebSocket connection: frames sent in order by one task."""
+
+    def __init__(self, ws: Any, limits: RemoteLimits, reader: asyncio.Task[None]) -> None:
+        self._ws = ws
+        self._frames: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
+        self._reader = reader
+        self._sender = asyncio.ensure_future(self._send_all())
+        self.connection_id: str | None = None
+
+    def write(self, data: bytes) -> None:
+        """Queue frames for sending."""
+        if self._sender.done():
+            raise ConnectionError("WebSocket closed")
+        self._bound.queued += len(data)
+        self._frames.put_nowait(data)
+
+    async def drain(self) -> None:
+        """Wait while too much is queued."""
+        await self._bound.wait(lambda: self._bound.queued)
+
+    def close(self) -> None:
+        """Send what is queued, then a close frame."""
+        self._frames.put_nowait(None)
+
+    async def wait_closed(self) -> None:
+        """Wait for the close handshake."""
+        await asyncio.wait([self._sender])
+        with contextlib.suppress(Exception):
+            await self._ws.close()
+        self._reader.cancel()
+        await asyncio.wait([self._reader])
+
+    async def _send_all(self) -> None:
+        try:
+            while (data := await self._frames.get()) is not None:
+                self._bound.queued -= len(data)
+                self._bound.progress()
+                for line in data.splitlines():
+                    await self._ws.send(line.decode())
+        except Exception as exc:  # the socket went away: reads see EOF
+            logger.debug("WebSocket send failed: %s", exc)
+
+
+async def _ws_read(ws: Any, pipe: InboundPipe, bound: ByteBound) -> None:
+    try:
+        async for message in ws:
+            if isinstance(message, str):  # binary frames are ignored
+                pipe.feed(message.encode().replace(b"\n", b" ") + b"\n")
+                await bound.wait(lambda: pipe.buffered)
+    except Exception as exc:
+        logger.debug("WebSocket read ended: %s", exc)
+    finally:
+        pipe.feed_eof()
+
+
+def _http_url(url: str) -> str:
+    return "http" + url[2:] if url.startswith("ws") else url
+
+
+def _cookie_header(jar: CookieJar, url: str) -> str | None:
+    request = urllib.request.Request(_http_url(url))
+    jar.add_cookie_header(request)
+    return request.get_header("Cookie")
+
+
+class _UpgradeResponse:
+    """What ``CookieJar.extract_cookies`` needs of a response."""
+
+    def __init__(self, headers: Any) -> None:
+        self._message = Message()
+        for name, value in headers.raw_items():
+            self._message[name] = value
+
+    def info(self) -> Message:
+        return self._message
+
+
+async def connect_ws(
+    url: str,
+    handler: object,
+    inbound: Mapping[str, MethodSpec],
+    *,
+    headers: Mapping[str, str] | None = None,
+    cookies: CookieJar | None = None,
+    limits: RemoteLimits = DEFAULT_LIMITS,
+    open_timeout: float = 10.0,
+) -> Connection:
+    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``) and connect ``handler``."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    jar = cookies if cookies is not None else CookieJar()
+    extra = dict(headers or {})
+    cookie = _cookie_header(jar, url)
+    if cookie:
+        extra["Cookie"] = cookie
+    try:
+        ws = await connect(
+            url,
+            additional_headers=extra,
+            max_size=limits.max_request_body_bytes,
+            open_timeout=open_timeout,
+            compression=None,
+        )
+    except InvalidStatus as exc:
+        response = exc.response
+        raise RemoteHttpError("GET (upgrade)", url, response.status_code, bytes(response.body or b"")) from None
+    jar.extract_cookies(_UpgradeResponse(ws.response.headers), urllib.request.Request(_http_url(url)))  # type: ignore[arg-type]
+    bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
+    pipe = InboundPipe(bound.progress)
+    reader = asyncio.ensure_future(_ws_read(ws, pipe, bound))
+    sink = WsSink(ws, limits, reader)
+    sink.connection_id = ws.response.headers.get(HEADER_CONNECTION_ID)
+    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+
+
+async def connect_http(
+    url: str,
+    handler: object,
+    inbound: Mapping[str, MethodSpec],
+    *,
+    headers: Mapping[str, str] | None = None,
+    cookies: CookieJar | None = None,
+    limits: RemoteLimits = DEFAULT_LIMITS,
+    http2: bool = False,
+) -> Connection:
+    """Connect ``handler`` to an ACP endpoint over Streamable HTTP (``http://`` or ``https://``).
+
+    Nothing is sent until the first message, which must be ``initialize``. ``http2=True`` needs
+    the ``h2`` package (the RFD requires HTTP/2 for this profile; HTTP/1.1 works with one TCP
+    connection per open stream).
+    """
+    import httpx
+
+    jar = cookies if cookies is not None else CookieJar()
+    client = httpx.AsyncClient(
+        cookies=jar,
+        headers=dict(headers or {}),
+        http2=http2,
+        timeout=httpx.Timeout(30.0, read=None),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
+    )
+    bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
+    pipe = InboundPipe(bound.progress)
+    sink = HttpSink(client, url, pipe, bound, limits)
+    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+
+
+async def connect_url(
+    url: str, handler: object, inbound: Mapping[str, MethodSpec], **options: Any
+) -> Connection:
+    """``connect_ws`` for ``ws://``/``wss://`` URLs, ``connect_http`` for ``http://``/``https://``."""
+    scheme = url.partition(":")[0].lower()
+    if scheme in ("ws", "wss"):
+        return await connect_ws(url, handler, inbound, **options)
+    if scheme in ("http", "https"):
+        return await connect_http(url, handler, inbound, **options)
+    raise ValueError(f"not an ACP endpoint URL (ws, wss, http or https): {url!r}")
