@@ -67,23 +67,27 @@ class WsSink:
         await asyncio.wait([self._reader])
 
     async def _send_all(self) -> None:
+        from websockets.exceptions import WebSocketException
+
         try:
             while (data := await self._frames.get()) is not None:
                 self._bound.queued -= len(data)
                 self._bound.progress()
                 for line in data.splitlines():
                     await self._ws.send(line.decode())
-        except Exception as exc:  # the socket went away: reads see EOF
+        except (WebSocketException, OSError) as exc:  # the socket went away: reads see EOF
             logger.debug("WebSocket send failed: %s", exc)
 
 
 async def _ws_read(ws: Any, pipe: InboundPipe, bound: ByteBound) -> None:
+    from websockets.exceptions import WebSocketException
+
     try:
         async for message in ws:
             if isinstance(message, str):  # binary frames are ignored
                 pipe.feed(message.encode().replace(b"\n", b" ") + b"\n")
                 await bound.wait(lambda: pipe.buffered)
-    except Exception as exc:
+    except (WebSocketException, OSError) as exc:  # ConnectionError: the peer stopped reading
         logger.debug("WebSocket read ended: %s", exc)
     finally:
         pipe.feed_eof()
@@ -140,13 +144,19 @@ async def connect_ws(
         )
     except InvalidStatus as exc:
         response = exc.response
-        raise RemoteHttpError("GET (upgrade)", url, response.status_code, bytes(response.body or b"")) from None
-    jar.extract_cookies(_UpgradeResponse(ws.response.headers), urllib.request.Request(_http_url(url)))  # type: ignore[arg-type]
+        raise RemoteHttpError(
+            "GET (upgrade)", url, response.status_code, bytes(response.body or b"")
+        ) from None
+    upgrade = ws.response
+    if upgrade is None:  # pragma: no cover - connect() returns only after the handshake
+        raise ConnectionError(f"GET (upgrade) {url}: no handshake response")
+    request = urllib.request.Request(_http_url(url))
+    jar.extract_cookies(_UpgradeResponse(upgrade.headers), request)  # type: ignore[arg-type]
     bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
     pipe = InboundPipe(bound.progress)
     reader = asyncio.ensure_future(_ws_read(ws, pipe, bound))
     sink = WsSink(ws, limits, reader)
-    sink.connection_id = ws.response.headers.get(HEADER_CONNECTION_ID)
+    sink.connection_id = upgrade.headers.get(HEADER_CONNECTION_ID)
     return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
 
 

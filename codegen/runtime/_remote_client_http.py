@@ -67,14 +67,20 @@ class RemoteHttpError(ConnectionError):
 
     def to_rpc_error(self, request_id: Any) -> bytes:
         """The JSON-RPC error frame that fails the request this HTTP request carried."""
-        error = {"code": -32603, "message": str(self), "data": {"status": self.status, "body": self.body}}
+        error = {
+            "code": -32603,
+            "message": str(self),
+            "data": {"status": self.status, "body": self.body},
+        }
         return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
 
 
 class HttpSink:
     """The ``WriterLike`` of a Streamable HTTP connection."""
 
-    def __init__(self, client: Any, url: str, pipe: InboundPipe, bound: ByteBound, limits: RemoteLimits) -> None:
+    def __init__(
+        self, client: Any, url: str, pipe: InboundPipe, bound: ByteBound, limits: RemoteLimits
+    ) -> None:
         self._client = client
         self._url = url
         self._pipe = pipe
@@ -111,7 +117,9 @@ class HttpSink:
         self._closing = True
         if self.connection_id is not None:
             with contextlib.suppress(Exception):
-                await self._client.delete(self._url, headers={HEADER_CONNECTION_ID: self.connection_id})
+                await self._client.delete(
+                    self._url, headers={HEADER_CONNECTION_ID: self.connection_id}
+                )
         for task in self._streams.values():
             task.cancel()
         if self._streams:
@@ -122,6 +130,8 @@ class HttpSink:
     # ------------------------------------------------------------------ posting
 
     async def _send_all(self) -> None:
+        import httpx
+
         try:
             while (data := await self._queue.get()) is not None:
                 self._bound.queued -= len(data)
@@ -129,7 +139,7 @@ class HttpSink:
                 for line in data.splitlines():
                     if not await self._post(line):
                         return
-        except Exception as exc:
+        except (httpx.HTTPError, OSError) as exc:  # ConnectionError and RemoteHttpError too
             logger.warning("ACP HTTP connection failed: %s", exc)
         finally:
             if not self._closing:
@@ -141,7 +151,9 @@ class HttpSink:
         headers = {"Content-Type": JSON_MIME, "Accept": JSON_MIME}
         if self.connection_id is None:
             if message.get("method") != INITIALIZE_METHOD:
-                raise ConnectionError("the first message of an ACP HTTP connection must be initialize")
+                raise ConnectionError(
+                    "the first message of an ACP HTTP connection must be initialize"
+                )
         else:
             headers[HEADER_CONNECTION_ID] = self.connection_id
             session_id = params_session_id(message)
@@ -174,7 +186,9 @@ class HttpSink:
         # An unknown session fails its request only; anything else in FATAL_STATUSES means the
         # connection itself is gone or refused.
         session_only = error.status == 404 and "Acp-Session-Id" in error.body
-        return self.connection_id is not None and (session_only or error.status not in FATAL_STATUSES)
+        return self.connection_id is not None and (
+            session_only or error.status not in FATAL_STATUSES
+        )
 
     def _feed(self, data: bytes) -> None:
         message = parse_message(data)
@@ -203,7 +217,8 @@ class HttpSink:
         return None
 
     async def _listen(self, session_id: str | None, ready: asyncio.Future[None]) -> None:
-        from httpx_sse import aconnect_sse
+        import httpx
+        from httpx_sse import SSEError, aconnect_sse
 
         assert self.connection_id is not None
         headers = {"Accept": EVENT_STREAM_MIME, HEADER_CONNECTION_ID: self.connection_id}
@@ -227,9 +242,7 @@ class HttpSink:
                             self._server_requests[request_id] = session_id
                     self._feed(data)
                     await self._bound.wait(lambda: self._pipe.buffered)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+        except (httpx.HTTPError, SSEError, OSError) as exc:
             if not ready.done():
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from ._remote_limits import (
-    CONNECTION_ROUTED_METHODS,
     NOTIFICATION_PREFIX,
     RemoteLimits,
     is_response,
@@ -71,7 +70,9 @@ class RemoteConnection:
 
     # ------------------------------------------------------------------ the agent
 
-    def start(self, agent: object, inbound: Mapping[str, MethodSpec], peer: PeerFactory | None) -> None:
+    def start(
+        self, agent: object, inbound: Mapping[str, MethodSpec], peer: PeerFactory | None
+    ) -> None:
         """Run ``agent`` (a handler object, or a ``StreamRunner``) on this connection."""
         if callable(agent):
             runner: Awaitable[None] = agent(self.inbound, self)

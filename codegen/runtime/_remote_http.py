@@ -63,7 +63,9 @@ async def handle_http(app: RemoteApp, scope: Scope, receive: Receive, send: Send
             connection.close("deleted by the client")
             await send_response(send, 202)
         else:
-            await send_response(send, 405, b"Method Not Allowed", headers=[(b"allow", b"GET, POST, DELETE")])
+            await send_response(
+                send, 405, b"Method Not Allowed", headers=[(b"allow", b"GET, POST, DELETE")]
+            )
     except Refused as exc:
         await send_response(send, exc.status, exc.message.encode())
     except HttpError as exc:
@@ -114,7 +116,11 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
     except ValueError:
         raise HttpError(400, "Invalid JSON") from None
     if isinstance(message, list):
-        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: batches are not supported"}}
+        error = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid Request: batches are not supported"},
+        }
         await send_response(send, 501, pydantic_core.to_json(error), JSON_MIME)
         return
     if not isinstance(message, dict):
@@ -164,20 +170,28 @@ async def _initialize(
     await send_response(send, 200, answer.rstrip(b"\n"), JSON_MIME, response_headers)
 
 
-def _check_client_response(connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]) -> None:
+def _check_client_response(
+    connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]
+) -> None:
     request_id = message_id(message)
     route = connection.client_routes.pop(request_id, None) if request_id is not None else None
     if route is not None and headers.get(HEADER_SESSION_ID) != route:
         raise HttpError(400, "Missing or mismatched Acp-Session-Id for this response")
 
 
-async def _check_request(connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]) -> None:
+async def _check_request(
+    connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]
+) -> None:
     method = message.get("method")
     header_session = headers.get(HEADER_SESSION_ID)
     params_session = params_session_id(message)
     if header_session is None and (method in SESSION_SCOPED_METHODS or params_session is not None):
         raise HttpError(400, "Missing Acp-Session-Id")
-    if header_session is not None and params_session is not None and header_session != params_session:
+    if (
+        header_session is not None
+        and params_session is not None
+        and header_session != params_session
+    ):
         raise HttpError(400, "Mismatched Acp-Session-Id")
     session_id = header_session or params_session
     limit = connection.limits.max_id_length
@@ -231,7 +245,9 @@ async def _get(app: RemoteApp, headers: dict[str, str], receive: Receive, send: 
         connection.release_stream(session_id, box)
 
 
-async def _stream(app: RemoteApp, connection: RemoteConnection, box: Mailbox, receive: Receive, send: Send) -> None:
+async def _stream(
+    app: RemoteApp, connection: RemoteConnection, box: Mailbox, receive: Receive, send: Send
+) -> None:
     stall = connection.limits.max_output_stall
     headers = [
         (b"content-type", b"text/event-stream"),
@@ -246,9 +262,15 @@ async def _stream(app: RemoteApp, connection: RemoteConnection, box: Mailbox, re
             frames = await box.take(KEEPALIVE_SECONDS)
             if frames is None or gone.done():
                 break
-            chunk = b"".join(b"data: " + frame.rstrip(b"\n") + b"\n\n" for frame in frames) if frames else b": keep-alive\n\n"
+            chunk = (
+                b"".join(b"data: " + frame.rstrip(b"\n") + b"\n\n" for frame in frames)
+                if frames
+                else b": keep-alive\n\n"
+            )
             try:
-                await asyncio.wait_for(send({"type": "http.response.body", "body": chunk, "more_body": True}), stall)
+                await asyncio.wait_for(
+                    send({"type": "http.response.body", "body": chunk, "more_body": True}), stall
+                )
             except TimeoutError:
                 connection.close(f"output stalled for {stall} s")
                 return

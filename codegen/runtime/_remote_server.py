@@ -19,7 +19,6 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 
-
 from ._remote_asgi import (
     ASGIApp,
     Authenticate,
@@ -41,9 +40,9 @@ from ._rpc import MethodSpec
 
 __all__ = [
     "ACP_PATH",
+    "Refused",
     "RemoteApp",
     "RemoteLimits",
-    "Refused",
     "StreamRunner",
     "acp_asgi_app",
     "serve_remote",
@@ -208,7 +207,9 @@ async def _serve_hypercorn(
         from hypercorn.asyncio import serve
         from hypercorn.config import Config
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError("serve_remote(http2=True) needs hypercorn: install the `remote` extra") from exc
+        raise RuntimeError(
+            "serve_remote(http2=True) needs hypercorn: install the `remote` extra"
+        ) from exc
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.loglevel = log_level.upper()
@@ -216,5 +217,3 @@ async def _serve_hypercorn(
         config.certfile = certfile
         config.keyfile = keyfile
     await serve(app, config)  # type: ignore[arg-type]
-
-

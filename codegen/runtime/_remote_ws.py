@@ -85,7 +85,11 @@ async def _deny(scope: Scope, send: Send, status: int, message: str) -> None:
     # it, closing before the accept is a 403.
     if "websocket.http.response" in scope.get("extensions", {}):
         body = message.encode()
-        start = {"type": "websocket.http.response.start", "status": status, "headers": [(b"content-type", b"text/plain; charset=utf-8")]}
+        start = {
+            "type": "websocket.http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+        }
         await send(start)
         await send({"type": "websocket.http.response.body", "body": body})
     else:
@@ -112,7 +116,11 @@ async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) 
         connection.touch()
         message = parse_message(data)
         if not initialized:
-            if message is None or message.get("method") != INITIALIZE_METHOD or message_id(message) is None:
+            if (
+                message is None
+                or message.get("method") != INITIALIZE_METHOD
+                or message_id(message) is None
+            ):
                 logger.warning("first ACP WebSocket message must be an initialize request")
                 return CLOSE_PROTOCOL_ERROR
             initialized = True
@@ -148,7 +156,15 @@ def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
     if problem is None:
         return True
     if "id" in message and not is_response(message):
-        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": f"Invalid Request: {problem}", "data": {"sessionId": session_id}}}
+        error = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": -32600,
+                "message": f"Invalid Request: {problem}",
+                "data": {"sessionId": session_id},
+            },
+        }
         connection.connection_stream.push(pydantic_core.to_json(error) + b"\n")
     return False
 

@@ -134,6 +134,8 @@ class HttpSink:
     # ------------------------------------------------------------------ posting
 
     async def _send_all(self) -> None:
+        import httpx
+
         try:
             while (data := await self._queue.get()) is not None:
                 self._bound.queued -= len(data)
@@ -141,7 +143,7 @@ class HttpSink:
                 for line in data.splitlines():
                     if not await self._post(line):
                         return
-        except Exception as exc:
+        except (httpx.HTTPError, OSError) as exc:  # ConnectionError and RemoteHttpError too
             logger.warning("ACP HTTP connection failed: %s", exc)
         finally:
             if not self._closing:
@@ -163,10 +165,9 @@ class HttpSink:
                 session_id = self._server_requests.pop(message_id(message), None)
             if session_id is not None:
                 headers[HEADER_SESSION_ID] = session_id
-                if not await self._open(session_id):
-                    return self._fail(
-                        message, RemoteHttpError("GET", self._url, 404, b"session stream refused")
-                    )
+                refused = await self._open(session_id)
+                if refused is not None:
+                    return self._fail(message, refused)
         response = await self._client.post(self._url, content=line, headers=headers)
         if response.status_code >= 300:
             error = RemoteHttpError("POST", self._url, response.status_code, response.content)
@@ -177,14 +178,21 @@ class HttpSink:
                 raise ConnectionError("ACP initialize response has no Acp-Connection-Id")
             self.connection_id = connection_id
             self._feed(response.content)
-            await self._open(None)
+            refused = await self._open(None)
+            if refused is not None:
+                raise refused
         return True
 
     def _fail(self, message: dict[str, Any], error: RemoteHttpError) -> bool:
         logger.warning("%s", error)
         if "method" in message and message_id(message) is not None:
             self._pipe.feed(error.to_rpc_error(message_id(message)))
-        return error.status not in FATAL_STATUSES and self.connection_id is not None
+        # An unknown session fails its request only; anything else in FATAL_STATUSES means the
+        # connection itself is gone or refused.
+        session_only = error.status == 404 and "Acp-Session-Id" in error.body
+        return self.connection_id is not None and (
+            session_only or error.status not in FATAL_STATUSES
+        )
 
     def _feed(self, data: bytes) -> None:
         message = parse_message(data)
@@ -203,17 +211,18 @@ class HttpSink:
             self._streams[session_id] = asyncio.ensure_future(self._listen(session_id, ready))
         return ready
 
-    async def _open(self, session_id: str | None) -> bool:
-        """Open (or wait for) the stream; False when the server refused it."""
+    async def _open(self, session_id: str | None) -> RemoteHttpError | None:
+        """Open (or wait for) the stream; the server's refusal, if it refused."""
         ready = self._start_stream(session_id)
         try:
             await asyncio.shield(ready)
-        except RemoteHttpError:
-            return False
-        return True
+        except RemoteHttpError as exc:
+            return exc
+        return None
 
     async def _listen(self, session_id: str | None, ready: asyncio.Future[None]) -> None:
-        from httpx_sse import aconnect_sse
+        import httpx
+        from httpx_sse import SSEError, aconnect_sse
 
         assert self.connection_id is not None
         headers = {"Accept": EVENT_STREAM_MIME, HEADER_CONNECTION_ID: self.connection_id}
@@ -237,9 +246,7 @@ class HttpSink:
                             self._server_requests[request_id] = session_id
                     self._feed(data)
                     await self._bound.wait(lambda: self._pipe.buffered)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+        except (httpx.HTTPError, SSEError, OSError) as exc:
             if not ready.done():
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it

@@ -23,7 +23,6 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 
-
 from ._remote_asgi import (
     ASGIApp,
     Authenticate,
@@ -45,9 +44,9 @@ from ._rpc import MethodSpec
 
 __all__ = [
     "ACP_PATH",
+    "Refused",
     "RemoteApp",
     "RemoteLimits",
-    "Refused",
     "StreamRunner",
     "acp_asgi_app",
     "serve_remote",

@@ -134,6 +134,8 @@ class HttpSink:
     # ------------------------------------------------------------------ posting
 
     async def _send_all(self) -> None:
+        import httpx
+
         try:
             while (data := await self._queue.get()) is not None:
                 self._bound.queued -= len(data)
@@ -141,7 +143,7 @@ class HttpSink:
                 for line in data.splitlines():
                     if not await self._post(line):
                         return
-        except Exception as exc:
+        except (httpx.HTTPError, OSError) as exc:  # ConnectionError and RemoteHttpError too
             logger.warning("ACP HTTP connection failed: %s", exc)
         finally:
             if not self._closing:
@@ -219,7 +221,8 @@ class HttpSink:
         return None
 
     async def _listen(self, session_id: str | None, ready: asyncio.Future[None]) -> None:
-        from httpx_sse import aconnect_sse
+        import httpx
+        from httpx_sse import SSEError, aconnect_sse
 
         assert self.connection_id is not None
         headers = {"Accept": EVENT_STREAM_MIME, HEADER_CONNECTION_ID: self.connection_id}
@@ -243,9 +246,7 @@ class HttpSink:
                             self._server_requests[request_id] = session_id
                     self._feed(data)
                     await self._bound.wait(lambda: self._pipe.buffered)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+        except (httpx.HTTPError, SSEError, OSError) as exc:
             if not ready.done():
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it

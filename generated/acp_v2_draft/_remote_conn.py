@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from ._remote_limits import (
-    CONNECTION_ROUTED_METHODS,
     NOTIFICATION_PREFIX,
     RemoteLimits,
     is_response,

@@ -22,7 +22,9 @@ NPM_INSTALL_TIMEOUT = 300
 
 def _installed(name: str) -> str | None:
     try:
-        manifest = json.loads((REMOTE_DIR / "node_modules" / name / "package.json").read_text("utf-8"))
+        manifest = json.loads(
+            (REMOTE_DIR / "node_modules" / name / "package.json").read_text("utf-8")
+        )
     except (OSError, ValueError):
         return None
     version = manifest.get("version")
@@ -35,16 +37,24 @@ def node() -> str:
     node_path, npm_path = shutil.which("node"), shutil.which("npm")
     if node_path is None or npm_path is None:
         pytest.skip("remote interop tests need node and npm on PATH")
-    pinned: dict[str, str] = json.loads((REMOTE_DIR / "package.json").read_text("utf-8"))["dependencies"]
+    pinned: dict[str, str] = json.loads((REMOTE_DIR / "package.json").read_text("utf-8"))[
+        "dependencies"
+    ]
     (REMOTE_DIR / "node_modules").mkdir(exist_ok=True)
     with (REMOTE_DIR / "node_modules" / ".acp-codegen-install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if any(_installed(name) != version for name, version in pinned.items()):
             done = subprocess.run(
                 [npm_path, "install", "--no-audit", "--no-fund"],
-                cwd=REMOTE_DIR, capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT, check=False,
+                cwd=REMOTE_DIR,
+                capture_output=True,
+                text=True,
+                timeout=NPM_INSTALL_TIMEOUT,
+                check=False,
             )
             if done.returncode != 0:
-                pytest.fail(f"`npm install` in {REMOTE_DIR} exited {done.returncode}\n{done.stderr}")
+                pytest.fail(
+                    f"`npm install` in {REMOTE_DIR} exited {done.returncode}\n{done.stderr}"
+                )
     assert _installed(SDK_NAME) == pinned[SDK_NAME]
     return node_path

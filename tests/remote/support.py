@@ -30,8 +30,8 @@ GENERATED = ROOT / "generated"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
 
-import acp_v2_draft as acp  # noqa: E402
-from acp_v2_draft import remote  # noqa: E402
+import acp_v2_draft as acp
+from acp_v2_draft import remote
 
 STEP_TIMEOUT = 20.0
 
@@ -78,7 +78,9 @@ class EchoAgent(acp.Agent):
         self.store[session].append(text)
         message_id = f"msg_py_{next(self.ids)}"
         content = [block.to_dict() for block in params.prompt]
-        await self._send(session, {"sessionUpdate": "user_message", "messageId": message_id, "content": content})
+        await self._send(
+            session, {"sessionUpdate": "user_message", "messageId": message_id, "content": content}
+        )
         self.work[session] = asyncio.get_running_loop().create_task(self._work(session, text))
         return acp.PromptResponse(message_id=message_id)
 
@@ -104,10 +106,16 @@ class EchoAgent(acp.Agent):
                 await self._send(session, _chunk("m_echo", word))
                 if "slow" in text:
                     await asyncio.sleep(0.01)
-            await self._send(session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+            await self._send(
+                session,
+                {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
+            )
         except asyncio.CancelledError:
             with contextlib.suppress(ConnectionError):
-                await self._send(session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+                await self._send(
+                    session,
+                    {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
+                )
         except ConnectionError:
             pass
 
@@ -128,7 +136,11 @@ class EchoAgent(acp.Agent):
                 )
             )
             outcome = answer.outcome.to_dict()
-            chosen = f"selected:{outcome['optionId']}" if outcome["outcome"] == "selected" else outcome["outcome"]
+            chosen = (
+                f"selected:{outcome['optionId']}"
+                if outcome["outcome"] == "selected"
+                else outcome["outcome"]
+            )
         except acp.RpcError as exc:
             chosen = f"error:{exc.code}"
         await self._send(session, {"sessionUpdate": "state_update", "state": "running"})
@@ -145,7 +157,11 @@ class EchoAgent(acp.Agent):
 
 
 def _chunk(message_id: str, text: str) -> dict[str, Any]:
-    return {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": {"type": "text", "text": text}}
+    return {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": message_id,
+        "content": {"type": "text", "text": text},
+    }
 
 
 class RecordingClient(acp.Client):
@@ -176,9 +192,13 @@ class RecordingClient(acp.Client):
 
     def idle(self, session: str) -> bool:
         """Whether the session's last prompt ended."""
-        return any(e[0] == "state" and e[1] == "idle" and e[2] for e in self.events.get(session, []))
+        return any(
+            e[0] == "state" and e[1] == "idle" and e[2] for e in self.events.get(session, [])
+        )
 
-    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> acp.RequestPermissionResponse:
+    async def session_request_permission(
+        self, params: acp.RequestPermissionRequest
+    ) -> acp.RequestPermissionResponse:
         self._add(params.session_id, ("permission", params.title))
         if self.undecided:
             try:
@@ -186,7 +206,9 @@ class RecordingClient(acp.Client):
             except asyncio.CancelledError:
                 self._add(params.session_id, ("permission_withdrawn",))
                 raise
-        return acp.RequestPermissionResponse.from_dict({"outcome": {"outcome": "selected", "optionId": "allow"}})
+        return acp.RequestPermissionResponse.from_dict(
+            {"outcome": {"outcome": "selected", "optionId": "allow"}}
+        )
 
     async def on_user_message(self, params: Any, update: Any) -> None:
         self._add(params.session_id, ("user_message", update.message_id))
@@ -205,7 +227,9 @@ class RecordingClient(acp.Client):
 
 def init_request() -> acp.InitializeRequest:
     """The client's initialize."""
-    return acp.InitializeRequest.from_dict({"protocolVersion": 2, "info": {"name": "acp-codegen", "version": "1.0"}})
+    return acp.InitializeRequest.from_dict(
+        {"protocolVersion": 2, "info": {"name": "acp-codegen", "version": "1.0"}}
+    )
 
 
 def new_session() -> acp.NewSessionRequest:
@@ -215,7 +239,9 @@ def new_session() -> acp.NewSessionRequest:
 
 def prompt(session_id: str, text: str) -> acp.PromptRequest:
     """A one-text-block prompt."""
-    return acp.PromptRequest.from_dict({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+    return acp.PromptRequest.from_dict(
+        {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    )
 
 
 @contextlib.asynccontextmanager
@@ -223,7 +249,9 @@ async def uvicorn_server(app: Any) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port); yields the base URL."""
     import uvicorn
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio", lifespan="on"
+    )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
     for _ in range(500):

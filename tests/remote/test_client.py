@@ -34,14 +34,20 @@ async def _wait_empty(app: remote.RemoteApp) -> None:
 
 
 async def test_websocket_upgrade_failures_are_clear_errors() -> None:
-    app = remote.acp_asgi_app(EchoAgent(), authenticate=lambda headers: headers.get("authorization") == "Bearer ok")
+    app = remote.acp_asgi_app(
+        EchoAgent(), authenticate=lambda headers: headers.get("authorization") == "Bearer ok"
+    )
     async with uvicorn_server(app) as base:
         with pytest.raises(remote.RemoteHttpError) as refused:
             await remote.connect_ws(f"ws://{base}/acp", RecordingClient())
         assert refused.value.status == 401
         assert "HTTP 401, authentication required" in str(refused.value)
         with pytest.raises(remote.RemoteHttpError) as forbidden:
-            await remote.connect_ws(f"ws://{base}/acp", RecordingClient(), headers={"Authorization": "Bearer ok", "Origin": "http://evil.example"})
+            await remote.connect_ws(
+                f"ws://{base}/acp",
+                RecordingClient(),
+                headers={"Authorization": "Bearer ok", "Origin": "http://evil.example"},
+            )
         assert forbidden.value.status == 403 and "Origin" in str(forbidden.value)
         with pytest.raises(ValueError, match="not an ACP endpoint URL"):
             await remote.connect_url(f"ftp://{base}/acp", RecordingClient())
@@ -61,16 +67,24 @@ async def test_http_failures_fail_the_request_with_their_status() -> None:
         assert refused.value.data["status"] == 401
         assert "HTTP 401, authentication required" in refused.value.message
 
-        peer, connection = await remote.connect_http(f"http://{base}/acp", RecordingClient(), headers={"Authorization": "Bearer ok"})
+        peer, connection = await remote.connect_http(
+            f"http://{base}/acp", RecordingClient(), headers={"Authorization": "Bearer ok"}
+        )
         async with connection:
             await asyncio.wait_for(peer.initialize(init_request()), STEP_TIMEOUT)
-            session = (await asyncio.wait_for(peer.session_new(new_session()), STEP_TIMEOUT)).session_id
+            session = (
+                await asyncio.wait_for(peer.session_new(new_session()), STEP_TIMEOUT)
+            ).session_id
             with pytest.raises(acp.RpcError) as too_big:
-                await asyncio.wait_for(peer.session_prompt(prompt(session, "x" * 8192)), STEP_TIMEOUT)
+                await asyncio.wait_for(
+                    peer.session_prompt(prompt(session, "x" * 8192)), STEP_TIMEOUT
+                )
             assert too_big.value.data["status"] == 413
             assert "larger than the server accepts" in too_big.value.message
             with pytest.raises(acp.RpcError) as foreign:  # a session this connection does not hold
-                await asyncio.wait_for(peer.session_prompt(prompt("sess_elsewhere", "hi")), STEP_TIMEOUT)
+                await asyncio.wait_for(
+                    peer.session_prompt(prompt("sess_elsewhere", "hi")), STEP_TIMEOUT
+                )
             assert foreign.value.data["status"] == 404
             # neither failure ended the connection
             await asyncio.wait_for(peer.session_prompt(prompt(session, "still here")), STEP_TIMEOUT)
@@ -84,17 +98,23 @@ async def test_cookies_are_kept_and_close_is_clean(scheme: str) -> None:
         cookies_seen.append(headers.get("cookie"))
         return "anyone"
 
-    app = remote.acp_asgi_app(EchoAgent(), authenticate=authenticate, affinity_cookie=("lb", "worker-7"))
+    app = remote.acp_asgi_app(
+        EchoAgent(), authenticate=authenticate, affinity_cookie=("lb", "worker-7")
+    )
     async with uvicorn_server(app) as base:
         jar = CookieJar()
         for _ in range(2):  # the caller's jar carries the affinity cookie to the reconnect
             client = RecordingClient()
-            peer, connection = await remote.connect_url(f"{scheme}://{base}/acp", client, cookies=jar)
+            peer, connection = await remote.connect_url(
+                f"{scheme}://{base}/acp", client, cookies=jar
+            )
             async with connection:
                 await asyncio.wait_for(peer.initialize(init_request()), STEP_TIMEOUT)
-                session = (await asyncio.wait_for(peer.session_new(new_session()), STEP_TIMEOUT)).session_id
+                session = (
+                    await asyncio.wait_for(peer.session_new(new_session()), STEP_TIMEOUT)
+                ).session_id
                 await asyncio.wait_for(peer.session_prompt(prompt(session, "hi")), STEP_TIMEOUT)
-                await client.wait_for("idle", lambda: client.idle(session))
+                await client.wait_for("idle", lambda c=client, s=session: c.idle(s))  # type: ignore[misc]
             await _wait_empty(app)  # DELETE / close frame: the server let go of the connection
     assert [c.name for c in jar] == ["lb"]
     assert cookies_seen[0] is None
@@ -128,7 +148,9 @@ async def test_session_survives_reconnect_through_resume(scheme: str) -> None:
         async with connection:
             await asyncio.wait_for(peer.initialize(init_request()), STEP_TIMEOUT)
             await asyncio.wait_for(peer.session_resume(resume), STEP_TIMEOUT)
-            await asyncio.wait_for(peer.session_prompt(prompt(session, "welcome back")), STEP_TIMEOUT)
+            await asyncio.wait_for(
+                peer.session_prompt(prompt(session, "welcome back")), STEP_TIMEOUT
+            )
             await second.wait_for("idle", lambda: second.idle(session))
             chunks = [e[2] for e in second.events[session] if e[0] == "chunk"]
             assert chunks == ["welcome", "back"]

@@ -50,8 +50,11 @@ SLOW = " ".join(["slow"] * 60)
 async def ts_server(node: str) -> AsyncIterator[str]:
     """The SDK's AcpServer on 127.0.0.1; yields host:port."""
     process = await asyncio.create_subprocess_exec(
-        node, str(REMOTE_DIR / "ts_server.mjs"), cwd=REMOTE_DIR,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        node,
+        str(REMOTE_DIR / "ts_server.mjs"),
+        cwd=REMOTE_DIR,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None and process.stdin is not None
     try:
@@ -67,7 +70,9 @@ async def ts_server(node: str) -> AsyncIterator[str]:
 
 
 def _plain(events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return [tuple(str(x) if x is not None and not isinstance(x, str) else x for x in e) for e in events]
+    return [
+        tuple(str(x) if x is not None and not isinstance(x, str) else x for x in e) for e in events
+    ]
 
 
 async def _drive(url: str) -> tuple[RecordingClient, list[str]]:
@@ -83,7 +88,9 @@ async def _drive(url: str) -> tuple[RecordingClient, list[str]]:
 
         # 1. a permission round trip on both sessions at once
         text = "ask permission then echo"
-        await asyncio.gather(peer.session_prompt(prompt(a, text)), peer.session_prompt(prompt(b, text)))
+        await asyncio.gather(
+            peer.session_prompt(prompt(a, text)), peer.session_prompt(prompt(b, text))
+        )
         await client.wait_for("both idle", lambda: client.idle(a) and client.idle(b))
         for session in (a, b):
             assert _plain(client.events[session][1:]) == PERMISSION_LIFECYCLE, client.events
@@ -92,7 +99,9 @@ async def _drive(url: str) -> tuple[RecordingClient, list[str]]:
         # 2. streaming on both; A cancelled after three chunks, B runs to the end
         three = asyncio.Event()
         client.on_chunk = lambda s: three.set() if s == a and len(client.events[a]) >= 5 else None
-        await asyncio.gather(peer.session_prompt(prompt(a, SLOW)), peer.session_prompt(prompt(b, SLOW)))
+        await asyncio.gather(
+            peer.session_prompt(prompt(a, SLOW)), peer.session_prompt(prompt(b, SLOW))
+        )
         await asyncio.wait_for(three.wait(), STEP_TIMEOUT)
         await peer.session_cancel(remote_cancel(a))
         await client.wait_for("both idle", lambda: client.idle(a) and client.idle(b))
@@ -100,14 +109,19 @@ async def _drive(url: str) -> tuple[RecordingClient, list[str]]:
         chunks_b = [e for e in client.events[b] if e[0] == "chunk"]
         assert 3 <= len(chunks_a) < 60, client.events[a]
         assert _plain(client.events[a][-1:]) == [("state", "idle", "cancelled")]
-        assert len(chunks_b) == 60 and _plain(client.events[b][-1:]) == [("state", "idle", "end_turn")]
+        assert len(chunks_b) == 60 and _plain(client.events[b][-1:]) == [
+            ("state", "idle", "end_turn")
+        ]
         client.on_chunk = None
         client.events[a].clear()
 
         # 3. a permission request nobody answers, withdrawn by session/cancel
         client.undecided = True
         await peer.session_prompt(prompt(a, "permission please"))
-        await client.wait_for("the permission request", lambda: ("permission", "Run the pretend tool?") in client.events[a])
+        await client.wait_for(
+            "the permission request",
+            lambda: ("permission", "Run the pretend tool?") in client.events[a],
+        )
         await peer.session_cancel(remote_cancel(a))
         await client.wait_for("idle after cancel", lambda: client.idle(a))
         assert ("permission_withdrawn",) in client.events[a], client.events[a]
@@ -135,8 +149,12 @@ async def test_ts_client_drives_our_asgi_server(node: str, transport: str) -> No
     async with uvicorn_server(app) as base:
         scheme = "ws" if transport == "ws" else "http"
         process = await asyncio.create_subprocess_exec(
-            node, str(REMOTE_DIR / "ts_client.mjs"), transport, f"{scheme}://{base}/acp",
-            cwd=REMOTE_DIR, stdout=asyncio.subprocess.PIPE,
+            node,
+            str(REMOTE_DIR / "ts_client.mjs"),
+            transport,
+            f"{scheme}://{base}/acp",
+            cwd=REMOTE_DIR,
+            stdout=asyncio.subprocess.PIPE,
         )
         out, _ = await asyncio.wait_for(process.communicate(), 90)
     record = json.loads(out.decode().strip().splitlines()[-1])
@@ -155,7 +173,11 @@ async def test_ts_client_drives_our_asgi_server(node: str, transport: str) -> No
     assert 3 <= sum(e[0] == "chunk" for e in phase2_a) < 60
     idles_b = [i for i, e in enumerate(ev[b]) if e[:2] == ("state", "idle")]
     phase2_b = ev[b][idles_b[0] + 1 : idles_b[1] + 1]
-    assert sum(e[0] == "chunk" for e in phase2_b) == 60 and phase2_b[-1] == ("state", "idle", "end_turn")
+    assert sum(e[0] == "chunk" for e in phase2_b) == 60 and phase2_b[-1] == (
+        "state",
+        "idle",
+        "end_turn",
+    )
     # phase 3: the pending permission request was withdrawn ($/cancel_request aborted it)
     phase3_a = ev[a][idles_a[1] + 1 :]
     assert ("permission_answered", "aborted") in phase3_a, ev[a]

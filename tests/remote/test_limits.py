@@ -39,7 +39,9 @@ def test_limit_defaults_follow_the_reference() -> None:
 async def _new_session(http: httpx.AsyncClient, conn: Mapping[str, str], id_: int) -> str:
     """session/new, its answer read from the connection stream."""
     async with http.stream("GET", "/acp", headers={**conn, **SSE}) as stream:
-        assert (await http.post("/acp", json=rpc(id_, "session/new", NEW), headers=conn)).status_code == 202
+        assert (
+            await http.post("/acp", json=rpc(id_, "session/new", NEW), headers=conn)
+        ).status_code == 202
         async for line in stream.aiter_lines():
             if line.startswith("data: "):
                 session: str = json.loads(line[6:])["result"]["sessionId"]
@@ -49,7 +51,9 @@ async def _new_session(http: httpx.AsyncClient, conn: Mapping[str, str], id_: in
 
 async def _gone(http: httpx.AsyncClient, conn: Mapping[str, str]) -> None:
     for _ in range(200):
-        if (await http.post("/acp", json=rpc(99, "session/list", {}), headers=conn)).status_code == 404:
+        if (
+            await http.post("/acp", json=rpc(99, "session/list", {}), headers=conn)
+        ).status_code == 404:
             return
         await asyncio.sleep(0.05)
     pytest.fail("the connection was not cut off")
@@ -63,7 +67,11 @@ async def test_client_that_stops_reading_is_cut_off_http() -> None:
         conn = {"Acp-Connection-Id": await initialize(http)}
         session = await _new_session(http, conn, 1)
         scoped = {**conn, "Acp-Session-Id": session}
-        flood = rpc(2, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "flood 100000"}]})
+        flood = rpc(
+            2,
+            "session/prompt",
+            {"sessionId": session, "prompt": [{"type": "text", "text": "flood 100000"}]},
+        )
         assert (await http.post("/acp", json=flood, headers=scoped)).status_code == 202
         # nobody reads the session stream: at most the limit is held, then the stall cuts it off
         await _gone(http, conn)
@@ -94,7 +102,11 @@ class RawWebSocket:
         payload = json.dumps(message).encode()
         mask = os.urandom(4)
         assert len(payload) < 65536
-        head = bytes([0x81, 0x80 | 126]) + struct.pack("!H", len(payload)) if len(payload) > 125 else bytes([0x81, 0x80 | len(payload)])
+        head = (
+            bytes([0x81, 0x80 | 126]) + struct.pack("!H", len(payload))
+            if len(payload) > 125
+            else bytes([0x81, 0x80 | len(payload)])
+        )
         self.writer.write(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
 
     async def recv(self) -> dict[str, object]:
@@ -134,13 +146,21 @@ async def test_client_that_stops_reading_is_cut_off_websocket() -> None:
 
 
 async def test_session_streams_without_a_reader_are_limited() -> None:
-    app = remote.acp_asgi_app(EchoAgent(), limits=remote.RemoteLimits(max_buffered_session_streams=2))
+    app = remote.acp_asgi_app(
+        EchoAgent(), limits=remote.RemoteLimits(max_buffered_session_streams=2)
+    )
     async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
         conn = {"Acp-Connection-Id": await initialize(http)}
         for n in range(3):  # each prompt's output waits on a session stream nobody opened
             session = await _new_session(http, conn, 10 + n)
-            body = rpc(20 + n, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "x"}]})
-            status = (await http.post("/acp", json=body, headers={**conn, "Acp-Session-Id": session})).status_code
+            body = rpc(
+                20 + n,
+                "session/prompt",
+                {"sessionId": session, "prompt": [{"type": "text", "text": "x"}]},
+            )
+            status = (
+                await http.post("/acp", json=body, headers={**conn, "Acp-Session-Id": session})
+            ).status_code
             assert status in (202, 404)
         await _gone(http, conn)
 
@@ -153,7 +173,11 @@ async def test_id_length_body_size_and_connection_count() -> None:
         assert (await http.post("/acp", json=too_big)).status_code == 413
         conn = {"Acp-Connection-Id": await initialize(http)}
         assert (await http.post("/acp", json=INIT)).status_code == 503  # max_connections
-        assert (await http.post("/acp", json=rpc(1, "session/list", {}), headers={"Acp-Connection-Id": "c" * 41})).status_code == 400
+        assert (
+            await http.post(
+                "/acp", json=rpc(1, "session/list", {}), headers={"Acp-Connection-Id": "c" * 41}
+            )
+        ).status_code == 400
         long_session = {**conn, "Acp-Session-Id": "s" * 41}
         body = rpc(1, "session/prompt", {"sessionId": "s" * 41, "prompt": []})
         assert (await http.post("/acp", json=body, headers=long_session)).status_code == 400
@@ -170,7 +194,9 @@ async def test_idle_connections_are_closed() -> None:
     async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
         conn = {"Acp-Connection-Id": await initialize(http)}
         await asyncio.sleep(0.6)
-        assert (await http.post("/acp", json=rpc(1, "session/list", {}), headers=conn)).status_code == 404
+        assert (
+            await http.post("/acp", json=rpc(1, "session/list", {}), headers=conn)
+        ).status_code == 404
         async with ws_connect(f"ws://{base}/acp") as ws:
             await ws.send(json.dumps(INIT))
             await ws.recv()
@@ -205,7 +231,9 @@ async def test_authentication_hook_and_no_cross_connection_access() -> None:
     app = remote.acp_asgi_app(EchoAgent(), authenticate=authenticate)
     async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
         assert (await http.post("/acp", json=INIT)).status_code == 401
-        assert (await http.post("/acp", json=INIT, headers={"Authorization": "Bearer nobody"})).status_code == 401
+        assert (
+            await http.post("/acp", json=INIT, headers={"Authorization": "Bearer nobody"})
+        ).status_code == 401
         assert app.registry.connections == {}  # refused before initialize reached an agent
         with pytest.raises(InvalidStatus) as refused:
             await ws_connect(f"ws://{base}/acp")
@@ -220,38 +248,54 @@ async def test_authentication_hook_and_no_cross_connection_access() -> None:
         # bob cannot use alice's connection, not even with its id
         stolen = {**conn_a, **bob}
         assert (await http.get("/acp", headers={**stolen, **SSE})).status_code == 404
-        assert (await http.post("/acp", json=rpc(5, "session/list", {}), headers=stolen)).status_code == 404
+        assert (
+            await http.post("/acp", json=rpc(5, "session/list", {}), headers=stolen)
+        ).status_code == 404
         assert (await http.delete("/acp", headers=stolen)).status_code == 404
         # nor alice's session on his own connection
         scoped = {**conn_b, "Acp-Session-Id": session_a}
-        body = rpc(6, "session/prompt", {"sessionId": session_a, "prompt": [{"type": "text", "text": "x"}]})
+        body = rpc(
+            6, "session/prompt", {"sessionId": session_a, "prompt": [{"type": "text", "text": "x"}]}
+        )
         assert (await http.post("/acp", json=body, headers=scoped)).status_code == 404
         assert (await http.get("/acp", headers={**scoped, **SSE})).status_code == 404
         resume = rpc(7, "session/resume", {"sessionId": session_a, "cwd": "/"})
-        assert (await http.post("/acp", json=resume, headers=scoped)).status_code == 404  # held by alice
+        assert (
+            await http.post("/acp", json=resume, headers=scoped)
+        ).status_code == 404  # held by alice
         # alice's connection still works
         ok = await http.post("/acp", json=rpc(8, "session/list", {}), headers=conn_a)
         assert ok.status_code == 202
 
 
 async def test_session_of_one_websocket_is_not_usable_from_another() -> None:
-    async with uvicorn_server(remote.acp_asgi_app(EchoAgent())) as base:
-        async with ws_connect(f"ws://{base}/acp") as one, ws_connect(f"ws://{base}/acp") as two:
-            for ws in (one, two):
-                await ws.send(json.dumps(INIT))
-                await ws.recv()
-            await one.send(json.dumps(rpc(1, "session/new", NEW)))
-            session = json.loads(await one.recv())["result"]["sessionId"]
-            await two.send(json.dumps(rpc(2, "session/prompt", {"sessionId": session, "prompt": []})))
-            answer = json.loads(await asyncio.wait_for(two.recv(), STEP_TIMEOUT))
-            assert answer["id"] == 2 and answer["error"]["code"] == -32600
-            assert "Unknown session" in answer["error"]["message"]
-            await two.send(json.dumps(rpc(3, "session/resume", {"sessionId": session, "cwd": "/"})))
-            assert "error" in json.loads(await asyncio.wait_for(two.recv(), STEP_TIMEOUT))
+    async with (
+        uvicorn_server(remote.acp_asgi_app(EchoAgent())) as base,
+        ws_connect(f"ws://{base}/acp") as one,
+        ws_connect(f"ws://{base}/acp") as two,
+    ):
+        for ws in (one, two):
+            await ws.send(json.dumps(INIT))
+            await ws.recv()
+        await one.send(json.dumps(rpc(1, "session/new", NEW)))
+        session = json.loads(await one.recv())["result"]["sessionId"]
+        await two.send(json.dumps(rpc(2, "session/prompt", {"sessionId": session, "prompt": []})))
+        answer = json.loads(await asyncio.wait_for(two.recv(), STEP_TIMEOUT))
+        assert answer["id"] == 2 and answer["error"]["code"] == -32600
+        assert "Unknown session" in answer["error"]["message"]
+        await two.send(json.dumps(rpc(3, "session/resume", {"sessionId": session, "cwd": "/"})))
+        assert "error" in json.loads(await asyncio.wait_for(two.recv(), STEP_TIMEOUT))
 
 
 async def test_body_json_content_type_with_charset_is_accepted() -> None:
-    async with uvicorn_server(remote.acp_asgi_app(EchoAgent())) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
-        response = await http.post("/acp", content=json.dumps(INIT), headers={"Content-Type": "application/json; charset=utf-8"})
+    async with (
+        uvicorn_server(remote.acp_asgi_app(EchoAgent())) as base,
+        httpx.AsyncClient(base_url=f"http://{base}") as http,
+    ):
+        response = await http.post(
+            "/acp",
+            content=json.dumps(INIT),
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        )
         assert response.status_code == 200
         assert JSON["Content-Type"] == "application/json"
