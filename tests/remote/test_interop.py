@@ -123,9 +123,11 @@ async def _drive(url: str) -> tuple[RecordingClient, list[str]]:
             lambda: ("permission", "Run the pretend tool?") in client.events[a],
         )
         await peer.session_cancel(remote_cancel(a))
-        await client.wait_for("idle after cancel", lambda: client.idle(a))
-        assert ("permission_withdrawn",) in client.events[a], client.events[a]
-        assert _plain(client.events[a][-1:]) == [("state", "idle", "cancelled")]
+        await client.wait_for(
+            "idle and the permission withdrawn",
+            lambda: client.idle(a) and ("permission_withdrawn",) in client.events[a],
+        )
+        assert ("state", "idle", "cancelled") in _plain(client.events[a][-2:]), client.events[a]
     return client, [a, b]
 
 
@@ -181,6 +183,6 @@ async def test_ts_client_drives_our_asgi_server(node: str, transport: str) -> No
     # phase 3: the pending permission request was withdrawn ($/cancel_request aborted it)
     phase3_a = ev[a][idles_a[1] + 1 :]
     assert ("permission_answered", "aborted") in phase3_a, ev[a]
-    assert phase3_a[-1] == ("state", "idle", "cancelled"), ev[a]
+    assert ("state", "idle", "cancelled") in phase3_a[-2:], ev[a]  # either order with the abort
     # phases 1 and 3 asked A twice, B once
     assert record["permissions"].count(a) == 2 and record["permissions"].count(b) == 1

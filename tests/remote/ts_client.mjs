@@ -116,7 +116,8 @@ async function scenario() {
   // 3. a permission request withdrawn by session/cancel
   undecided = true;
   await prompt(a, "permission please");
-  await waitFor("A idle after phase 3", () => idleCount(a) >= 3);
+  await waitFor("A idle and the permission withdrawn after phase 3", () =>
+    idleCount(a) >= 3 && events(a).some((e) => e[0] === "permission_answered"));
 }
 
 scenario()
