@@ -182,13 +182,17 @@ async def _pump(connection: RemoteConnection, send: Send) -> None:
         frames = await box.take()
         if frames is None:
             return
-        for frame in frames:
-            message = {"type": "websocket.send", "text": frame.rstrip(b"\n").decode()}
-            try:
-                await asyncio.wait_for(send(message), stall)
-            except TimeoutError:
-                connection.close(f"output stalled for {stall} s")
-                return
-            except (OSError, RuntimeError):
-                connection.close("WebSocket send failed")
-                return
+        loop = asyncio.get_running_loop()
+        try:
+            # One timer per batch, pushed back after each frame the client took.
+            async with asyncio.timeout(stall) as deadline:
+                for frame in frames:
+                    text = frame[:-1] if frame.endswith(b"\n") else frame
+                    await send({"type": "websocket.send", "text": text.decode()})
+                    deadline.reschedule(loop.time() + stall)
+        except TimeoutError:
+            connection.close(f"output stalled for {stall} s")
+            return
+        except (OSError, RuntimeError):
+            connection.close("WebSocket send failed")
+            return
