@@ -229,7 +229,7 @@ if __name__ == "__main__":
     parser.add_argument("--words", type=int, default=40)
     parser.add_argument("--servers", default="ours,ts")
     parser.add_argument("--serve-ours", action="store_true", help=argparse.SUPPRESS)
-    arguments = parser.parse_args()
+    arguments, _ = parser.parse_known_args()  # `nox -s bench -- ...` passes other scripts' options
     if arguments.serve_ours:
         serve_ours()
     else:
