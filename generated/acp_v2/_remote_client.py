@@ -187,6 +187,7 @@ async def connect_http(
         cookies=jar,
         headers=dict(headers or {}),
         http2=http2,
+        http1=not (http2 and url.lower().startswith("http:")),  # h2c needs prior knowledge
         timeout=httpx.Timeout(30.0, read=None),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
     )

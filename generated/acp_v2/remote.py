@@ -90,11 +90,16 @@ def serve_remote(
     http2: bool = False,
     certfile: str | None = None,
     keyfile: str | None = None,
+    log_level: str = "info",
     **app_options: Any,
 ) -> None:
-    """Serve `agent` on `host:port` until interrupted (uvicorn; hypercorn when `http2`)."""
+    """Serve `agent` on `host:port` until interrupted (uvicorn; hypercorn when `http2`).
+
+    `app_options` are those of `acp_asgi_app` (limits, allowed_origins, authenticate, ...)."""
     app = acp_asgi_app(agent, **app_options)
-    _serve_remote(app, host, port, http2=http2, certfile=certfile, keyfile=keyfile)
+    _serve_remote(
+        app, host, port, http2=http2, certfile=certfile, keyfile=keyfile, log_level=log_level
+    )
 
 
 async def connect_ws(url: str, client: Client, **options: Any) -> tuple[AgentPeer, Connection]:
