@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from ._remote_asgi import Receive, Refused, Scope, Send, affinity_header, send_response
-from ._remote_conn import LimitExceeded, RemoteConnection
+from ._remote_conn import RemoteConnection
 from ._remote_limits import (
     ATTACH_METHODS,
     CONNECTION_ROUTED_METHODS,
@@ -153,11 +153,7 @@ async def _initialize(
     request_id = message_id(message)
     if request_id is None:
         raise HttpError(400, "initialize must be a request with an id")
-    principal = await app.authenticate(headers)
-    try:
-        connection = app.registry.create("http", principal)
-    except LimitExceeded:
-        raise HttpError(503, "Too many connections") from None
+    connection = await app.open_connection("http", headers)
     connection.initialize_id = request_id
     connection.initial = asyncio.get_running_loop().create_future()
     app.start_agent(connection)

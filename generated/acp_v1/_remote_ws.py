@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from ._remote_asgi import Receive, Refused, Scope, Send, affinity_header
-from ._remote_conn import LimitExceeded, RemoteConnection
+from ._remote_conn import RemoteConnection
 from ._remote_limits import (
     ATTACH_METHODS,
     HEADER_CONNECTION_ID,
@@ -53,11 +53,7 @@ async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send:
     try:
         if not app.origin_ok(headers):
             raise Refused(403, "Forbidden: Origin not allowed")
-        principal = await app.authenticate(headers)
-        try:
-            connection = app.registry.create("ws", principal)
-        except LimitExceeded:
-            raise Refused(503, "Too many connections") from None
+        connection = await app.open_connection("ws", headers)
     except Refused as exc:
         await _deny(scope, send, exc.status, exc.message)
         return

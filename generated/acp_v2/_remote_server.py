@@ -36,7 +36,14 @@ from ._remote_asgi import (
     request_headers,
     send_response,
 )
-from ._remote_conn import PeerFactory, Registry, RemoteConnection, StreamRunner
+from ._remote_conn import (
+    LimitExceeded,
+    PeerFactory,
+    Registry,
+    RemoteConnection,
+    StreamRunner,
+    Transport,
+)
 from ._remote_http import handle_http
 from ._remote_limits import ACP_PATH, DEFAULT_LIMITS, RemoteLimits
 from ._remote_ws import handle_websocket
@@ -126,6 +133,16 @@ class RemoteApp:
     async def authenticate(self, headers: Mapping[str, str]) -> object:
         """The principal of a request, or ``Refused``."""
         return await authenticate_request(self._authenticate, headers)
+
+    async def open_connection(
+        self, transport: Transport, headers: Mapping[str, str]
+    ) -> RemoteConnection:
+        """A new connection for an authenticated client (``Refused``: 401/403, 503 when full)."""
+        principal = await self.authenticate(headers)
+        try:
+            return self.registry.create(transport, principal)
+        except LimitExceeded:
+            raise Refused(503, "Too many connections") from None
 
     def start_agent(self, connection: RemoteConnection) -> None:
         """Make this connection's agent and start it."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from ._remote_client_http import HttpSink, RemoteHttpError
 from ._remote_limits import DEFAULT_LIMITS, HEADER_CONNECTION_ID, RemoteLimits
-from ._remote_pipes import ByteBound, InboundPipe
+from ._remote_pipes import ByteBound, InboundPipe, QueuedSink
 from ._rpc import Connection, MethodSpec
 
 __all__ = ["RemoteHttpError", "connect_http", "connect_url", "connect_ws"]
@@ -36,31 +36,13 @@ __all__ = ["RemoteHttpError", "connect_http", "connect_url", "connect_ws"]
 logger = logging.getLogger(__name__.rpartition(".")[0] + "._remote")
 
 
-class WsSink:
+class WsSink(QueuedSink):
     """The ``WriterLike`` of a WebSocket connection: frames sent in order by one task."""
 
     def __init__(self, ws: Any, limits: RemoteLimits, reader: asyncio.Task[None]) -> None:
         self._ws = ws
-        self._frames: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
         self._reader = reader
-        self._sender = asyncio.ensure_future(self._send_all())
-        self.connection_id: str | None = None
-
-    def write(self, data: bytes) -> None:
-        """Queue frames for sending."""
-        if self._sender.done():
-            raise ConnectionError("WebSocket closed")
-        self._bound.queued += len(data)
-        self._frames.put_nowait(data)
-
-    async def drain(self) -> None:
-        """Wait while too much is queued."""
-        await self._bound.wait(lambda: self._bound.queued)
-
-    def close(self) -> None:
-        """Send what is queued, then a close frame."""
-        self._frames.put_nowait(None)
+        super().__init__(ByteBound(limits.max_buffered_bytes, limits.max_output_stall))
 
     async def wait_closed(self) -> None:
         """Wait for the close handshake."""
@@ -74,9 +56,7 @@ class WsSink:
         from websockets.exceptions import WebSocketException
 
         try:
-            while (data := await self._frames.get()) is not None:
-                self._bound.queued -= len(data)
-                self._bound.progress()
+            while (data := await self._next()) is not None:
                 for line in data.splitlines():
                     await self._ws.send(line.decode())
         except (WebSocketException, OSError) as exc:  # the socket went away: reads see EOF
@@ -95,6 +75,11 @@ async def _ws_read(ws: Any, pipe: InboundPipe, bound: ByteBound) -> None:
         logger.debug("WebSocket read ended: %s", exc)
     finally:
         pipe.feed_eof()
+
+
+def _inbound(limits: RemoteLimits) -> tuple[ByteBound, InboundPipe]:
+    bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
+    return bound, InboundPipe(bound.progress)
 
 
 def _http_url(url: str) -> str:
@@ -156,10 +141,8 @@ async def connect_ws(
         raise ConnectionError(f"GET (upgrade) {url}: no handshake response")
     request = urllib.request.Request(_http_url(url))
     jar.extract_cookies(_UpgradeResponse(upgrade.headers), request)  # type: ignore[arg-type]
-    bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
-    pipe = InboundPipe(bound.progress)
-    reader = asyncio.ensure_future(_ws_read(ws, pipe, bound))
-    sink = WsSink(ws, limits, reader)
+    bound, pipe = _inbound(limits)
+    sink = WsSink(ws, limits, asyncio.ensure_future(_ws_read(ws, pipe, bound)))
     sink.connection_id = upgrade.headers.get(HEADER_CONNECTION_ID)
     return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
 
@@ -191,8 +174,7 @@ async def connect_http(
         timeout=httpx.Timeout(30.0, read=None),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
     )
-    bound = ByteBound(limits.max_buffered_bytes, limits.max_output_stall)
-    pipe = InboundPipe(bound.progress)
+    bound, pipe = _inbound(limits)
     sink = HttpSink(client, url, pipe, bound, limits)
     return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
 

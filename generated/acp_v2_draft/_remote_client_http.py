@@ -33,7 +33,7 @@ from ._remote_limits import (
     parse_message,
     result_session_id,
 )
-from ._remote_pipes import ByteBound, InboundPipe
+from ._remote_pipes import ByteBound, InboundPipe, QueuedSink
 
 logger = logging.getLogger(__name__.rpartition(".")[0] + "._remote")
 
@@ -79,7 +79,7 @@ class RemoteHttpError(ConnectionError):
         return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
 
 
-class HttpSink:
+class HttpSink(QueuedSink):
     """The ``WriterLike`` of a Streamable HTTP connection."""
 
     def __init__(
@@ -88,32 +88,14 @@ class HttpSink:
         self._client = client
         self._url = url
         self._pipe = pipe
-        self._bound = bound
         self._limits = limits
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._sender = asyncio.ensure_future(self._send_all())
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._ready: dict[str | None, asyncio.Future[None]] = {}
         self._server_requests: dict[Any, str] = {}  # id of a server request -> its session
-        self.connection_id: str | None = None
         self._closing = False
+        super().__init__(bound)
 
-    # ------------------------------------------------------------------ WriterLike
-
-    def write(self, data: bytes) -> None:
-        """Queue frames for posting."""
-        if self._sender.done():
-            raise ConnectionError("ACP HTTP connection closed")
-        self._bound.queued += len(data)
-        self._queue.put_nowait(data)
-
-    async def drain(self) -> None:
-        """Wait while too much is queued."""
-        await self._bound.wait(lambda: self._bound.queued)
-
-    def close(self) -> None:
-        """Post what is queued, then end the connection."""
-        self._queue.put_nowait(None)
+    # ------------------------------------------------------------------ closing
 
     async def wait_closed(self) -> None:
         """DELETE the connection, end the streams and the HTTP client."""
@@ -137,9 +119,7 @@ class HttpSink:
         import httpx
 
         try:
-            while (data := await self._queue.get()) is not None:
-                self._bound.queued -= len(data)
-                self._bound.progress()
+            while (data := await self._next()) is not None:
                 for line in data.splitlines():
                     if not await self._post(line):
                         return

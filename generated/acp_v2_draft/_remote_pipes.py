@@ -6,8 +6,9 @@
 
 Owns ``InboundPipe`` (a ``ReaderLike`` fed whole frames by the HTTP or WebSocket side) and
 ``Mailbox`` (the frames waiting for one receiver: an SSE stream or a WebSocket), both counting
-their bytes so that the connection can hold its limits, and ``ByteBound`` (the client side's
-wait while too much is queued). No I/O of their own.
+their bytes so that the connection can hold its limits, ``ByteBound`` (the client side's wait
+while too much is queued) and ``QueuedSink`` (the base of the clients' writers). No I/O of their
+own.
 """
 
 from __future__ import annotations
@@ -144,3 +145,40 @@ class ByteBound:
                 await asyncio.wait_for(self._event.wait(), self.timeout)
             except TimeoutError:
                 raise ConnectionError("remote peer stopped reading") from None
+
+
+class QueuedSink:
+    """A client transport's ``WriterLike``: frames queued, sent in order by one task.
+
+    Subclasses implement ``_send_all``, taking frames with ``_next`` (None: closed)."""
+
+    def __init__(self, bound: ByteBound) -> None:
+        self._bound = bound
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._sender = asyncio.ensure_future(self._send_all())
+        self.connection_id: str | None = None
+
+    def write(self, data: bytes) -> None:
+        """Queue frames for sending."""
+        if self._sender.done():
+            raise ConnectionError("remote connection closed")
+        self._bound.queued += len(data)
+        self._queue.put_nowait(data)
+
+    async def drain(self) -> None:
+        """Wait while too much is queued."""
+        await self._bound.wait(lambda: self._bound.queued)
+
+    def close(self) -> None:
+        """Send what is queued, then end the connection (see ``wait_closed``)."""
+        self._queue.put_nowait(None)
+
+    async def _next(self) -> bytes | None:
+        data = await self._queue.get()
+        if data is not None:
+            self._bound.queued -= len(data)
+            self._bound.progress()
+        return data
+
+    async def _send_all(self) -> None:
+        raise NotImplementedError

@@ -59,6 +59,14 @@ def _free_port() -> int:
         return port
 
 
+async def _listening(port: int) -> None:
+    for _ in range(200):
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        await asyncio.sleep(0.05)
+
+
 async def _lifecycle(url: str, **options: Any) -> list[tuple[Any, ...]]:
     client = RecordingClient()
     peer, connection = await remote.connect_url(url, client, **options)
@@ -81,11 +89,7 @@ async def test_serve_remote_serves_websocket_and_http() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(GENERATED)])}
     process = await asyncio.create_subprocess_exec(sys.executable, "-c", script, cwd=ROOT, env=env)
     try:
-        for _ in range(200):
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            await asyncio.sleep(0.05)
+        await _listening(port)
         for scheme in ("ws", "http"):
             events = await _lifecycle(f"{scheme}://127.0.0.1:{port}/acp")
             assert ("chunk", "m_perm", "selected:allow") in events
@@ -114,11 +118,7 @@ async def test_streamable_http_over_http2_with_hypercorn() -> None:
     stop = asyncio.Event()
     server = asyncio.ensure_future(serve(recording, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
     try:
-        for _ in range(200):
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            await asyncio.sleep(0.05)
+        await _listening(port)
         events = await _lifecycle(f"http://127.0.0.1:{port}/acp", http2=True)
         assert ("chunk", "m_perm", "selected:allow") in events
         assert versions == {"2"}, versions  # every request, streams included, over HTTP/2
