@@ -110,9 +110,15 @@ class RemoteConnection:
     async def drain(self) -> None:
         """Wait while the client holds ``max_buffered_bytes`` unread; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
-        while self.buffered >= limit or self.inbound.buffered >= limit:
-            if self.closed:
-                break
+        await self._wait_room(lambda: self.buffered >= limit or self.inbound.buffered >= limit)
+
+    async def room_for_input(self) -> None:
+        """Wait while the agent has ``max_buffered_bytes`` of input unread (same stall limit)."""
+        limit = self.limits.max_buffered_bytes
+        await self._wait_room(lambda: self.inbound.buffered >= limit)
+
+    async def _wait_room(self, full: Callable[[], bool]) -> None:
+        while full() and not self.closed:
             self._room = asyncio.get_running_loop().create_future()
             try:
                 await asyncio.wait_for(self._room, self.limits.max_output_stall)

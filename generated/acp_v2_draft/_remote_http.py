@@ -141,6 +141,7 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
         await _check_request(connection, headers, message)
     frame = body.replace(b"\n", b" ") + b"\n"  # one line: JSON allows any whitespace there
     try:
+        await connection.room_for_input()
         connection.inbound.feed(frame)
     except ConnectionError:
         raise HttpError(404, "Unknown Acp-Connection-Id") from None

@@ -9,6 +9,7 @@ import json
 import os
 import struct
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 import pytest
@@ -299,3 +300,22 @@ async def test_body_json_content_type_with_charset_is_accepted() -> None:
         )
         assert response.status_code == 200
         assert JSON["Content-Type"] == "application/json"
+
+
+async def test_input_the_agent_does_not_read_is_bounded() -> None:
+    async def deaf_agent(reader: Any, writer: Any) -> None:
+        first = await reader.read(65536)  # initialize, answered; then nothing is read again
+        assert b'"initialize"' in first
+        writer.write(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}\n')
+        await asyncio.Event().wait()
+
+    limits = remote.RemoteLimits(max_buffered_bytes=4096, max_output_stall=0.3)
+    app = remote.acp_asgi_app(lambda: deaf_agent, limits=limits)
+    async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
+        conn = {"Acp-Connection-Id": await initialize(http)}
+        note = {"jsonrpc": "2.0", "method": "_vendor/note", "params": {"pad": "x" * 1024}}
+        statuses = [
+            (await http.post("/acp", json=note, headers=conn)).status_code for _ in range(10)
+        ]
+        assert statuses[:3] == [202, 202, 202] and statuses[-1] == 404, statuses
+        assert app.registry.connections == {}
