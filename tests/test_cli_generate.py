@@ -26,6 +26,15 @@ PACKAGE_FILES = {
     "_fastschema.py",
     "_hooks.py",
     "_openenum.py",
+    "_remote_asgi.py",
+    "_remote_client.py",
+    "_remote_client_http.py",
+    "_remote_conn.py",
+    "_remote_http.py",
+    "_remote_limits.py",
+    "_remote_pipes.py",
+    "_remote_server.py",
+    "_remote_ws.py",
     "_rpc.py",
     "_rpc_connection.py",
     "_rpc_framing.py",
@@ -35,6 +44,7 @@ PACKAGE_FILES = {
     "enums.py",
     "models.py",
     "py.typed",
+    "remote.py",
 }
 N_FILES = len(PACKAGE_FILES)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
