@@ -17,6 +17,7 @@ from typing import Any
 import pydantic_core
 
 from ._remote_limits import (
+    CONNECTION_ROUTED_METHODS,
     EVENT_STREAM_MIME,
     HEADER_CONNECTION_ID,
     HEADER_SESSION_ID,
@@ -88,6 +89,7 @@ class HttpSink(QueuedSink):
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._ready: dict[str | None, asyncio.Future[None]] = {}
         self._server_requests: dict[Any, str] = {}  # id of a server request -> its session
+        self._awaiting: dict[Any, str] = {}  # id of our request -> the session stream to answer
         self._closing = False
         super().__init__(bound)
 
@@ -129,12 +131,10 @@ class HttpSink(QueuedSink):
         """POST one message; False when the connection is unusable from now on."""
         message = parse_message(line) or {}
         headers = {"Content-Type": JSON_MIME, "Accept": JSON_MIME}
-        if self.connection_id is None:
-            if message.get("method") != INITIALIZE_METHOD:
-                raise ConnectionError(
-                    "the first message of an ACP HTTP connection must be initialize"
-                )
-        else:
+        if self.connection_id is None and message.get("method") != INITIALIZE_METHOD:
+            raise ConnectionError("the first message of an ACP HTTP connection must be initialize")
+        session_id = None
+        if self.connection_id is not None:
             headers[HEADER_CONNECTION_ID] = self.connection_id
             session_id = params_session_id(message)
             if session_id is None and is_response(message):
@@ -144,8 +144,16 @@ class HttpSink(QueuedSink):
                 refused = await self._open(session_id)
                 if refused is not None:
                     return self._fail(message, refused)
+        request_id = message_id(message) if "method" in message else None
+        if (
+            request_id is not None
+            and session_id is not None
+            and message.get("method") not in CONNECTION_ROUTED_METHODS
+        ):
+            self._awaiting[request_id] = session_id
         response = await self._client.post(self._url, content=line, headers=headers)
         if response.status_code >= 300:
+            self._awaiting.pop(request_id, None)
             error = RemoteHttpError("POST", self._url, response.status_code, response.content)
             return self._fail(message, error)
         if self.connection_id is None:
@@ -173,6 +181,8 @@ class HttpSink(QueuedSink):
     def _feed(self, data: bytes) -> None:
         message = parse_message(data)
         if message is not None:
+            if is_response(message):
+                self._awaiting.pop(message_id(message), None)
             created = result_session_id(message) if is_response(message) else None
             if created is not None and created not in self._streams:
                 self._start_stream(created)
@@ -233,3 +243,13 @@ class HttpSink(QueuedSink):
             self._streams.pop(session_id, None)
             if session_id is None and not self._closing:
                 self._pipe.feed_eof()  # the connection stream is the connection
+            elif session_id is not None and not self._closing:
+                self._fail_awaiting(session_id)
+
+    def _fail_awaiting(self, session_id: str) -> None:
+        """The session's stream ended: its requests will get no answer, so they fail now."""
+        error = RemoteHttpError("GET", self._url, 410, b"the session stream closed")
+        for request_id in [i for i, s in self._awaiting.items() if s == session_id]:
+            del self._awaiting[request_id]
+            with contextlib.suppress(ConnectionError):
+                self._pipe.feed(error.to_rpc_error(request_id))

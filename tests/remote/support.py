@@ -46,7 +46,7 @@ class EchoAgent(acp.Agent):
         self.flood_failed: list[BaseException] = []
 
     def __copy__(self) -> EchoAgent:
-        clone = EchoAgent()
+        clone = type(self)()
         clone.store, clone.ids, clone.flood_failed = self.store, self.ids, self.flood_failed
         return clone
 

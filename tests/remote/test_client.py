@@ -5,8 +5,10 @@ surviving a reconnect through session/resume."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from http.cookiejar import CookieJar
+from typing import Any
 
 import pytest
 
@@ -154,3 +156,40 @@ async def test_session_survives_reconnect_through_resume(scheme: str) -> None:
             await second.wait_for("idle", lambda: second.idle(session))
             chunks = [e[2] for e in second.events[session] if e[0] == "chunk"]
             assert chunks == ["welcome", "back"]
+
+
+async def test_requests_fail_when_their_session_stream_ends() -> None:
+    class SilentAgent(EchoAgent):
+        async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+            await asyncio.Event().wait()  # never answers
+            raise AssertionError
+
+    app = remote.acp_asgi_app(SilentAgent())
+    cut = asyncio.Event()
+
+    async def proxy(scope: Any, receive: Any, send: Any) -> None:
+        # A proxy that drops session-scoped SSE streams once `cut` is set.
+        headers = dict(scope.get("headers", ()))
+        if scope["type"] != "http" or scope["method"] != "GET" or b"acp-session-id" not in headers:
+            await app(scope, receive, send)
+            return
+        task = asyncio.ensure_future(app(scope, receive, send))
+        await cut.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async with uvicorn_server(proxy) as base:
+        peer, connection = await remote.connect_http(f"http://{base}/acp", RecordingClient())
+        async with connection:
+            await asyncio.wait_for(peer.initialize(init_request()), STEP_TIMEOUT)
+            session = (
+                await asyncio.wait_for(peer.session_new(new_session()), STEP_TIMEOUT)
+            ).session_id
+            pending = asyncio.ensure_future(peer.session_prompt(prompt(session, "hi")))
+            await asyncio.sleep(0.3)
+            cut.set()
+            with pytest.raises(acp.RpcError) as failed:
+                await asyncio.wait_for(pending, STEP_TIMEOUT)
+            assert failed.value.data["status"] == 410, failed.value
