@@ -82,7 +82,9 @@ def serve_ours() -> None:
 
     from tests.remote.support import EchoAgent
 
-    sock = socket.socket()
+    # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP (a
+    # plain socket.socket() has proto 0, and Nagle's algorithm then adds ~40 ms per turn).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)  # connections wait in the backlog until uvicorn accepts them
     app = remote.acp_asgi_app(EchoAgent())
