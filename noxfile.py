@@ -68,5 +68,6 @@ def bench(session: nox.Session) -> None:
         "bench/rpc.py",
         "bench/diff.py",
         "bench/session_state.py",
+        "bench/remote.py",
     ):
         session.run("python", script, *session.posargs)

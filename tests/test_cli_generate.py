@@ -26,6 +26,7 @@ PACKAGE_FILES = {
     "enums.py",
     "models.py",
     "py.typed",
+    "remote.py",
     *(p.name for p in (ROOT / "codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
 }
 N_FILES = len(PACKAGE_FILES)

@@ -28,6 +28,7 @@ TEMPLATED_FILES: tuple[tuple[str, str], ...] = (
     ("__init__.py", "package/__init__.py.jinja"),
     ("dispatch.py", "package/dispatch.py.jinja"),
     ("enums.py", "package/enums.py.jinja"),
+    ("remote.py", "package/remote.py.jinja"),
     ("session.py", "package/session.py.jinja"),
 )
 # The runtime library (`codegen/runtime/`), copied below the header byte for byte.

@@ -1,0 +1,123 @@
+"""Remote ACP transport, shared by server and client: limits, header names, message sniffing.
+
+Owns ``RemoteLimits`` (one frozen dataclass of every per-connection limit, with the reference
+TypeScript SDK's defaults where it has one), the wire names of the Streamable HTTP profile of
+the RFD "Streamable HTTP & WebSocket Transport", and the small helpers both sides use to read a
+JSON-RPC message's id and session. Standard library and pydantic only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+import pydantic_core
+
+ACP_PATH: Final = "/acp"
+HEADER_CONNECTION_ID: Final = "acp-connection-id"
+HEADER_SESSION_ID: Final = "acp-session-id"
+JSON_MIME: Final = "application/json"
+EVENT_STREAM_MIME: Final = "text/event-stream"
+INITIALIZE_METHOD: Final = "initialize"
+# Client requests whose POST must carry Acp-Session-Id (as the reference SDK's list).
+SESSION_SCOPED_METHODS: Final = frozenset(
+    {
+        "session/cancel",
+        "session/close",
+        "session/delete",
+        "session/fork",
+        "session/load",
+        "session/prompt",
+        "session/resume",
+        "session/set_config_option",
+        "session/set_mode",
+        "session/set_model",
+    }
+)
+# Methods that may name a session this connection does not hold yet: they attach it (load,
+# resume) or act on a stored session (delete, archive). The agent authorizes them; the
+# transport only refuses a session that another live connection holds.
+ATTACH_METHODS: Final = frozenset({"session/load", "session/resume"})
+UNHELD_SESSION_METHODS: Final = ATTACH_METHODS | {
+    "session/delete",
+    "session/archive",
+    "session/unarchive",
+}
+# Whose answer goes to the connection stream although it names a session (the RFD).
+CONNECTION_ROUTED_METHODS: Final = frozenset({"session/load"})
+# How a notification frame of our own runtime starts: such frames are never responses.
+NOTIFICATION_PREFIX: Final = b'{"jsonrpc":"2.0","method":'
+
+MiB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteLimits:
+    """Per-connection limits of the remote transport (seconds for times, bytes for sizes)."""
+
+    max_buffered_bytes: int = 64 * MiB
+    """Output held for one connection's client (all its streams); reference default 64 MiB."""
+    max_output_stall: float = 60.0
+    """A client that takes none of its output for this long is cut off; reference 60 s."""
+    max_buffered_session_streams: int = 1024
+    """Session streams holding output with nobody reading them; reference default 1024."""
+    max_id_length: int = 1024
+    """Longest connection, session or request id accepted; reference default 1024."""
+    max_request_body_bytes: int = 16 * MiB
+    """Largest POST body (413 beyond) and WebSocket text frame; reference default 16 MiB."""
+    idle_timeout: float = 900.0
+    """A connection with no traffic and no open stream for this long is closed."""
+    max_connections: int = 4096
+    """Live connections per server process (503 beyond)."""
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"RemoteLimits.{field.name} must be a positive number")
+
+
+DEFAULT_LIMITS: Final = RemoteLimits()
+
+
+def parse_message(frame: bytes | str) -> dict[str, Any] | None:
+    """The JSON object of one frame, or None when it is not a JSON object."""
+    try:
+        value = pydantic_core.from_json(frame, allow_inf_nan=False)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def params_session_id(message: dict[str, Any]) -> str | None:
+    """``params.sessionId`` of a request or notification, when it is a string."""
+    params = message.get("params")
+    if isinstance(params, dict):
+        session_id = params.get("sessionId")
+        if isinstance(session_id, str):
+            return session_id
+    return None
+
+
+def result_session_id(message: dict[str, Any]) -> str | None:
+    """``result.sessionId`` of a response, when it is a string."""
+    result = message.get("result")
+    if isinstance(result, dict):
+        session_id = result.get("sessionId")
+        if isinstance(session_id, str):
+            return session_id
+    return None
+
+
+def message_id(message: dict[str, Any]) -> int | str | None:
+    """The id of a message when it is a valid JSON-RPC id (never a bool)."""
+    value = message.get("id")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return value
+
+
+def is_response(message: dict[str, Any]) -> bool:
+    """Whether a message is a response (an id and a result or error, no method)."""
+    return "method" not in message and ("result" in message or "error" in message)
