@@ -14,6 +14,11 @@ itself (`cls.__pydantic_core_schema__` handed to pydantic-core, `isinstance(cls.
 descriptor, so reading it builds the class and answers with what the build made. pydantic's own
 checks (`isinstance(..., MockCoreSchema)`) still see a class that is not built yet.
 
+A `TypeAdapter` of a built class shares the class's validator and serializer (its fast path),
+as it did when classes were built at import: the class's `model_config` answers `get("defer_build")`
+with False (`_ClassConfig`; `TypeAdapter` asks only that, to decide whether to wait), while the
+classes derived from it still inherit `defer_build` (pydantic copies the dict).
+
 A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
 the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that
 uses a class while another builds it waits, then sees the finished class.
@@ -22,10 +27,10 @@ uses a class while another builds it waits, then sees the finished class.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 import pydantic.main
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from pydantic._internal._mock_val_ser import MockCoreSchema, MockValSer
 
 # One lock with pydantic's: two locks could be taken in opposite orders by two threads.
@@ -62,8 +67,19 @@ class _DeferredValSer(MockValSer[Any]):
         return built(owner, self._name)
 
 
+class _ClassConfig(dict[str, Any]):
+    """A generated class's `model_config`: `defer_build` for pydantic, not for `TypeAdapter`."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "defer_build":
+            return False
+        return super().get(key, default)
+
+
 def defer(cls: type[BaseModel]) -> None:
     """Replace the build placeholders pydantic left on `cls` by ones that build it when read."""
+    if type(cls.__dict__.get("model_config")) is not _ClassConfig:
+        cls.model_config = cast(ConfigDict, _ClassConfig(cls.model_config))
     for name in _DEFERRED:
         mock = cls.__dict__.get(name)
         deferred: MockCoreSchema | MockValSer[Any]
