@@ -98,7 +98,7 @@ def test_reading_the_schema_of_an_unbuilt_class_builds_it() -> None:
 
 
 _CONCURRENT = """
-from acp_v2_draft import UpdateSessionNotification as N, ToolCallUpdate
+from acp_v2_draft import UpdateSessionNotification as N
 wire = ('{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c",'
         '"status":"completed","content":[{"type":"content","content":{"type":"text","text":"o"}}]}}')
 def use():
@@ -126,7 +126,7 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "n": len(results)
 """,
     )
     assert out["n"] == 8
-    assert out["results"] == [[out["wire"], "ToolCallUpdate", "FastPathValidator"]]
+    assert out["results"] == [[out["wire"], "SessionUpdateToolCallUpdate", "FastPathValidator"]]
     assert out["fast"] is True
 
 
@@ -147,4 +147,4 @@ results = asyncio.run(main())
 print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 """,
     )
-    assert out["results"] == [[out["wire"], "ToolCallUpdate", "FastPathValidator"]]
+    assert out["results"] == [[out["wire"], "SessionUpdateToolCallUpdate", "FastPathValidator"]]
