@@ -65,6 +65,7 @@ def bench(session: nox.Session) -> None:
     for script in (
         "bench/generate.py",
         "bench/throughput.py",
+        "bench/startup.py",
         "bench/rpc.py",
         "bench/diff.py",
         "bench/session_state.py",

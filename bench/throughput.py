@@ -5,7 +5,11 @@ content, plan updates, state/usage updates; ~350 bytes each):
 
 - the floor: `orjson.loads` / `orjson.dumps` (no typing at all),
 - the generated `acp_v1` (`SessionNotification`) and `acp_v2_draft` (`UpdateSessionNotification`),
-- the PyPI `agent-client-protocol` package (`acp.schema.SessionNotification`) on the v1 payloads.
+- the PyPI `agent-client-protocol` package (`acp.schema.SessionNotification`) on the v1 payloads,
+- `plain pydantic (v2)`: what `datamodel-codegen` makes of the same draft schema with no options
+  (plain pydantic models, unknown fields dropped, unions tried left to right), generated into a
+  temporary directory at start: the engine's own cost for models of this shape, the target of
+  the generated classes (outbound goal: within 1.25x of it).
 
 Inbound is `bytes -> model` (the class's `model_validate_json`, which `from_json()` is), outbound
 is `model -> bytes` (the class serializer's `to_json(by_alias=True, exclude_unset=True)`, which
@@ -25,10 +29,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import random
 import statistics
 import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -161,6 +168,28 @@ def typed(name: str, model: Any, data: list[bytes], *, adapter: bool = False) ->
     return Contender(name, model.model_validate_json, dump, data)
 
 
+def plain_model(directory: Path) -> Any:
+    """`UpdateSessionNotification` of plain `datamodel-codegen` output for the pinned draft schema."""
+    import datamodel_code_generator as dmcg
+
+    schema = ROOT.parent / "shared" / "schemas" / "acp" / "npm-2.4.0" / "schema.unstable.json"
+    out = directory / "plain_draft.py"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dmcg.generate(
+            schema.read_text(encoding="utf-8"),
+            input_file_type=dmcg.InputFileType.JsonSchema,
+            output_model_type=dmcg.DataModelType.PydanticV2BaseModel,
+            output=out,
+        )
+    spec = importlib.util.spec_from_file_location("plain_draft", out)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["plain_draft"] = module
+    spec.loader.exec_module(module)
+    return module.UpdateSessionNotification
+
+
 def contenders(n: int) -> list[Contender]:
     import acp.schema as pypi
     import acp_v1
@@ -168,6 +197,8 @@ def contenders(n: int) -> list[Contender]:
 
     v1 = payloads(n, v1=True)
     v2 = payloads(n, v1=False)
+    with tempfile.TemporaryDirectory(prefix="acp-plain-") as tmp:
+        plain = plain_model(Path(tmp))
     draft = typed("acp_v2_draft", acp_v2_draft.UpdateSessionNotification, v2)
     full = acp_v2_draft.UpdateSessionNotification.__pydantic_validator__.full
     out = [
@@ -177,6 +208,7 @@ def contenders(n: int) -> list[Contender]:
         draft,
         Contender("acp_v2_draft (full path)", full.validate_json, draft.dump, v2),
         typed("pypi acp (v1)", pypi.SessionNotification, v1),
+        typed("plain pydantic (v2)", plain, v2),
         typed("acp_v1 (TypeAdapter)", acp_v1.SessionNotification, v1, adapter=True),
         typed("pypi acp (TypeAdapter)", pypi.SessionNotification, v1, adapter=True),
     ]
@@ -222,6 +254,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{name:<26} vs pypi acp: inbound {pi / i:5.2f}x, outbound {po / o:5.2f}x, "
             f"round trip {(pi + po) / (i + o):5.2f}x its throughput (goal >= 2)"
         )
+    li, lo = med["plain pydantic (v2)"]
+    di, do = med["acp_v2_draft"]
+    print(
+        f"{'acp_v2_draft':<26} vs plain pydantic: inbound {di / li:5.2f}x its time, "
+        f"outbound {do / lo:5.2f}x its time (goal <= 1.25)"
+    )
     fi, _ = med["acp_v2_draft (full path)"]
     print(f"{'acp_v2_draft':<26} fast path: inbound {fi / med['acp_v2_draft'][0]:5.2f}x the full path's throughput")
     return 0

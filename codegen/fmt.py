@@ -160,11 +160,15 @@ class Formatter:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def submit(self, files: dict[str, str]) -> None:
-        """Start formatting every `.py` file of `files`; other files pass through unchanged."""
+    def submit(self, files: dict[str, str], *, formatted: frozenset[str] = frozenset()) -> None:
+        """Start formatting every `.py` file of `files`; other files, and those named in
+        `formatted` (known to be black's output already), pass through unchanged."""
         todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
         for path, text in files.items():
             self._files[path] = text
+            if path in formatted:
+                self._done[path] = text
+                continue
             cached = load_text(self._cache_dir, _key(text)) if path.endswith(".py") else text
             if cached is not None:
                 self._done[path] = cached

@@ -52,7 +52,10 @@ def test_models_py_defines_every_definition_once_and_ends_with_the_footer(draft_
             defined.append(node.target.id)
     expected = [d.name for d in draft_ir.definitions if not isinstance(d, Enum)]
     assert sorted(defined) == sorted(expected)
-    assert text.rstrip().endswith(FOOTER)
+    assert FOOTER in text  # the footer (`__all__`) is the last statement; no call follows it
+    last = tree.body[-1]
+    assert isinstance(last, ast.Assign) and isinstance(last.targets[0], ast.Name)
+    assert last.targets[0].id == "__all__"
     # DMCG orders by name, moving a definition only after what it is evaluated from
     position = {name: i for i, name in enumerate(defined)}
     for d in draft_ir.definitions:

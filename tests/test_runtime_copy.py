@@ -48,3 +48,15 @@ def test_coverage_session_loads_the_runtime_from_its_source() -> None:
     base, rpc, module = done.stdout.split()
     assert Path(base) == RUNTIME_DIR / "_base.py" and Path(rpc) == RUNTIME_DIR / "_rpc.py"
     assert module == "acp_v1._base"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("module", RUNTIME_MODULES)
+def test_runtime_copy_is_black_stable(package: str, module: str) -> None:
+    """The pipeline skips black for runtime modules: a copy (header + source) is black's output."""
+    import black
+
+    from codegen.fmt import MODE
+
+    text = (GENERATED / package / module).read_text(encoding="utf-8")
+    assert black.format_str(text, mode=MODE) == text, f"codegen/runtime/{module} is not black-formatted"

@@ -9,7 +9,7 @@ union and alias; each property carries its rendered field line and docstring as 
 in its `keep_model_order` (name order, a definition moved only after its base class or the
 members an alias is evaluated from, which the normalised schema tells it as `$ref`s). The module
 head (our imports) is our own template, passed as DMCG's file header; the document root renders
-the footer (`__all__`, `complete_models(__name__)`), which DMCG places last since the root
+the footer (`__all__`; the classes build themselves at first use), which DMCG places last since the root
 refers to every definition. What DMCG cannot express (callable discriminators, open enums,
 leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
 DMCG sees it; nothing edits DMCG's output text.
@@ -37,7 +37,7 @@ from codegen.render import pytypes
 
 DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "dmcg"
 ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
-FOOTER = "complete_models(__name__)"
+FOOTER = "\n__all__ = ["  # the document root's text: the module's last statement
 _FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
 # What else the text depends on: DMCG, the Jinja it renders with, and this module's own code.
 _RENDERER = ";".join(
@@ -169,9 +169,15 @@ def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[s
             raise _failure(protocol, f"datamodel-code-generator failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - DMCG raises many kinds; the CLI must print one line
             raise _failure(protocol, f"datamodel-code-generator failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(text, str) or not text.rstrip().endswith(FOOTER):
+    if not isinstance(text, str) or not _footer_last(text):
         raise _failure(protocol, "datamodel-code-generator did not place the module footer last")
     return text if text.endswith("\n") else text + "\n"
+
+
+def _footer_last(text: str) -> bool:
+    """The module ends with the footer: nothing after the `__all__` list."""
+    start = text.rfind(FOOTER)
+    return start >= 0 and text.rstrip().endswith("]") and "\n]" not in text[start:].rstrip()[:-1]
 
 
 def _failure(protocol: Protocol, message: str) -> CodegenError:

@@ -6,35 +6,90 @@
 
 Every schema definition is importable from here. Models keep unknown fields, unknown variants
 and unknown enum values; use `to_json()` / `from_json()` for lossless wire conversion.
+
+Importing the package loads nothing else: the first name asked of it (`from acp_v1 import
+X`, `acp_v1.X`, `import *`) loads its modules (PEP 562), and each model class is built at
+its first use. Type checkers see the plain re-exports below.
 """
 
-from ._base import AcpModel, OpenEnum, TaggedModel
-from ._negotiate import Negotiated, UnsupportedVersionError, negotiate, spawn_negotiated
-from ._router import Routed, VersionRouter, serve_versions
-from .dispatch import *  # noqa: F403
-from .dispatch import __all__ as _dispatch_all
-from .enums import *  # noqa: F403
-from .enums import __all__ as _enums_all
-from .models import *  # noqa: F403
-from .models import __all__ as _models_all
+from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._base import AcpModel, OpenEnum, TaggedModel
+    from ._negotiate import Negotiated, UnsupportedVersionError, negotiate, spawn_negotiated
+    from ._router import Routed, VersionRouter, serve_versions
+    from .dispatch import *  # noqa: F403
+    from .dispatch import __all__ as _dispatch_all
+    from .enums import *  # noqa: F403
+    from .enums import __all__ as _enums_all
+    from .models import *  # noqa: F403
+    from .models import __all__ as _models_all
+
+    __all__ = [
+        "AcpModel",
+        "Negotiated",
+        "OpenEnum",
+        "Routed",
+        "SHA256",
+        "SOURCE",
+        "TaggedModel",
+        "UnsupportedVersionError",
+        "VersionRouter",
+        "negotiate",
+        "serve_versions",
+        "spawn_negotiated",
+        *_enums_all,
+        *_models_all,
+        *_dispatch_all,
+    ]
 
 SOURCE = "npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json"
 SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
 
-__all__ = [
-    "AcpModel",
-    "Negotiated",
-    "OpenEnum",
-    "Routed",
-    "SHA256",
-    "SOURCE",
-    "TaggedModel",
-    "UnsupportedVersionError",
-    "VersionRouter",
-    "negotiate",
-    "serve_versions",
-    "spawn_negotiated",
-    *_enums_all,
-    *_models_all,
-    *_dispatch_all,
-]
+# Runtime names re-exported here, by module.
+_RUNTIME_EXPORTS = (
+    ("_base", ("AcpModel", "OpenEnum", "TaggedModel")),
+    ("_negotiate", ("Negotiated", "UnsupportedVersionError", "negotiate", "spawn_negotiated")),
+    ("_router", ("Routed", "VersionRouter", "serve_versions")),
+)
+# The modules re-exported here, in the order of `__all__`.
+_EXPORTING = ("enums", "models", "dispatch")
+
+
+@cache  # concurrent first calls may both run it: they bind the same objects
+def _load() -> dict[str, Any]:
+    """Import the re-exported modules and bind their names here (the same each time)."""
+    names: dict[str, Any] = {}
+    for module_name, runtime_names in _RUNTIME_EXPORTS:
+        module = import_module(f".{module_name}", __name__)
+        names.update((name, getattr(module, name)) for name in runtime_names)
+    exported = sorted([*names, "SHA256", "SOURCE"])
+    for module_name in _EXPORTING:
+        module = import_module(f".{module_name}", __name__)
+        names.update((name, getattr(module, name)) for name in module.__all__)
+        exported.extend(module.__all__)
+    names["__all__"] = exported
+    globals().update(names)
+    return names
+
+
+# Defined for the interpreter only: a type checker that saw a module `__getattr__` would accept
+# any name of the package.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """PEP 562: load the package's modules the first time a name is asked of it."""
+        if name.startswith("__") and name != "__all__":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        names = _load()
+        if name in names:
+            return names[name]
+        if name in globals():  # a submodule, bound by its import
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        """The package's names, loaded (what `dir()` and completion show)."""
+        return sorted({*globals(), *_load()})

@@ -17,6 +17,10 @@ from pydantic_core import SchemaValidator
 from ._fastschema import _NoFastPath, fast_schema
 
 _UNBUILT = object()
+# Validations a class runs on the full path before its fast path is built: building it costs
+# about as much as the class's own build, which a process that parses a handful of messages
+# (a CLI, an agent's first answer) would pay for nothing. Both paths give the same results.
+WARM_UP = 64
 
 
 def _given(
@@ -48,16 +52,23 @@ def _given(
 class FastPathValidator:
     """`__pydantic_validator__` of a generated class: the fast path, then the full one.
 
-    Built lazily on first use; a class whose schema `fast_schema` cannot take keeps the full
+    The fast validator is built at the `WARM_UP`-th validation (or when `fast` is read); until
+    then the full path answers. A class whose schema `fast_schema` cannot take keeps the full
     path only (`fast` is None). Construction (`self_instance`) always uses the full path.
     """
 
-    __slots__ = ("_fast", "cls", "full")
+    __slots__ = ("_fast", "_uses", "cls", "full")
 
     def __init__(self, cls: type[BaseModel], full: Any) -> None:
         self.cls = cls
         self.full = full
         self._fast: Any = _UNBUILT
+        self._uses = 0
+
+    def _warm(self) -> SchemaValidator | None:
+        """The fast validator once warmed up, else None (this validation takes the full path)."""
+        self._uses += 1
+        return self.fast if self._uses >= WARM_UP else None
 
     @property
     def fast(self) -> SchemaValidator | None:
@@ -87,7 +98,7 @@ class FastPathValidator:
     ) -> Any:
         fast = self._fast
         if fast is _UNBUILT:
-            fast = self.fast
+            fast = self._warm()
         if (
             strict is None
             and extra is None
@@ -130,7 +141,7 @@ class FastPathValidator:
     ) -> Any:
         fast = self._fast
         if fast is _UNBUILT:
-            fast = self.fast
+            fast = self._warm()
         if (
             strict is None
             and extra is None

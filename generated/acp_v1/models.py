@@ -33,7 +33,6 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -6697,5 +6696,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)

@@ -33,7 +33,6 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -8967,5 +8966,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)

@@ -3,8 +3,15 @@
 # sha256: 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
 """Shared machinery of the generated models: the base classes `AcpModel` and `TaggedModel`, and
-`complete_models`, which finishes a generated module's classes at import. Depends on pydantic and
+`complete_models`, which builds a generated module's classes ahead of use. Depends on pydantic and
 the standard library.
+
+Classes are built at first use, not at import (`defer_build`): a class's validator, serializer
+and fast path are made the first time it validates, serializes or is asked for its schema, and
+building one class builds the schemas of the classes it contains into its own validator, not
+theirs. pydantic serializes concurrent builds (its rebuild lock); the completion hook below runs
+once per build, so every class ends with the same validator and serializer whichever thread or
+task used it first.
 
 The rest of the machinery lives in sibling modules and is re-exported here (the generated modules
 import it from `._base`): open enums (`_openenum`), the full path's validation hooks: union tags,
@@ -21,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import SchemaSerializer
 
 from ._completion import completion_order
+from ._deferred import BUILD_LOCK, defer
 from ._fastpath import FastPathValidator
 from ._fastschema import fast_schema
 from ._hooks import (
@@ -75,6 +83,7 @@ class AcpModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        defer_build=True,  # built at first use: importing the models builds no validator
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,8 +109,34 @@ class AcpModel(BaseModel):
         return cls.model_validate(data)
 
     @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Make reading the class's schema, validator or serializer build it (see `_deferred`)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        defer(cls)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """pydantic's `model_rebuild`, the completion hook included, under `BUILD_LOCK`."""
+        depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0  # this frame
+        with BUILD_LOCK:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                _parent_namespace_depth=depth,
+                _types_namespace=_types_namespace,
+            )
+
+    @classmethod
     def __pydantic_on_complete__(cls) -> None:
-        """Give the class its fast validation path and its serializer (each time pydantic (re)builds it)."""
+        """Give the class its fast validation path and its serializer (each time pydantic builds it,
+        which for these deferred classes is at first use)."""
         validator = cls.__dict__.get("__pydantic_validator__")
         if validator is not None and not isinstance(validator, FastPathValidator):
             cls.__pydantic_validator__ = FastPathValidator(cls, validator)  # type: ignore[assignment]
@@ -127,11 +162,10 @@ class TaggedModel(AcpModel):
 
 
 def complete_models(module: str) -> None:
-    """Finish every class of a generated module now that all of them exist.
+    """Build every class of a generated module now instead of at first use.
 
-    Classes that name later ones are left incomplete by pydantic until first use; completing
-    them at import gives each its `FastPathValidator` before anything (a `TypeAdapter`, say)
-    copies its validator.
+    For a long-running process that would rather pay the build cost up front (a warm-up);
+    nothing depends on it: a class that is used first builds itself the same way.
     """
     namespace = sys.modules[module].__dict__
     pending = [

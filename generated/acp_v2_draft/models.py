@@ -33,7 +33,6 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
@@ -11721,5 +11720,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)

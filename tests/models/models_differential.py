@@ -87,7 +87,10 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
         if definition is None or not hasattr(package, definition.name):
             report.fail(f"{key}: no generated definition")
             continue
-        adapter: TypeAdapter[Any] = TypeAdapter(getattr(package, definition.name))
+        target = getattr(package, definition.name)
+        # Classes build at first use; a TypeAdapter made before that builds a validator of its own.
+        getattr(target, "__pydantic_validator__", None)
+        adapter: TypeAdapter[Any] = TypeAdapter(target)
         fast_path = getattr(adapter.validator, "fast", None)  # a class's FastPathValidator
         full = adapter.validator.full if fast_path is not None else None
         if fast_path is not None:

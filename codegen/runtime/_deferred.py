@@ -1,0 +1,94 @@
+"""Build at first use: `defer`, which makes a generated class's `__pydantic_core_schema__`,
+`__pydantic_validator__` and `__pydantic_serializer__` build the class the first time any of them
+is read, and `BUILD_LOCK`, under which every build of a generated class runs. Depends on pydantic
+and the standard library.
+
+The generated classes are `defer_build`: pydantic leaves placeholders ("mocks") in those three
+attributes and builds the class when a method of a placeholder is called. Reading the attribute
+itself (`cls.__pydantic_core_schema__` handed to pydantic-core, `isinstance(cls.__pydantic_validator__,
+...)`) would still see the placeholder; `defer` replaces each placeholder by one that is also a
+descriptor, so reading it builds the class and answers with what the build made. pydantic's own
+checks (`isinstance(..., MockCoreSchema)`) still see a class that is not built yet.
+
+A `TypeAdapter` of a built class shares the class's validator and serializer (its fast path),
+as it did when classes were built at import: the class's `model_config` answers `get("defer_build")`
+with False (`_ClassConfig`; `TypeAdapter` asks only that, to decide whether to wait), while the
+classes derived from it still inherit `defer_build` (pydantic copies the dict).
+
+A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
+the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that
+uses a class while another builds it waits, then sees the finished class.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, cast
+
+import pydantic.main
+from pydantic import BaseModel, ConfigDict
+from pydantic._internal._mock_val_ser import MockCoreSchema, MockValSer
+
+# One lock with pydantic's: two locks could be taken in opposite orders by two threads.
+BUILD_LOCK: Any = getattr(pydantic.main, "_rebuild_lock", None) or threading.RLock()
+
+_DEFERRED = ("__pydantic_core_schema__", "__pydantic_validator__", "__pydantic_serializer__")
+
+
+def built(cls: type[BaseModel], name: str) -> Any:
+    """Build `cls` if it is not built yet, and return its attribute `name` (a class attribute)."""
+    with BUILD_LOCK:
+        if not cls.__dict__.get("__pydantic_complete__", False):
+            cls.model_rebuild(_parent_namespace_depth=0)  # names resolve in the module
+    return cls.__dict__[name]
+
+
+class _DeferredSchema(MockCoreSchema):
+    """A placeholder core schema that builds its class when read from the class."""
+
+    __slots__ = ("_name",)
+    _name: str
+
+    def __get__(self, instance: Any, owner: type[BaseModel]) -> Any:
+        return built(owner, self._name)
+
+
+class _DeferredValSer(MockValSer[Any]):
+    """A placeholder validator or serializer that builds its class when read from the class."""
+
+    __slots__ = ("_name",)
+    _name: str
+
+    def __get__(self, instance: Any, owner: type[BaseModel]) -> Any:
+        return built(owner, self._name)
+
+
+class _ClassConfig(dict[str, Any]):
+    """A generated class's `model_config`: `defer_build` for pydantic, not for `TypeAdapter`."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "defer_build":
+            return False
+        return super().get(key, default)
+
+
+def defer(cls: type[BaseModel]) -> None:
+    """Replace the build placeholders pydantic left on `cls` by ones that build it when read."""
+    if type(cls.__dict__.get("model_config")) is not _ClassConfig:
+        cls.model_config = cast(ConfigDict, _ClassConfig(cls.model_config))
+    for name in _DEFERRED:
+        mock = cls.__dict__.get(name)
+        deferred: MockCoreSchema | MockValSer[Any]
+        if type(mock) is MockCoreSchema:
+            deferred = _DeferredSchema.__new__(_DeferredSchema)
+            deferred._built_memo = None
+        elif type(mock) is MockValSer:
+            deferred = _DeferredValSer.__new__(_DeferredValSer)
+            deferred._val_or_ser = mock._val_or_ser
+        else:  # built already, or a pydantic whose placeholders differ: nothing to replace
+            continue
+        deferred._error_message = mock._error_message
+        deferred._code = mock._code
+        deferred._attempt_rebuild = mock._attempt_rebuild
+        deferred._name = name
+        setattr(cls, name, deferred)

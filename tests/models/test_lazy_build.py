@@ -1,0 +1,150 @@
+"""Classes are built at first use, not at import: a fresh interpreter per check (`generated/` on
+the path), counting the classes pydantic has completed (`__pydantic_complete__`) and those whose
+validator is built (anything but pydantic's placeholder in the class's own `__dict__`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import GENERATED
+
+PACKAGES = ("acp_v2_draft", "acp_v2", "acp_v1")
+
+# Prints {"classes": n, "built": [...], "validators": [...]} after the snippet ran.
+_COUNT = """
+import json, sys
+from pydantic import BaseModel
+from pydantic._internal._mock_val_ser import MockValSer
+def state(pkg):
+    classes = list({id(c): c for c in vars(pkg.models).values() if isinstance(c, type)
+                    and issubclass(c, BaseModel) and c.__module__ == pkg.models.__name__}.values())
+    built = sorted(c.__name__ for c in classes if c.__dict__.get("__pydantic_complete__"))
+    validators = sorted(c.__name__ for c in classes
+                        if not isinstance(c.__dict__.get("__pydantic_validator__"), MockValSer))
+    return {"classes": len(classes), "built": built, "validators": validators}
+"""
+
+
+def _run(package: str, body: str) -> dict[str, object]:
+    code = f"import {package} as pkg\n{_COUNT}\n{textwrap.dedent(body)}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=GENERATED, capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_import_builds_no_validator(package: str) -> None:
+    """Importing the package and every name of it (`import *`) builds no class."""
+    out = _run(
+        package,
+        f"""
+        assert "{package}.models" not in sys.modules  # nothing loaded by the import itself
+        from {package} import *
+        print(json.dumps(state(pkg)))
+        """,
+    )
+    assert isinstance(out["classes"], int) and out["classes"] > 100
+    assert out["built"] == [] and out["validators"] == []
+
+
+def test_first_use_builds_the_class_and_what_it_needs() -> None:
+    """Parsing one `session/update` builds that class (fast path, serializer) and nothing unrelated;
+    the nested classes it holds are validated through its own validator."""
+    out = _run(
+        "acp_v2_draft",
+        """
+        from acp_v2_draft import UpdateSessionNotification as N
+        wire = ('{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m",'
+                '"content":{"type":"text","text":"hi"}}}')
+        before = state(pkg)
+        n = N.model_validate_json(wire)
+        assert type(N.__pydantic_validator__).__name__ == "FastPathValidator"
+        assert N.__pydantic_validator__.fast is not None
+        assert n.to_json() == wire, n.to_json()
+        assert type(n.update.content).__name__ == "ContentBlockText"
+        after = state(pkg)
+        print(json.dumps({"before": before["built"], "after": after["built"],
+                          "classes": after["classes"]}))
+        """,
+    )
+    assert out["before"] == []
+    after = out["after"]
+    assert isinstance(after, list) and "UpdateSessionNotification" in after
+    assert "InitializeRequest" not in after  # unrelated classes stay unbuilt
+    assert isinstance(out["classes"], int) and len(after) < out["classes"] // 4
+
+
+def test_reading_the_schema_of_an_unbuilt_class_builds_it() -> None:
+    """`cls.__pydantic_core_schema__` (what tools hand to pydantic-core) is the real schema."""
+    out = _run(
+        "acp_v2_draft",
+        """
+        from acp_v2_draft import InitializeRequest as R
+        schema = R.__pydantic_core_schema__
+        assert type(schema) is dict, type(schema)
+        assert type(R.__pydantic_validator__).__name__ == "FastPathValidator"
+        print(json.dumps(state(pkg)))
+        """,
+    )
+    assert out["built"] == ["InitializeRequest"]
+
+
+_CONCURRENT = """
+from acp_v2_draft import UpdateSessionNotification as N
+wire = ('{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c",'
+        '"status":"completed","content":[{"type":"content","content":{"type":"text","text":"o"}}]}}')
+def use():
+    n = N.model_validate_json(wire)
+    return n.to_json(), type(n.update).__name__, type(N.__pydantic_validator__).__name__
+"""
+
+
+def test_two_threads_using_a_class_first_at_once() -> None:
+    """Both threads get the same object and bytes, and the class ends with its fast path."""
+    out = _run(
+        "acp_v2_draft",
+        _CONCURRENT
+        + """
+import threading
+barrier, results = threading.Barrier(8), []
+def worker():
+    barrier.wait()
+    results.append(use())
+threads = [threading.Thread(target=worker) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps({"results": sorted(set(map(tuple, results))), "n": len(results),
+                  "fast": N.__pydantic_validator__.fast is not None, "wire": wire}))
+""",
+    )
+    assert out["n"] == 8
+    assert out["results"] == [[out["wire"], "SessionUpdateToolCallUpdate", "FastPathValidator"]]
+    assert out["fast"] is True
+
+
+def test_two_tasks_using_a_class_first_at_once() -> None:
+    """Two event-loop tasks (and a thread of the loop's executor) use the class first together."""
+    out = _run(
+        "acp_v2_draft",
+        _CONCURRENT
+        + """
+import asyncio
+async def task():
+    await asyncio.sleep(0)
+    return use()
+async def main():
+    loop = asyncio.get_running_loop()
+    return await asyncio.gather(task(), task(), loop.run_in_executor(None, use))
+results = asyncio.run(main())
+print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
+""",
+    )
+    assert out["results"] == [[out["wire"], "SessionUpdateToolCallUpdate", "FastPathValidator"]]
