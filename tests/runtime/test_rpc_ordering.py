@@ -73,7 +73,7 @@ async def two_sides(limits: Any = None) -> tuple[Side, Side, Any, Any]:
 
 
 async def test_a_response_waits_for_the_slow_handlers_of_earlier_notifications() -> None:
-    left, right, lc, rc = await two_sides()
+    left, _right, lc, rc = await two_sides()
     async with lc, rc:
         result = await lc.request("notes_then_answer", {"count": 8, "delay": 0.02}, EchoResult)
         # every one of the 8 notes was handled (not merely received) before the result
@@ -95,7 +95,7 @@ async def test_ordering_holds_on_both_sides_at_once() -> None:
 
 
 async def test_a_notification_handler_awaiting_our_request_does_not_deadlock() -> None:
-    left, right, lc, rc = await two_sides()
+    left, _right, lc, rc = await two_sides()
     async with lc, rc:
         await rc.notify("note", {"seq": 0, "ask": True})
         await rc.notify("note", {"seq": 1})  # same (shared) key: queued behind the asking handler
@@ -111,7 +111,7 @@ async def test_a_notification_handler_awaiting_our_request_does_not_deadlock() -
 
 
 async def test_a_handler_waiting_for_something_else_is_bounded_by_the_ordering_timeout() -> None:
-    left, right, lc, rc = await two_sides(rpc.Limits(ordering_timeout=0.3))
+    left, _right, lc, rc = await two_sides(rpc.Limits(ordering_timeout=0.3))
     async with lc, rc:
         # left's handler of this note waits for an event nobody sets before the response
         await rc.notify("note", {"seq": 7, "wait_event": True})
