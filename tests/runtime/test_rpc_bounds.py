@@ -89,7 +89,7 @@ async def test_unmatched_null_id_error_leaves_the_timeout_to_decide() -> None:
 
 async def test_default_request_timeout_from_limits() -> None:
     reader, writer = await pipe()
-    out_reader, out_writer = await pipe()
+    _out_reader, out_writer = await pipe()
     limits = rpc.Limits(request_timeout=0.2)
     connection = rpc.Connection(object(), {}, reader, out_writer, limits=limits)
     async with connection:
@@ -100,7 +100,7 @@ async def test_default_request_timeout_from_limits() -> None:
 
 async def test_eof_handles_every_notification_already_received() -> None:
     reader, writer = await pipe()
-    out_reader, out_writer = await pipe()
+    _out_reader, out_writer = await pipe()
     handler, table = build_server(rpc)
     connection = rpc.Connection(handler, table, reader, out_writer)
     run = asyncio.create_task(connection.run())
@@ -130,7 +130,7 @@ async def test_queued_notifications_are_capped_by_pausing_never_dropping() -> No
     table = {"note": rpc.MethodSpec("note", "notification", dict[str, Any], None, "note")}
     limits = rpc.Limits(max_queued_notifications=20)
     reader, writer = await pipe()
-    out_reader, out_writer = await pipe()
+    _out_reader, out_writer = await pipe()
     connection = rpc.Connection(Gated(), table, reader, out_writer, limits=limits)
     async with connection:
         frames = b"".join(
@@ -171,7 +171,7 @@ async def test_concurrent_inbound_requests_are_capped() -> None:
 async def test_a_peer_that_stops_reading_ends_the_connection_with_a_reason() -> None:
     limits = rpc.Limits(write_stall_timeout=0.5, max_output_bytes=4 << 20)
     reader, writer = await pipe()
-    out_reader, out_writer = await pipe()  # nobody reads out_reader
+    _out_reader, out_writer = await pipe()  # nobody reads out_reader
     handler, table = build_server(rpc)
     connection = rpc.Connection(handler, table, reader, out_writer, limits=limits)
     run = asyncio.create_task(connection.run())
@@ -192,8 +192,9 @@ async def test_a_peer_that_stops_reading_ends_the_connection_with_a_reason() -> 
 
 async def test_close_is_bounded_by_close_timeout() -> None:
     class Stubborn:
-        done = False
-        tasks: list[asyncio.Task[Any]] = []
+        def __init__(self) -> None:
+            self.done = False
+            self.tasks: list[asyncio.Task[Any]] = []
 
         async def extension_request(self, method: str, params: Any) -> Any:
             self.tasks.append(asyncio.current_task())  # type: ignore[arg-type]
@@ -205,7 +206,7 @@ async def test_close_is_bounded_by_close_timeout() -> None:
 
     limits = rpc.Limits(close_timeout=0.3)
     reader, writer = await pipe()
-    out_reader, out_writer = await pipe()
+    _out_reader, out_writer = await pipe()
     stubborn = Stubborn()
     connection = rpc.Connection(stubborn, {}, reader, out_writer, limits=limits)
     run = asyncio.create_task(connection.run())
