@@ -4,8 +4,8 @@ A connection is assembled from parts that each own one seam: ``LineSplitter`` (i
 the pause), ``Dispatcher`` (what a line is and where it goes), ``RequestTable`` (our pending
 requests), ``InboundRequests`` (the peer's requests and their cancellation),
 ``NotificationQueues`` and ``Ledger`` (notifications and the ordering of responses), ``Output``
-(bounded writing). This module owns the public API, the read loop and when it pauses, and
-shutdown: at end of input the messages already received are handled within
+(bounded writing), ``ReadLoop`` (reading). This module owns the public API, when intake pauses
+(the inbound limits), and shutdown: at end of input the messages already received are handled within
 ``Limits.shutdown_timeout``; ``close()``, a lost output or an overflowing peer end it at once,
 every step bounded by ``Limits.close_timeout``. The guarantees are documented in ``_rpc``.
 """
@@ -94,27 +94,9 @@ class Connection:
         self._ending: asyncio.Task[None] | None = None
 
     @classmethod
-    def from_streams(
-        cls,
-        handler: object,
-        inbound: Mapping[str, MethodSpec],
-        reader: ReaderLike,
-        writer: WriterLike,
-        *,
-        max_line_bytes: int | None = None,
-        order_key: OrderKey = default_order_key,
-        limits: Limits | None = None,
-    ) -> Connection:
+    def from_streams(cls, *args: Any, **options: Any) -> Connection:
         """Build a connection from a reader and a writer (same as the constructor)."""
-        return cls(
-            handler,
-            inbound,
-            reader,
-            writer,
-            max_line_bytes=max_line_bytes,
-            order_key=order_key,
-            limits=limits,
-        )
+        return cls(*args, **options)
 
     @property
     def closed(self) -> bool:
