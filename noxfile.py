@@ -1,4 +1,4 @@
-"""Nox sessions: tests, coverage, lint, typecheck, regen, bench."""
+"""Nox sessions: tests, coverage, lint, typecheck, regen, bench, pydantic."""
 
 from __future__ import annotations
 
@@ -72,3 +72,23 @@ def bench(session: nox.Session) -> None:
         "bench/remote.py",
     ):
         session.run("python", script, *session.posargs)
+
+
+# Every pydantic minor release the project supports, from pyproject's lower bound to the newest on
+# PyPI; each session installs that minor's newest patch. The fast path reads pydantic-core's schema
+# structure, which changes between minors, so each one runs the model, runtime and reliability
+# suites. 2.11 and 2.12 are not supported: the generated models fail to import there ("Discriminator
+# must be used with a Union type"), so the lower bound is 2.13.
+PYDANTIC_MINORS = ["2.13", "2.14"]
+
+
+@nox.session
+@nox.parametrize("minor", PYDANTIC_MINORS)
+def pydantic(session: nox.Session, minor: str) -> None:
+    """The model, runtime and reliability suites against one pydantic minor release."""
+    session.install("-e", ".[test]")
+    session.install(f"pydantic~={minor}.0")
+    session.run("python", "-c", "import pydantic; print('pydantic', pydantic.VERSION)")
+    session.run(
+        "pytest", "-q", "tests/models", "tests/runtime", "tests/reliability", *session.posargs
+    )

@@ -12,7 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import BinaryIO
 
-from ._rpc_framing import _READ_CHUNK, ReaderLike, WriterLike
+from ._rpc_framing import ReaderLike, WriterLike
+from ._rpc_limits import _READ_CHUNK
 
 
 def _drain_check(writer: WriterLike) -> Callable[[], bool]:
@@ -99,6 +100,8 @@ class _PipeReader(asyncio.Protocol):
         if sink is not None:
             sink(data)
             if self._flow is not None and self._draining is None and self._backed_up():
+                if self._transport is not None and not self._transport.is_closing():
+                    self._transport.pause_reading()  # now: no further chunk until resumed
                 self._draining = asyncio.ensure_future(self._drain(self._flow))
             return
         self._buffer += data
@@ -128,15 +131,13 @@ class _PipeReader(asyncio.Protocol):
         # requests without reading the answers).
         transport = self._transport
         try:
-            if transport is not None and not transport.is_closing():
-                transport.pause_reading()
-                try:
-                    await flow()
-                finally:
-                    if not transport.is_closing():
-                        transport.resume_reading()
+            await flow()
+        except (ConnectionError, OSError):
+            pass  # the output is lost: the connection is ending, it stops reading itself
         finally:
             self._draining = None
+            if transport is not None and not transport.is_closing():
+                transport.resume_reading()
 
     # -- consumers
 
@@ -167,8 +168,9 @@ class _PipeReader(asyncio.Protocol):
     ) -> None:
         """Feed every chunk to ``sink`` until end of stream.
 
-        After a chunk, while ``backed_up()`` says the consumer's output is congested, reading
-        pauses until ``flow()`` returns. Returns at end of stream; raises the pipe's error if it
+        After a chunk, while ``backed_up()`` says the consumer cannot take more (its output is
+        congested, or it holds input it could not handle yet), reading pauses until ``flow()``
+        returns. Returns at end of stream; raises the pipe's error if it
         broke. Cancelling detaches.
         """
         if self._buffer:

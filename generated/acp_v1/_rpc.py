@@ -10,19 +10,48 @@ method tables (``Mapping[str, MethodSpec]``) and handler objects. It depends onl
 standard library and pydantic v2.
 
 This module owns the stdio and subprocess entry points (``connect_stdio``, ``serve_stdio``,
-``spawn``) and re-exports the rest of the runtime, which lives in ``_rpc_framing`` (errors,
-method specs, framing), ``_rpc_pipes`` (pipe and file streams) and ``_rpc_connection``
-(``Connection``): import from here.
+``spawn``) and re-exports the rest of the runtime: ``_rpc_framing`` (errors, method specs,
+frames), ``_rpc_limits`` (``Limits``: every bound and its default), ``_rpc_connection``
+(``Connection``, assembled from ``_rpc_intake``, ``_rpc_dispatch``, ``_rpc_outbound``,
+``_rpc_requests``, ``_rpc_notifications``, ``_rpc_ordering`` and ``_rpc_output``) and
+``_rpc_pipes`` (pipe and file streams). Import from here.
 
-Ordering guarantees (inbound side):
+Ordering guarantees, per connection:
 
 * Requests each run in their own task, so they are concurrent and may complete out of order.
 * Notifications that share an order key (by default ``params["sessionId"]``, else one shared
   key) are handled strictly one after another in arrival order; different keys run concurrently.
   A notification handler must therefore not wait for a *later* message with the same key.
-* Responses to our own requests resolve the awaiting caller immediately; they do not wait for
-  notifications that arrived earlier (waiting could deadlock a notification handler that awaits
-  the caller).
+* A response to one of our requests reaches its caller only after every message received
+  before it has been handled: the handlers of earlier notifications have finished, earlier
+  requests have been dispatched (their handlers run on concurrently) and earlier errors
+  answered. A client whose ``agent_message_chunk`` handler is slow has handled every chunk by
+  the time ``session/prompt`` returns.
+* No deadlock: the response to a request that a handler sends and awaits does not wait for that
+  handler, nor for the notifications queued behind it under its order key. Any other wait of
+  a handler on something that needs a later response is cut short after
+  ``Limits.ordering_timeout`` (the response is then delivered, and a warning logged).
+
+Nothing received is lost and nothing waits forever:
+
+* At end of input every message already received is handled and every request answered, within
+  ``Limits.shutdown_timeout``; requests still running then are cancelled and answered -32800.
+  Our requests still awaiting an answer fail with ``ConnectionError`` at once (none can come).
+* A response that cannot be parsed (not JSON, invalid UTF-8, cut short, a non-finite number,
+  over the line limit) fails the request it answers with an ``RpcError`` saying so; when its id
+  cannot be recovered (an error response with a null id included) it fails our only request
+  awaiting an answer, if exactly one is, and is otherwise logged: give such requests a
+  ``timeout`` (``Limits.request_timeout``). Responses are never answered.
+* Non-finite numbers are refused on input (``1e999``: a parse error) and never written
+  (``ValueError`` for our params, -32603 for a handler's result).
+* Reading pauses, never drops, while ``Limits.max_queued_notifications`` notifications or
+  ``Limits.max_inflight_requests`` requests are pending, or while our output is backed up. A
+  peer that stops reading our output ends the connection after ``Limits.max_output_bytes`` or
+  ``Limits.write_stall_timeout``; so does a peer that closes it (EPIPE): no further request
+  runs, and our pending requests fail with a ``ConnectionError`` naming the reason.
+* Errors sent to the peer carry no exception text: a handler's failure is -32603 without
+  ``data``, a result of the wrong type too; only an ``RpcError`` raised on purpose carries its
+  ``data``. What a peer can repeat at will is logged at a bounded rate (``_rpc_log``).
 """
 
 from __future__ import annotations
@@ -35,10 +64,7 @@ from os import PathLike
 
 from ._rpc_connection import Connection
 from ._rpc_framing import (
-    _IDLE_WORKERS_MAX,
-    _READ_CHUNK,
     CANCEL_REQUEST_METHOD,
-    DEFAULT_MAX_LINE_BYTES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -61,6 +87,13 @@ from ._rpc_framing import (
     default_order_key,
     to_jsonable,
 )
+from ._rpc_limits import (
+    _IDLE_WORKERS_MAX,
+    _READ_CHUNK,
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_LINE_BYTES,
+    Limits,
+)
 from ._rpc_pipes import _open_reader, _open_writer, _PipeReader
 
 # Besides `__all__`, the private names imported above that this module does not use itself
@@ -68,6 +101,7 @@ from ._rpc_pipes import _open_reader, _open_writer, _PipeReader
 
 __all__ = [
     "CANCEL_REQUEST_METHOD",
+    "DEFAULT_LIMITS",
     "DEFAULT_MAX_LINE_BYTES",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -77,6 +111,7 @@ __all__ = [
     "REQUEST_CANCELLED",
     "SHARED_ORDER_KEY",
     "Connection",
+    "Limits",
     "MethodSpec",
     "OrderKey",
     "ReaderLike",
@@ -96,14 +131,21 @@ async def connect_stdio(
     handler: object,
     inbound: Mapping[str, MethodSpec],
     *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_line_bytes: int | None = None,
     order_key: OrderKey = default_order_key,
+    limits: Limits | None = None,
 ) -> Connection:
     """Connect over this process's stdin and stdout (call ``run()`` on the result)."""
     reader = await _open_reader(sys.stdin.buffer)
     writer = await _open_writer(sys.stdout.buffer)
     return Connection(
-        handler, inbound, reader, writer, max_line_bytes=max_line_bytes, order_key=order_key
+        handler,
+        inbound,
+        reader,
+        writer,
+        max_line_bytes=max_line_bytes,
+        order_key=order_key,
+        limits=limits,
     )
 
 
@@ -111,12 +153,13 @@ async def serve_stdio(
     handler: object,
     inbound: Mapping[str, MethodSpec],
     *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_line_bytes: int | None = None,
     order_key: OrderKey = default_order_key,
+    limits: Limits | None = None,
 ) -> None:
     """Serve ``handler`` over stdin/stdout until EOF."""
     connection = await connect_stdio(
-        handler, inbound, max_line_bytes=max_line_bytes, order_key=order_key
+        handler, inbound, max_line_bytes=max_line_bytes, order_key=order_key, limits=limits
     )
     await connection.run()
 
@@ -128,8 +171,9 @@ async def spawn(
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | PathLike[str] | None = None,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_line_bytes: int | None = None,
     order_key: OrderKey = default_order_key,
+    limits: Limits | None = None,
 ) -> tuple[Connection, asyncio.subprocess.Process]:
     """Start ``command`` with piped stdin/stdout (stderr inherited) and connect to it.
 
@@ -170,5 +214,6 @@ async def spawn(
         process.stdin,
         max_line_bytes=max_line_bytes,
         order_key=order_key,
+        limits=limits,
     )
     return connection, process

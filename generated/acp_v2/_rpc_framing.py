@@ -2,19 +2,18 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json
 # sha256: b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""JSON-RPC 2.0 runtime, wire level: error codes and errors, method specs, framing, validation.
+"""JSON-RPC 2.0 runtime, wire level: error codes and errors, method specs, frames, conversion.
 
 Owns what a message is on the wire: the JSON-RPC error codes and ``RpcError``, ``MethodSpec``
 (how an inbound method is validated and dispatched), the reader/writer protocols, the order key
-of notifications, the conversion of values to and from JSON through pydantic, the one-line
-frames of requests, notifications, results and errors, and the checks of a message's envelope
-(including the best-effort id of an oversized line). No I/O and no state beyond caches.
+of notifications, the conversion of values to and from JSON through pydantic (a result of the
+wrong type is an error, never a warning), and the one-line frames of requests, notifications,
+results and errors. The checks of inbound messages are in ``_rpc_envelope``. No I/O, no state
+beyond caches.
 """
 
 from __future__ import annotations
 
-import re
-import traceback
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeGuard
@@ -30,19 +29,9 @@ INTERNAL_ERROR: Final = -32603
 REQUEST_CANCELLED: Final = -32800
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
-DEFAULT_MAX_LINE_BYTES: Final = 50 * 1024 * 1024
 SHARED_ORDER_KEY: Final = ("$shared",)
 
 _JSONRPC: Final = "2.0"
-# Bytes asked of the reader per read; also the StreamReader limit (a flow-control window only:
-# line framing is done here, so a line may be far longer than this).
-_READ_CHUNK: Final = 256 * 1024
-# How much of an oversized line is kept to recover its id for the error answer.
-_SNIFF_BYTES: Final = 4096
-# Cancelled outbound request ids remembered to silence their late answers (then forgotten).
-_ABANDONED_MAX: Final = 1024
-# Notification workers kept waiting for more messages of their order key (per connection).
-_IDLE_WORKERS_MAX: Final = 64
 
 RequestId: TypeAlias = int | str
 OrderKey: TypeAlias = Callable[[str, Any], Hashable | None]
@@ -181,12 +170,36 @@ def to_jsonable(value: Any, declared: Any = None) -> Any:
 
 
 def _to_json(value: Any, declared: Any = None) -> bytes:
-    """The compact JSON text of an outbound value: ``to_jsonable`` and encoding in one pass."""
+    """The compact JSON text of an outbound value: ``to_jsonable`` and encoding in one pass.
+
+    Raises ``ValueError`` for a value JSON cannot hold (``inf``, ``nan``) and, with a
+    ``declared`` type, ``TypeError`` (or pydantic's serialization error, a ``ValueError``) for a
+    value that is not of that type: it is never sent as if it were.
+    """
     if isinstance(value, pydantic.BaseModel):
-        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_unset=True)
-    if value is not None and declared is not None:
-        return _adapter(declared).dump_json(value, by_alias=True, exclude_unset=True)
-    return pydantic_core.to_json(value, by_alias=True)
+        if _is_model(declared) and not isinstance(value, declared):
+            raise TypeError(f"expected {declared.__name__}, got {type(value).__name__}")
+        data = value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_unset=True)
+    elif declared is not None:
+        data = _adapter(declared).dump_json(
+            value, by_alias=True, exclude_unset=True, warnings="error"
+        )
+    else:
+        data = pydantic_core.to_json(value, by_alias=True)
+    if not _is_finite_json(data):
+        raise ValueError("a non-finite number (inf or nan) cannot be sent: JSON has none")
+    return data
+
+
+def _is_finite_json(data: bytes) -> bool:
+    """Whether JSON text holds no ``Infinity``/``NaN`` (only when it might is it parsed again)."""
+    if b"Infinity" not in data and b"NaN" not in data:
+        return True
+    try:
+        pydantic_core.from_json(data, allow_inf_nan=False)
+    except ValueError:
+        return False
+    return True
 
 
 def _frame(message: dict[str, Any]) -> bytes:
@@ -234,102 +247,14 @@ def _result_frame(request_id: RequestId, result: bytes) -> bytes:
 def _error_frame(request_id: RequestId | None, error: RpcError) -> bytes:
     message = {"jsonrpc": _JSONRPC, "id": request_id, "error": error.to_dict()}
     try:
-        return _frame(message)
+        frame = _frame(message)
+        if _is_finite_json(frame):
+            return frame
     except (pydantic_core.PydanticSerializationError, ValueError, TypeError):
-        message["error"] = RpcError(error.code, error.message, repr(error.data)).to_dict()
-        return pydantic_core.to_json(message, fallback=repr) + b"\n"
-
-
-def _is_id(value: Any) -> TypeGuard[RequestId]:
-    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
-
-
-def _exception_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(exc)).strip()
-
-
-# Tokens of a (possibly truncated) JSON text: complete strings, structural characters and
-# numbers. A lone quote is an unterminated string: scanning stops there.
-_SNIFF_TOKEN: Final = re.compile(
-    rb'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|"'
-)
-
-
-def _sniff_envelope(head: bytes) -> tuple[RequestId | None, bool]:
-    """Best effort on the start of an oversized line: (top-level id, looks like a response)."""
-    tokens = _SNIFF_TOKEN.findall(head)
-    if not tokens or tokens[0] != b"{":
-        return None, False
-    depth = 0
-    request_id: RequestId | None = None
-    has_method = has_outcome = False
-    for i, token in enumerate(tokens):
-        if token == b'"':
-            break
-        if token in (b"{", b"["):
-            depth += 1
-        elif token in (b"}", b"]"):
-            depth -= 1
-        elif (
-            depth == 1
-            and token[:1] == b'"'
-            and tokens[i - 1] in (b"{", b",")
-            and i + 2 < len(tokens)
-            and tokens[i + 1] == b":"
-        ):
-            key = token[1:-1]
-            if key == b"method":
-                has_method = True
-            elif key in (b"result", b"error"):
-                has_outcome = True
-            elif key == b"id":
-                value = tokens[i + 2]
-                # a number at the very end of the head may be cut short: only trust it if
-                # another token follows it
-                if value[:1] == b'"' or i + 3 < len(tokens):
-                    try:
-                        candidate = pydantic_core.from_json(value)
-                    except ValueError:
-                        candidate = None
-                    if _is_id(candidate):
-                        request_id = candidate
-    return request_id, has_outcome and not has_method
-
-
-def _request_problem(message: dict[str, Any]) -> str | None:
-    if message.get("jsonrpc") != _JSONRPC:
-        return 'Invalid Request: "jsonrpc" must be "2.0"'
-    if not isinstance(message.get("method"), str):
-        return 'Invalid Request: "method" must be a string'
-    if "id" in message and not _is_id(message["id"]):
-        return 'Invalid Request: "id" must be a string or an integer'
-    if "params" in message and not isinstance(message["params"], dict | list):
-        return 'Invalid Request: "params" must be an object or an array'
-    return None
-
-
-def _response_problem(message: dict[str, Any]) -> str | None:
-    if message.get("jsonrpc") != _JSONRPC:
-        return '"jsonrpc" must be "2.0"'
-    if ("result" in message) == ("error" in message):
-        return 'exactly one of "result" and "error" is required'
-    if "id" not in message:
-        return '"id" is required'
-    request_id = message["id"]
-    if "error" in message:
-        error = message["error"]
-        if not (
-            isinstance(error, dict)
-            and isinstance(error.get("code"), int)
-            and not isinstance(error.get("code"), bool)
-            and isinstance(error.get("message"), str)
-        ):
-            return '"error" must be an object with an integer "code" and a string "message"'
-        if request_id is not None and not _is_id(request_id):
-            return '"id" must be a string, an integer or null'
-    elif not _is_id(request_id):
-        return '"id" must be a string or an integer'
-    return None
+        pass
+    # The handler's data cannot be sent as JSON: the error goes without it.
+    message["error"] = RpcError(error.code, error.message).to_dict()
+    return _frame(message)
 
 
 def _invalid_params(exc: pydantic.ValidationError) -> RpcError:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 RUNTIME = Path(__file__).resolve().parents[2] / "codegen" / "runtime"
 HERE = Path(__file__).resolve().parent
-TIMEOUT = 5.0
+TIMEOUT = 20.0  # generous: CI machines and shared 2-core boxes are slow to start children
 # The package the runtime is rendered into for a subprocess (see `render_runtime`).
 CHILD_PACKAGE = "acp_rpc_runtime"
 

@@ -103,7 +103,7 @@ async def test_notifications_ordered_per_key_across_many_keys() -> None:
             await s.handler.wait_notes(len(keys) * (seq + 1))
         for key in keys:
             assert [q for k, q in s.handler.notes if k == key] == [0, 1, 2]
-        assert len(s.connection._idle) <= rpc._IDLE_WORKERS_MAX
+        assert len(s.connection._notifications._idle) <= rpc._IDLE_WORKERS_MAX
         await s.raw.assert_alive()
 
 

@@ -43,8 +43,6 @@ FRAMES: list[tuple[bytes, int | None]] = [
     (b'{"jsonrpc":"2.0","id":1,"method":null}', INVALID),
     (b'{"jsonrpc":"2.0","id":1,"method":"echo","params":5}', INVALID),
     (b'{"jsonrpc":"2.0","method":"note","params":"bad"}', INVALID),
-    (b'{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}', INVALID),
-    (b'{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}', INVALID),
     (b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"' + b"h" * (3 * LIMIT), INVALID),
     (b'{"jsonrpc":"2.0","id":1,"method":"note","params":{"sessionId":"s","seq":1}}', INVALID),
     # well-formed requests the server cannot serve
@@ -59,6 +57,15 @@ FRAMES: list[tuple[bytes, int | None]] = [
     (b'{"jsonrpc":"2.0","method":"no/such/notification"}', None),
     (b'{"jsonrpc":"2.0","method":"note","params":{"seq":"x"}}', None),
     (b'{"jsonrpc":"2.0","id":1,"result":"for nobody"}', None),
+    # broken responses are never answered (an error with a null id would fail the peer's request)
+    (b'{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}', None),
+    (b'{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}', None),
+    (b'{"jsonrpc":"2.0","id":1,"result":Infinity}', None),
+    (b'{"jsonrpc":"2.0","id":1,"result":1e999}', None),
+    # non-finite numbers in a request: a parse error, answered with the request's id
+    (b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x","n":1e999}}', PARSE),
+    (b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x","n":-1E400}}', PARSE),
+    (b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"x","n":NaN}}', PARSE),
     (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', None),
     (b"   \t ", None),
     *_random_garbage(8),
