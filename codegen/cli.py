@@ -102,3 +102,7 @@ app.add_typer(_scaffold_app, name="scaffold")
 from codegen.transcript.command import check_transcript as _check_transcript
 
 app.command("check-transcript")(_check_transcript)
+
+from codegen.probe.command import probe_app as _probe_app
+
+app.add_typer(_probe_app, name="probe")

@@ -214,12 +214,32 @@ class WireChecker:
                 if code != CANCELLED:
                     self._report("error-code-cancelled", sender, f"{request.method} of line {request.line} was "
                                  f"cancelled; the error must be -32800, not {code!r}", "/error/code")
+        if spec is None and not request.method.startswith("_"):
+            self.exercised.add("method-not-found")
+            code = error.get("code") if isinstance(error, dict) else None
+            if code != -32601:
+                self._report("method-not-found", sender, f"{request.method} (line {request.line}) is no method of "
+                             f"the protocol, yet the answer is {'error ' + repr(code) if has_error else 'a result'}, "
+                             "not -32601", "/error/code" if has_error else "/result")
+        if has_error:
             return
         if spec is not None:
             self._schema(spec.result, message["result"], "/result", f"{request.method} result")
+        if request.method == "session/request_permission":
+            self._permission(request.params, message["result"])
         if request.method == "initialize" and sender == "agent" and isinstance(message["result"], dict):
             self.choice.for_version(message["result"].get("protocolVersion"), self._line)
             self.handshake.initialize_result(message["result"])
+
+    def _permission(self, params: Any, result: Any) -> None:
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected" or not isinstance(params, dict):
+            return
+        offered = {o.get("optionId") for o in params.get("options") or () if isinstance(o, dict)}
+        self.exercised.add("permission-outcome-offered")
+        if outcome.get("optionId") not in offered:
+            self._report("permission-outcome-offered", "client", f"selected optionId {outcome.get('optionId')!r} "
+                         "is none of the options offered", "/result/outcome/optionId")
 
     def _error_def(self) -> str | None:
         definition = self.revision.protocol.by_def_name("Error")
