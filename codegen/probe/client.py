@@ -104,7 +104,7 @@ class ClientScript:
             self.turns.append(asyncio.ensure_future(self.turn(message, params)))
         elif method == "session/list":
             await self.link.respond(message, {"sessions": []})
-        elif method in ("session/close", "session/resume"):
+        elif method in ("session/close", "session/resume", "auth/login", "auth/logout"):
             await self.link.respond(message, {})
         else:
             await self.link.respond(message, error=NOT_FOUND)
@@ -122,6 +122,10 @@ class ClientScript:
             result: dict[str, Any] = {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "agentInfo": AGENT_INFO, "authMethods": []}
         else:
             result = {"protocolVersion": self.version, "capabilities": {"session": {}}, "info": AGENT_INFO}
+            if advertised(self.client_caps, "auth.terminal"):  # something for auth/login rules to judge
+                result["authMethods"] = [
+                    {"methodId": "probe-login", "name": "Probe login", "type": "agent"},
+                    {"methodId": "probe-terminal", "name": "Probe terminal login", "type": "terminal", "args": ["--login"]}]
         await self.link.respond(message, result)
 
     async def turn(self, request: dict[str, Any], params: dict[str, Any]) -> None:
@@ -153,6 +157,8 @@ class ClientScript:
             await self.update(session, {"sessionUpdate": "compaction_update", "compactionId": "probe-compaction", "status": "completed"})
         await self.permissions(session)
         await self.link.request("_acp_codegen/probe_request", {"probe": True})
+        await self.link.request("probe/unknown_method", {}, deliberate=True)
+        await self.link.send_raw('{"jsonrpc": "2.0", "id": 99, "method": ')
         await self.client_methods(session)
         stop = "cancelled" if session in self.cancelled else "end_turn"
         self.cancelled.discard(session)

@@ -83,6 +83,15 @@ class Link:
                     future.set_exception(PeerGone("the peer closed the connection"))
             self.inbox.put_nowait(None)
 
+    def _reply_parse_error(self) -> None:
+        """What the probe expects of its peer, it does itself: an error reply to a malformed line."""
+        reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        asyncio.get_running_loop().create_task(self._quietly(reply))
+
+    async def _quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(PeerGone):
+            await self.send(message)
+
     async def _skip_long_line(self) -> None:
         while True:
             try:
@@ -91,6 +100,7 @@ class Link:
             except asyncio.LimitOverrunError as error:
                 await self.reader.readexactly(error.consumed)
         self._record(self.peer, None, f"(a line over {MAX_LINE} bytes)", False)
+        self._reply_parse_error()
 
     def _received(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace").rstrip("\n")
@@ -98,9 +108,11 @@ class Link:
             message = loads(text)
         except ValueError as error:
             self._record(self.peer, None, f"{text[:200]} ({error})", False)
+            self._reply_parse_error()
             return
         if not isinstance(message, dict):
             self._record(self.peer, None, text[:200], False)
+            self._reply_parse_error()
             return
         self._record(self.peer, message, None, False)
         if "method" not in message and message.get("id") in self.waiting:

@@ -94,7 +94,8 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
         argv: list[str] = []
         for arg in command:
             argv.extend(relay_command(socket_path) if arg == AGENT_PLACEHOLDER else [arg])
-        process = await _spawn(argv, stdin=asyncio.subprocess.DEVNULL)
+        # the client's own output goes to stderr: stdout carries the report (JSON must stay clean)
+        process = await _spawn(argv, stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno())
         try:
             reader, writer = await asyncio.wait_for(connected.get(), timeouts.turn)
         except TimeoutError:
@@ -111,8 +112,8 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
         script = ClientScript(link, revision, timeouts.turn)
         await script.run()
         notes.extend(script.log)
+        writer.close()  # the relay exits when the socket closes, and the client sees its agent end
         await _stop(process, timeouts.exit, notes)
-        writer.close()
         await link.stop()
         server.close()
     return ProbeOutcome("client", tuple(command), conformance.finish(), tuple(notes), str(transcript) if transcript else None)

@@ -40,6 +40,7 @@ class _Pending:
     method: str
     params: Any
     line: int
+    copies: int = 0  # further requests sent with the same id while this one was pending
 
 
 class RevisionChoice:
@@ -137,6 +138,7 @@ class WireChecker:
             elif key in self.pending[sender]:
                 self._report("request-id-in-use", sender, f"id {message['id']!r} is still awaiting the response to "
                              f"the {self.pending[sender][key].method} of line {self.pending[sender][key].line}", "/id")
+                self.pending[sender][key].copies += 1  # its answers are not the responder's fault
             else:
                 self.pending[sender][key] = _Pending(method, params, self._line)
             self._initialize_first(sender, method)
@@ -198,7 +200,11 @@ class WireChecker:
             return
         key = id_key(message["id"])
         self.exercised.add("response-unknown-id")
-        request = self.pending[other(sender)].pop(key, None) if key is not None else None
+        request = self.pending[other(sender)].get(key) if key is not None else None
+        if request is not None and request.copies:
+            request.copies -= 1
+        elif request is not None:
+            del self.pending[other(sender)][key]  # type: ignore[arg-type]
         if request is None:
             self._report("response-unknown-id", sender, f"response to id {message['id']!r}, which no pending "
                          f"{other(sender)} request has", "/id")
