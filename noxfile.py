@@ -39,6 +39,7 @@ def regen(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("acp-codegen", "generate")
     session.run("python", "tests/diff/regen.py")
+    session.run("python", "scripts/regen_conformance_doc.py")
 
 
 @nox.session

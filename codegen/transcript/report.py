@@ -54,6 +54,16 @@ def rules_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+DOC_BEGIN, DOC_END = "<!-- rules:begin -->\n", "<!-- rules:end -->"
+
+
+def with_rules_table(doc: str) -> str:
+    """`doc` (docs/conformance.md) with the generated rules table between its markers."""
+    head, rest = doc.split(DOC_BEGIN, 1)
+    _, tail = rest.split(DOC_END, 1)
+    return head + DOC_BEGIN + rules_markdown() + DOC_END + tail
+
+
 def run(path: Path, fmt: str, schema: str | None = None) -> tuple[str, int]:
     """Check one transcript file: (rendered output, exit status)."""
     result = check_items(read_transcript(path), schema)
