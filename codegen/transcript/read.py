@@ -144,6 +144,8 @@ def _item(number: int, line: str, raw: bytes, name: str) -> Item:
         raise fail("transcript-line", f'line {number}: `from` must be "client" or "agent", got {json.dumps(sender)}', file=name)
     if isinstance(item.get("raw"), str) and "message" not in item:
         return Unreadable(number, sender, f"not a JSON-RPC message: {_short(item['raw'])}", deliberate)
+    if isinstance(message, str):  # a recorder that keeps a line it could not parse as text
+        return Unreadable(number, sender, f"not a JSON-RPC message: {_short(message)}", deliberate)
     if not isinstance(message, dict):
         raise fail("transcript-line", f"line {number}: `message` must be one JSON-RPC message (an object)", file=name)
     return Entry(number, sender, message, deliberate)
