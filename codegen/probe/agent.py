@@ -86,7 +86,7 @@ class AgentScript:
         cancelled, idle = False, False
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.turn_timeout
-        while not (idle and prompt.done()):
+        while not (prompt.done() and (idle or self._ends_turn(prompt))):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 prompt.cancel()
@@ -95,9 +95,6 @@ class AgentScript:
             done, _ = await asyncio.wait({get} if prompt.done() else {get, prompt}, return_when=asyncio.FIRST_COMPLETED)
             if get not in done:
                 get.cancel()
-                response = prompt.result()
-                if self.negotiated == 1 or "error" in response:
-                    return
                 continue
             message = get.result()
             if message is None:
@@ -111,6 +108,10 @@ class AgentScript:
             elif "id" in message:
                 await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
             idle = idle or self._idle(message)
+
+    def _ends_turn(self, prompt: asyncio.Future[dict[str, Any]]) -> bool:
+        """Whether the prompt's response itself ends the turn (v1, or an error); raises `PeerGone`."""
+        return self.negotiated == 1 or "error" in prompt.result()
 
     @staticmethod
     def _allow(params: Any) -> dict[str, Any]:

@@ -69,8 +69,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
      ("Every request gets a response with its `id` (JSON-RPC 2.0; for custom requests: implementations "
      "MUST respond accordingly with the provided `id`).")),
     ("method-not-found", "extensibility.md", "Custom Requests", "receiver",
-     "A request for a method the protocol does not define and that is not a `_` extension cannot be "
-     "recognized: it gets the standard \"Method not found\" error, -32601."),
+     ("A request for a method the protocol does not define and that is not a `_` extension cannot be "
+     "recognized: it gets the standard \"Method not found\" error, -32601.")),
     ("permission-outcome-offered", "schema", "RequestPermissionOutcome", "client",
      "A `selected` permission outcome names one of the options the Agent offered."),
     ("response-unknown-id", "overview.md (JSON-RPC 2.0)", "Communication Model", "sender",

@@ -229,12 +229,15 @@ class WireChecker:
                              "not -32601", "/error/code" if has_error else "/result")
         if has_error:
             return
+        is_init = request.method == "initialize" and sender == "agent" and isinstance(message["result"], dict)
+        if is_init:  # the answer is read in the version it negotiates
+            self.choice.for_version(message["result"].get("protocolVersion"), self._line)
+            spec = self.revision.method(other(sender), request.method, "request")
         if spec is not None:
             self._schema(spec.result, message["result"], "/result", f"{request.method} result")
         if request.method == "session/request_permission":
             self._permission(request.params, message["result"])
-        if request.method == "initialize" and sender == "agent" and isinstance(message["result"], dict):
-            self.choice.for_version(message["result"].get("protocolVersion"), self._line)
+        if is_init:
             self.handshake.initialize_result(message["result"])
 
     def _permission(self, params: Any, result: Any) -> None:

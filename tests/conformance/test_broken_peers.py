@@ -134,3 +134,12 @@ def test_the_probe_sends_every_session_update_variant_of_the_schema(tmp_path: Pa
     assert isinstance(union, TaggedUnion)
     assert set(union.known_tags) <= sent
     assert {"_acp_codegen_probe", "probe_future_variant"} <= sent
+
+
+def test_an_agent_answering_protocol_version_1_is_reported_and_checked_against_v1(tmp_path: Path) -> None:
+    status, report = probe("agent", [*agent_command(""), "--v1"], tmp_path / "t.jsonl")
+    assert status == 0 and failed(report) == set(), report
+    assert report["schema"] == "acp_v1"
+    assert any("negotiated protocol version 1" in note for note in report["notes"])  # type: ignore[attr-defined]
+    methods = {json.loads(x).get("message", {}).get("method") for x in (tmp_path / "t.jsonl").read_text(encoding="utf-8").split("\n") if x}
+    assert {"session/prompt", "session/cancel", "session/list", "session/close"} <= methods

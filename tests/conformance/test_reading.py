@@ -105,3 +105,25 @@ def test_v1_capability_gates_and_terminal_auth_rules_from_a_transcript(tmp_path:
     rules = {(f.line, f.rule, f.side) for f in result.findings}
     assert (5, "capability-gated-request", "agent") in rules
     assert (7, "capability-gated-update", "agent") in rules
+
+
+def test_a_schema_finding_names_line_side_pointer_and_schema_rule(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join([*INIT, line("agent", {"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "title": "no id"}}})]), encoding="utf-8")
+    result = cli("check-transcript", "--format", "json", str(path))
+    assert result.returncode == 1
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["line"], finding["rule"], finding["side"], finding["pointer"]) == (3, "schema-invalid", "agent", "/params/update")
+    assert "#/$defs/ToolCallUpdate/required" in finding["message"] and "toolCallId" in finding["message"]
+
+
+def test_schema_fixes_the_revision_even_when_initialize_negotiates_another(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("client", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": 1, "clientCapabilities": {}}}), encoding="utf-8")
+    fixed = json.loads(cli("check-transcript", "--format", "json", "--schema", "acp_v2_draft", str(path)).stdout)
+    assert fixed["schema"] == "acp_v2_draft" and any("as --schema asks" in n for n in fixed["notes"])
+    assert {f["rule"] for f in fixed["findings"]} >= {"schema-invalid"}
+    auto = json.loads(cli("check-transcript", "--format", "json", str(path)).stdout)
+    assert auto["schema"] == "acp_v1"

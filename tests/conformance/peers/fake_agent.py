@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
+V1 = "--v1" in sys.argv  # answer protocol version 1 and speak v1
 lock = threading.Lock()
 waiting: dict[Any, threading.Event] = {}
 session_id = "fake-session"
@@ -27,6 +28,9 @@ def update(body: dict[str, Any]) -> None:
 
 def initialize(params: dict[str, Any]) -> dict[str, Any]:
     requested = params.get("protocolVersion", 2)
+    if V1:
+        return {"protocolVersion": 1, "agentInfo": {"name": "fake-agent", "version": "1"},
+                "agentCapabilities": {"loadSession": False, "sessionCapabilities": {"list": {}, "close": {}}}}
     caps: dict[str, Any] = {"session": True} if DEFECT == "session-true" else {"session": {}}
     if DEFECT == "root-field":
         caps["vendorThing"] = True
@@ -40,7 +44,21 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def turn_v1(request_id: Any, cancelled: threading.Event) -> None:
+    update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi from v1"}})
+    if not cancelled.is_set():
+        waiting["perm-v1"] = event = threading.Event()
+        send({"jsonrpc": "2.0", "id": "perm-v1", "method": "session/request_permission", "params": {
+            "sessionId": session_id, "toolCall": {"toolCallId": "call-1"},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}})
+        event.wait(5)
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "cancelled" if cancelled.is_set() else "end_turn"}})
+
+
 def turn(request_id: Any, prompt: list[Any], cancelled: threading.Event) -> None:
+    if V1:
+        turn_v1(request_id, cancelled)
+        return
     send({"jsonrpc": "2.0", "id": request_id, "result": {"messageId": f"user-{request_id}"}})
     update({"sessionUpdate": "user_message", "messageId": f"user-{request_id}", "content": prompt})
     update({"sessionUpdate": "state_update", "state": "running"})
@@ -108,9 +126,7 @@ def main() -> None:
             threading.Thread(target=turn, args=(mid, params.get("prompt", []), cancelled), daemon=True).start()
         elif method == "session/list":
             send({"jsonrpc": "2.0", "id": mid, "result": {"sessions": []}})
-        elif method in ("session/resume", "session/close"):
-            send({"jsonrpc": "2.0", "id": mid, "result": {}})
-        elif DEFECT == "unknown-result" and not method.startswith("_"):
+        elif method in ("session/resume", "session/close") or DEFECT == "unknown-result" and not method.startswith("_"):
             send({"jsonrpc": "2.0", "id": mid, "result": {}})
         elif DEFECT == "unanswered" and method.startswith("_"):
             continue
