@@ -56,6 +56,7 @@ def regen(session: nox.Session) -> None:
     session.run("acp-codegen", "generate")
     session.run("python", "tests/diff/regen.py")
     session.run("python", "tests/upgrade/regen.py")
+    session.run("python", "scripts/regen_conformance_doc.py")
 
 
 @nox.session

@@ -116,3 +116,7 @@ app.command("migrate")(_migrate)
 from codegen.upgrade.command import ci_app as _ci_app
 
 app.add_typer(_ci_app, name="ci")
+
+from codegen.probe.command import probe_app as _probe_app
+
+app.add_typer(_probe_app, name="probe")

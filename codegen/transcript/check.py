@@ -81,7 +81,7 @@ class Checker:
         return sid, self.sessions.setdefault(sid, _Session())
 
     def _find(self, line: int, rule: str, message: str, session: str | None) -> None:
-        self.findings.append(Finding(line, rule, message, session))
+        self.findings.append(Finding(line, rule, message, session, "agent"))
 
     def add(self, entry: Entry) -> None:
         """Take the next message of the transcript."""

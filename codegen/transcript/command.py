@@ -27,9 +27,10 @@ class Format(str, enum.Enum):
 def check_transcript(
     file: Annotated[Path | None, typer.Argument(metavar="FILE", help="Transcript: JSON lines of {\"from\": \"client\"|\"agent\", \"message\": ...}.", show_default=False)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    rules: Annotated[bool, typer.Option("--rules", help="List the rules and exit.")] = False,
+    rules: Annotated[bool, typer.Option("--rules", help="List the rules with their source and exit.")] = False,
+    schema: Annotated[str | None, typer.Option("--schema", metavar="SRC", help="Schema revision: path, URL, npm:..., github:... or a pinned target (default: the default pin, or the pin of the version initialize negotiates).")] = None,
 ) -> None:
-    """Report every prompt-lifecycle MUST rule a recorded transcript breaks (see docs/transcript.md)."""
+    """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""
     if rules:
         sys.stdout.write(render_rules(fmt.value))
         return
@@ -37,7 +38,7 @@ def check_transcript(
         print("error[usage] <input>: missing FILE (the transcript to check)", file=sys.stderr)
         raise typer.Exit(2)
     try:
-        output, status = run(file, fmt.value)
+        output, status = run(file, fmt.value, schema)
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)

@@ -71,16 +71,20 @@ REPLAY_REQUESTS = frozenset({"session/resume", "session/load"})
 
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One violation: the transcript line it was found on, the rule, and what happened."""
+    """One violation: the transcript line it was found on, the rule, what happened, the session it
+    concerns, the side that broke the rule and the JSON pointer inside the message, when known."""
 
     line: int
     rule: str
     message: str
     session: str | None = None
+    side: str | None = None
+    pointer: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         out: dict[str, object] = {"line": self.line, "rule": self.rule, "message": self.message}
-        if self.session is not None:
-            out["session"] = self.session
+        for key in ("session", "side", "pointer"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out

@@ -16,7 +16,8 @@ class EchoAgent(acp.Agent):
         self.cancelled: set[str] = set()
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse.from_dict({"protocolVersion": params.protocol_version, "info": {"name": "echo", "version": "1.0"}})
+        return acp.InitializeResponse.from_dict({"protocolVersion": params.protocol_version, "info": {"name": "echo", "version": "1.0"},
+                                                 "capabilities": {"session": {}}})
 
     async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
         return acp.NewSessionResponse.from_dict({"sessionId": f"sess_{next(self.ids)}"})

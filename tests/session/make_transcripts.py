@@ -77,7 +77,7 @@ def turn(id: int, message_id: str, *body: Line, stop: str = "end_turn") -> list[
 
 
 SETUP = [req(0, "initialize", {"protocolVersion": 2, "info": {"name": "t", "version": "1"}}),
-         res(0, {"protocolVersion": 2, "info": {"name": "a", "version": "1"}}),
+         res(0, {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {"session": {}}}),
          req(1, "session/new", {"cwd": "/tmp", "mcpServers": []}), res(1, {"sessionId": "s1"})]
 
 CASES: dict[str, list[Line]] = {
@@ -92,7 +92,8 @@ CASES: dict[str, list[Line]] = {
         chunk("a1", "I'll analyze your code."),
         upd({"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "title": "Analyzing", "status": "pending"}),
         state("requires_action"),
-        req("p1", "session/request_permission", {"sessionId": "s1", "options": []}, sender="agent"),
+        req("p1", "session/request_permission", {"sessionId": "s1", "title": "Analyze", "options": [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}, sender="agent"),
         res("p1", {"outcome": {"outcome": "selected", "optionId": "allow"}}, sender="client"),
         state("running"),
         upd({"sessionUpdate": "tool_call_update", "toolCallId": "call_001", "status": "in_progress"}),

@@ -15,6 +15,7 @@ import pytest
 from conftest import GENERATED, run_cli
 
 from codegen.errors import CodegenError
+from codegen.transcript.catalog import CATALOG
 from codegen.transcript.check import check
 from codegen.transcript.read import parse_transcript, read_transcript
 from codegen.transcript.rules import KNOWN_COMPACTION_STATUSES, KNOWN_STOP_REASONS, RULES
@@ -100,7 +101,10 @@ def test_json_output_of_a_clean_transcript() -> None:
 def test_rules_lists_every_rule() -> None:
     result = run_cli("check-transcript", "--rules", "--format", "json")
     assert result.returncode == 0, result.describe()
-    assert [r["rule"] for r in json.loads(result.stdout)] == list(RULES)
+    listed = json.loads(result.stdout)
+    assert [r["rule"] for r in listed] == [r.id for r in CATALOG]
+    assert set(RULES) <= {r["rule"] for r in listed}
+    assert all(r["source"] and r["binds"] in ("agent", "client", "sender", "receiver") for r in listed)
 
 
 @pytest.mark.parametrize(("content", "expected"), [

@@ -1,0 +1,58 @@
+"""The `acp-codegen probe agent|client` commands: options in, report printed, exit status out.
+
+Exit status: 0 when every exercised rule passed, 1 when any failed, 2 when the probe could not
+run (a bad command line, a schema that does not load).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from codegen.errors import CodegenError
+from codegen.probe.report import ProbeOutcome, render_json, render_text
+from codegen.probe.run import Timeouts, probe_agent, probe_client
+from codegen.transcript.command import Format
+
+probe_app = typer.Typer(no_args_is_help=True, help="Run an agent or a client against a scripted peer and check every rule.")
+
+CommandArg = Annotated[list[str], typer.Argument(metavar="-- CMD...", help="The command to probe (after --).", show_default=False)]
+FormatOption = Annotated[Format, typer.Option("--format", help="Output format.")]
+SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="SRC", help="Schema revision (default: the default pin, or the pin of the negotiated version).")]
+TranscriptOption = Annotated[Path | None, typer.Option("--transcript", metavar="FILE", help="Also write the recorded wire to FILE (check-transcript reads it).")]
+ResponseTimeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one response.")]
+TurnTimeout = Annotated[float, typer.Option("--turn-timeout", help="Seconds one prompt turn (or the client's start) may take.")]
+ExitTimeout = Annotated[float, typer.Option("--exit-timeout", help="Seconds the peer gets to exit at the end.")]
+
+
+def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
+    try:
+        outcome = run()
+    except CodegenError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic.render(), file=sys.stderr)
+        raise typer.Exit(2) from None
+    sys.stdout.write(render_json(outcome) if fmt is Format.json else render_text(outcome))
+    raise typer.Exit(outcome.exit_status)
+
+
+@probe_app.command("agent")
+def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
+          transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
+          exit_timeout: ExitTimeout = 5.0) -> None:
+    """Launch CMD as an agent and drive it as a demanding client would."""
+    timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
+    _finish(lambda: probe_agent(command, schema, timeouts, transcript), fmt)
+
+
+@probe_app.command("client")
+def client(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
+           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
+           exit_timeout: ExitTimeout = 10.0) -> None:
+    """Launch the client CMD, with `{agent}` replaced by the probe's own agent command, and test it."""
+    timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
+    _finish(lambda: probe_client(command, schema, timeouts, transcript), fmt)

@@ -1,0 +1,138 @@
+"""A small v2 agent speaking raw JSON lines (standard library only) that follows the rules, or
+breaks exactly one when started with `--defect NAME` (the names are `DEFECTS` in
+tests/conformance/test_broken_peers.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any
+
+DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
+V1 = "--v1" in sys.argv  # answer protocol version 1 and speak v1
+lock = threading.Lock()
+waiting: dict[Any, threading.Event] = {}
+session_id = "fake-session"
+
+
+def send(message: dict[str, Any]) -> None:
+    with lock:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def update(body: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def initialize(params: dict[str, Any]) -> dict[str, Any]:
+    requested = params.get("protocolVersion", 2)
+    if V1:
+        return {"protocolVersion": 1, "agentInfo": {"name": "fake-agent", "version": "1"},
+                "agentCapabilities": {"loadSession": False, "sessionCapabilities": {"list": {}, "close": {}}}}
+    caps: dict[str, Any] = {"session": True} if DEFECT == "session-true" else {"session": {}}
+    if DEFECT == "root-field":
+        caps["vendorThing"] = True
+    result: dict[str, Any] = {"protocolVersion": 3 if DEFECT == "version-higher" else min(requested, 2),
+                              "info": {"name": "fake-agent", "version": "1"}, "capabilities": caps}
+    if DEFECT == "auth-type":
+        result["authMethods"] = [{"methodId": "vendor", "name": "Vendor login", "type": "vendor_sso"}]
+    if DEFECT == "auth-env":
+        result["authMethods"] = [{"methodId": "tty", "name": "Terminal", "type": "terminal",
+                                  "env": [{"name": "LOGIN", "value": "1"}, {"name": "LOGIN", "value": "2"}]}]
+    return result
+
+
+def turn_v1(request_id: Any, cancelled: threading.Event) -> None:
+    update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi from v1"}})
+    if not cancelled.is_set():
+        waiting["perm-v1"] = event = threading.Event()
+        send({"jsonrpc": "2.0", "id": "perm-v1", "method": "session/request_permission", "params": {
+            "sessionId": session_id, "toolCall": {"toolCallId": "call-1"},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}})
+        event.wait(5)
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "cancelled" if cancelled.is_set() else "end_turn"}})
+
+
+def turn(request_id: Any, prompt: list[Any], cancelled: threading.Event) -> None:
+    if V1:
+        turn_v1(request_id, cancelled)
+        return
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"messageId": f"user-{request_id}"}})
+    update({"sessionUpdate": "user_message", "messageId": f"user-{request_id}", "content": prompt})
+    update({"sessionUpdate": "state_update", "state": "running"})
+    chunk: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi \u2028 there"}}
+    if DEFECT != "chunk-no-message-id":
+        chunk["messageId"] = f"agent-{request_id}"
+    update(chunk)
+    update({"sessionUpdate": "tool_call_update", "title": "Pretend tool"} if DEFECT == "tool-call-no-id"
+           else {"sessionUpdate": "tool_call_update", "toolCallId": f"call-{request_id}", "title": "Pretend tool"})
+    plan = {"type": "items", "entries": []} if DEFECT == "plan-no-id" else {"type": "items", "planId": "p", "entries": []}
+    update({"sessionUpdate": "plan_update", "plan": plan})
+    if DEFECT == "custom-tag":
+        update({"sessionUpdate": "vendor_progress", "percent": 50})
+    if DEFECT == "extension-method":
+        send({"jsonrpc": "2.0", "method": "vendor/progress", "params": {}})
+    if DEFECT == "bad-jsonrpc":
+        send({"jsonrpc": "1.0", "method": "session/update", "params": {"sessionId": session_id, "update": {
+            "sessionUpdate": "agent_message_chunk", "messageId": "x", "content": {"type": "text", "text": "old"}}}})
+    if DEFECT == "garbage":
+        with lock:
+            sys.stdout.write("this is not json\n")
+            sys.stdout.flush()
+    if not cancelled.is_set():
+        ask = {"sessionId": session_id, "title": "Run the pretend tool?",
+               "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}
+        ids = ["perm", "perm"] if DEFECT == "reuse-id" else [f"perm-{request_id}"]
+        events = []
+        for pid in ids:
+            events.append(waiting.setdefault(pid, threading.Event()))
+            send({"jsonrpc": "2.0", "id": pid, "method": "session/request_permission", "params": ask})
+        for event in events:
+            event.wait(5)
+    stop = "cancelled" if cancelled.is_set() else "end_turn"
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": stop})
+
+
+def main() -> None:
+    cancelled = threading.Event()
+    for raw in sys.stdin:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            if DEFECT != "no-parse-reply":
+                send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            continue
+        method, params, mid = message.get("method"), message.get("params") or {}, message.get("id")
+        if method is None:
+            if mid in waiting:
+                waiting[mid].set()
+            elif DEFECT == "echo-unknown-id":
+                send({"jsonrpc": "2.0", "id": "ghost", "error": {"code": -32600, "message": "unexpected response"}})
+            continue
+        if "id" not in message:
+            if method == "session/cancel":
+                cancelled.set()
+                for event in list(waiting.values()):
+                    event.set()
+            continue
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": mid, "result": initialize(params)})
+        elif method == "session/new":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": session_id}})
+        elif method == "session/prompt":
+            cancelled.clear()
+            threading.Thread(target=turn, args=(mid, params.get("prompt", []), cancelled), daemon=True).start()
+        elif method == "session/list":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"sessions": []}})
+        elif method in ("session/resume", "session/close") or DEFECT == "unknown-result" and not method.startswith("_"):
+            send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        elif DEFECT == "unanswered" and method.startswith("_"):
+            continue
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+if __name__ == "__main__":
+    main()
