@@ -29,7 +29,6 @@ import pydantic
 import pydantic_core
 
 from ._rpc_framing import (
-    DEFAULT_MAX_LINE_BYTES,
     ReaderLike,
     RpcError,
     WriterLike,
@@ -37,6 +36,7 @@ from ._rpc_framing import (
     _validate,
     to_jsonable,
 )
+from ._rpc_limits import DEFAULT_MAX_LINE_BYTES
 from ._versions import LineReader, binding_of, supported_text, write_frame
 
 INITIALIZE_ID = "initialize"

@@ -33,7 +33,6 @@ import pydantic
 import pydantic_core
 
 from ._rpc_framing import (
-    DEFAULT_MAX_LINE_BYTES,
     ReaderLike,
     RpcError,
     WriterLike,
@@ -41,6 +40,7 @@ from ._rpc_framing import (
     _validate,
     to_jsonable,
 )
+from ._rpc_limits import DEFAULT_MAX_LINE_BYTES
 from ._versions import LineReader, binding_of, supported_text, write_frame
 
 INITIALIZE_ID = "initialize"

@@ -40,8 +40,8 @@ from typing import Any
 import pydantic
 import pydantic_core
 
+from ._rpc_envelope import _is_id
 from ._rpc_framing import (
-    DEFAULT_MAX_LINE_BYTES,
     INVALID_REQUEST,
     PARSE_ERROR,
     ReaderLike,
@@ -50,9 +50,9 @@ from ._rpc_framing import (
     WriterLike,
     _error_frame,
     _frame,
-    _is_id,
     _validate,
 )
+from ._rpc_limits import DEFAULT_MAX_LINE_BYTES
 from ._rpc_pipes import _open_reader, _open_writer
 from ._versions import LineReader, binding_of, is_protocol_version, write_frame
 

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ._rpc_framing import _READ_CHUNK, ReaderLike, WriterLike
+from ._rpc_framing import ReaderLike, WriterLike
+from ._rpc_limits import _READ_CHUNK
 
 
 class Binding(Protocol):
