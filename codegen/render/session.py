@@ -64,7 +64,7 @@ class _Refs:
         if isinstance(expr, Ref):
             return self.use(expr.name)
         if isinstance(expr, ArrayOf):
-            return f"list[{self.plain(expr.item)}]"
+            return f"Sequence[{self.plain(expr.item)}]"
         if isinstance(expr, MapOf):
             return f"dict[str, {self.plain(expr.value)}]"
         if isinstance(expr, Const):

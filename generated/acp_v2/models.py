@@ -35,6 +35,7 @@ from ._base import (
     lenient,
     tag_discriminator,
 )
+from ._strict import Items
 from .enums import *  # noqa: F403
 
 from pydantic import BaseModel, Field
@@ -136,7 +137,7 @@ class AgentMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -253,7 +254,7 @@ class AgentThought(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -281,7 +282,7 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
+    audience: Items[Role] | None = None
     """Intended recipients for this content, such as the user or assistant.
 
 Omitted and `null` are equivalent and mean no audience is specified."""
@@ -453,10 +454,10 @@ class AuthMethodTerminal(AcpModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -501,10 +502,10 @@ class AuthMethodTerminal_(TaggedModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -600,7 +601,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class AvailableCommandsUpdate(AcpModel):
     """Available commands are ready or have changed"""
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1329,7 +1330,7 @@ class CompactionUpdate(AcpModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -1387,7 +1388,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class ConfigOptionUpdate(AcpModel):
     """Session configuration options have been updated."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1580,7 +1581,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -1980,7 +1981,7 @@ class Diff(AcpModel):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -2257,7 +2258,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -2474,14 +2475,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -2542,7 +2543,7 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[StrictStr] | None = None
+    required: Items[StrictStr] | None = None
     """List of required property names.
 
 Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -2898,7 +2899,7 @@ scheme- or origin-changing redirects."""
 
 Omitted and `null` are equivalent and mean the source MIME type is used."""
 
-    sizes: list[StrictStr] | None = None
+    sizes: Items[StrictStr] | None = None
     """Optional array of strings that specify sizes at which the icon can be used.
 Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
 `"any"` for scalable formats like SVG.
@@ -2943,7 +2944,7 @@ class IdleStateUpdateBase(AcpModel):
     Repeated or resume snapshots may carry the last stop reason for context.
     They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -3233,7 +3234,7 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Annotated[Items[AuthMethod] | None, NOT_NULL],
         Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
@@ -3348,7 +3349,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class ListSessionsResponse(AcpModel):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: Items[SessionInfo]
     """Array of session information objects."""
 
     next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
@@ -3542,7 +3543,7 @@ class McpServerHttp(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -3580,7 +3581,7 @@ class McpServerHttp_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -3612,10 +3613,10 @@ class McpServerStdio(AcpModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -3654,10 +3655,10 @@ class McpServerStdio_(TaggedModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -3723,7 +3724,7 @@ class MultiSelectItemsString(TaggedModel):
 
     type: Literal["string"] = "string"
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3770,7 +3771,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -3806,7 +3807,7 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
@@ -3816,7 +3817,7 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -3857,7 +3858,7 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -3867,7 +3868,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -4065,7 +4066,7 @@ class PlanItems(AcpModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -4124,7 +4125,7 @@ class PlanUpdateContentItems(TaggedModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -4289,7 +4290,7 @@ class PromptRequest(AcpModel):
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The ID of the session to send this user message to"""
 
-    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
+    prompt: Annotated[Items[ContentBlock], Field(min_length=1)]
     """The blocks of content that compose the user's message.
 
 As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -4521,7 +4522,7 @@ permission description was provided."""
 
 Omitted and `null` are equivalent and mean no structured subject was provided."""
 
-    options: Annotated[list[PermissionOption], Field(min_length=1)]
+    options: Annotated[Items[PermissionOption], Field(min_length=1)]
     """Available permission options for the user to choose from.
 Must contain at least one option."""
 
@@ -4649,7 +4650,7 @@ class RequiresActionStateUpdate(AcpModel):
     `running` when progress resumes, or `idle` if the work ends without resuming.
     Responding to one request does not itself imply `running`."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -4697,7 +4698,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -4757,7 +4758,7 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -4768,7 +4769,7 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
@@ -4820,7 +4821,7 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -4830,7 +4831,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -4862,7 +4863,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class RunningStateUpdate(AcpModel):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -5109,7 +5110,7 @@ class SessionConfigSelectGroup(AcpModel):
     name: StrictStr
     """Human-readable label for this group."""
 
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5165,8 +5166,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+    Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[Items[SessionConfigSelectGroup], Field(min_length=1)]
 )
 """Possible values for a session configuration option."""
 
@@ -5217,7 +5218,7 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
@@ -5345,7 +5346,7 @@ class SessionUpdateAgentMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5425,7 +5426,7 @@ class SessionUpdateAgentThought(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5498,7 +5499,7 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5571,7 +5572,7 @@ class SessionUpdateCompactionUpdate(TaggedModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -5610,7 +5611,7 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "config_option_update"
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5914,10 +5915,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -6020,7 +6021,7 @@ class SessionUpdateUserMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6142,7 +6143,7 @@ class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequestBase, TaggedM
 class SetSessionConfigOptionResponse(AcpModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6360,7 +6361,7 @@ class StateUpdateRequiresAction(TaggedModel):
 
     state: Literal["requires_action"] = "requires_action"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6409,7 +6410,7 @@ class StateUpdateRunning(TaggedModel):
 
     state: Literal["running"] = "running"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6454,7 +6455,7 @@ class SessionUpdateStateUpdateRunning(StateUpdateRunning):
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6516,14 +6517,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -6941,7 +6942,7 @@ EmbeddedResourceResource: TypeAlias = Annotated[
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    any_of: Annotated[Annotated[Items[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
     """Titled enum options. Must contain at least one option."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7093,7 +7094,7 @@ class ToolCallContentDiff(TaggedModel):
 
     type: Literal["diff"] = "diff"
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -7265,10 +7266,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -8517,7 +8518,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     requested: ProtocolVersion
     """The protocol version the Client requested."""
 
-    supported: list[ProtocolVersion]
+    supported: Items[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8621,7 +8622,7 @@ class UserMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None

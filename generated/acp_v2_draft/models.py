@@ -35,6 +35,7 @@ from ._base import (
     lenient,
     tag_discriminator,
 )
+from ._strict import Items
 from .enums import *  # noqa: F403
 
 from pydantic import BaseModel, Field
@@ -158,7 +159,7 @@ class AgentMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -290,7 +291,7 @@ class AgentThought(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -318,7 +319,7 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
+    audience: Items[Role] | None = None
     """Intended recipients for this content, such as the user or assistant.
 
 Omitted and `null` are equivalent and mean no audience is specified."""
@@ -610,10 +611,10 @@ class AuthMethodTerminal(AcpModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -658,10 +659,10 @@ class AuthMethodTerminal_(TaggedModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -757,7 +758,7 @@ class AuthStatusResponse(AcpModel):
 This is the only field clients should act on. Clients MUST treat values they
 do not recognize as `unknown`."""
 
-    accounts: Annotated[list[AuthAccount] | None, NOT_NULL] = None
+    accounts: Annotated[Items[AuthAccount] | None, NOT_NULL] = None
     """The accounts the agent has configured, for display.
 
 Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -800,7 +801,7 @@ class AuthStatusUpdateNotification(AcpModel):
 This is the only field clients should act on. Clients MUST treat values they
 do not recognize as `unknown`."""
 
-    accounts: Annotated[list[AuthAccount] | None, NOT_NULL] = None
+    accounts: Annotated[Items[AuthAccount] | None, NOT_NULL] = None
     """The accounts the agent has configured, for display.
 
 Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -896,7 +897,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class AvailableCommandsUpdate(AcpModel):
     """Available commands are ready or have changed"""
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1702,7 +1703,7 @@ class CompactionUpdate(AcpModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -1760,7 +1761,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class ConfigOptionUpdate(AcpModel):
     """Session configuration options have been updated."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1953,7 +1954,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -2355,7 +2356,7 @@ class Diff(AcpModel):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
     """
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -2685,7 +2686,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -2902,14 +2903,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -2970,7 +2971,7 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[StrictStr] | None = None
+    required: Items[StrictStr] | None = None
     """List of required property names.
 
 Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -3305,7 +3306,7 @@ class ForkSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -3315,7 +3316,7 @@ this is the complete resulting additional-root list for the forked
 session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session."""
@@ -3364,7 +3365,7 @@ class ForkSessionResponse(AcpModel):
     """Unique identifier for the newly created forked session."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -3374,7 +3375,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -3443,7 +3444,7 @@ scheme- or origin-changing redirects."""
 
 Omitted and `null` are equivalent and mean the source MIME type is used."""
 
-    sizes: list[StrictStr] | None = None
+    sizes: Items[StrictStr] | None = None
     """Optional array of strings that specify sizes at which the icon can be used.
 Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
 `"any"` for scalable formats like SVG.
@@ -3498,7 +3499,7 @@ Token usage for completed foreground work.
 Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
 usage for this state update."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -3809,7 +3810,7 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Annotated[Items[AuthMethod] | None, NOT_NULL],
         Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
@@ -3931,7 +3932,7 @@ class ListProvidersResponse(AcpModel):
 
     Response to `providers/list`."""
 
-    providers: list[ProviderInfo]
+    providers: Items[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4000,7 +4001,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class ListSessionsResponse(AcpModel):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: Items[SessionInfo]
     """Array of session information objects."""
 
     next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
@@ -4347,7 +4348,7 @@ class McpServerHttp(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -4385,7 +4386,7 @@ class McpServerHttp_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -4417,10 +4418,10 @@ class McpServerStdio(AcpModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -4459,10 +4460,10 @@ class McpServerStdio_(TaggedModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -4667,7 +4668,7 @@ class MultiSelectItemsString(TaggedModel):
 
     type: Literal["string"] = "string"
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4714,7 +4715,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -4750,7 +4751,7 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
@@ -4760,7 +4761,7 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -4812,7 +4813,7 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -4822,7 +4823,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -5051,7 +5052,7 @@ class PlanItems(AcpModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -5204,7 +5205,7 @@ class PlanUpdateContentItems(TaggedModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -5404,7 +5405,7 @@ class PromptRequest(AcpModel):
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The ID of the session to send this user message to"""
 
-    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
+    prompt: Annotated[Items[ContentBlock], Field(min_length=1)]
     """The blocks of content that compose the user's message.
 
 As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -5536,7 +5537,7 @@ class ProviderInfo(AcpModel):
     provider_id: Annotated[ProviderId, Field(alias="providerId")]
     """Provider identifier, for example "main" or "openai"."""
 
-    supported: list[LlmProtocol]
+    supported: Items[LlmProtocol]
     """Supported protocol types for this provider."""
 
     required: StrictBool
@@ -5897,7 +5898,7 @@ permission description was provided."""
 
 Omitted and `null` are equivalent and mean no structured subject was provided."""
 
-    options: Annotated[list[PermissionOption], Field(min_length=1)]
+    options: Annotated[Items[PermissionOption], Field(min_length=1)]
     """Available permission options for the user to choose from.
 Must contain at least one option."""
 
@@ -6025,7 +6026,7 @@ class RequiresActionStateUpdate(AcpModel):
     `running` when progress resumes, or `idle` if the work ends without resuming.
     Responding to one request does not itself imply `running`."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6073,7 +6074,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -6133,7 +6134,7 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -6144,7 +6145,7 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
@@ -6209,7 +6210,7 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -6219,7 +6220,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -6251,7 +6252,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class RunningStateUpdate(AcpModel):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6615,7 +6616,7 @@ class SessionConfigSelectGroup(AcpModel):
     name: StrictStr
     """Human-readable label for this group."""
 
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6671,8 +6672,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+    Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[Items[SessionConfigSelectGroup], Field(min_length=1)]
 )
 """Possible values for a session configuration option."""
 
@@ -6750,7 +6751,7 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
@@ -6878,7 +6879,7 @@ recipient's transcript.
 Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
 after the message starts streaming."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
 replaces the whole content collection."""
 
@@ -7218,7 +7219,7 @@ class SessionUpdateAgentMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7298,7 +7299,7 @@ class SessionUpdateAgentThought(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7371,7 +7372,7 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7444,7 +7445,7 @@ class SessionUpdateCompactionUpdate(TaggedModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -7483,7 +7484,7 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "config_option_update"
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7690,7 +7691,7 @@ recipient's transcript.
 Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
 after the message starts streaming."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
 replaces the whole content collection."""
 
@@ -7810,7 +7811,7 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None,
+        Items[AbsolutePath] | None,
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
@@ -8019,10 +8020,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -8125,7 +8126,7 @@ class SessionUpdateUserMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8312,7 +8313,7 @@ class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequestBase, TaggedM
 class SetSessionConfigOptionResponse(AcpModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8605,7 +8606,7 @@ class StateUpdateRequiresAction(TaggedModel):
 
     state: Literal["requires_action"] = "requires_action"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8654,7 +8655,7 @@ class StateUpdateRunning(TaggedModel):
 
     state: Literal["running"] = "running"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8708,7 +8709,7 @@ class StateUpdateUnknown(TaggedModel):
 
     state: Literal["unknown"] = "unknown"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8758,7 +8759,7 @@ class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8820,14 +8821,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -8964,7 +8965,7 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None,
+        Items[AbsolutePath] | None,
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
@@ -9017,7 +9018,7 @@ class SystemPrompt(AcpModel):
 Required. Agents MUST return an error for a mode they do not support rather than
 treating it as `append` or `override`."""
 
-    content: list[ContentBlock]
+    content: Items[ContentBlock]
     """The system prompt content.
 
 Agents advertising the capability MUST accept `text` content blocks.
@@ -9435,7 +9436,7 @@ EmbeddedResourceResource: TypeAlias = Annotated[
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    any_of: Annotated[Annotated[Items[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
     """Titled enum options. Must contain at least one option."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -9587,7 +9588,7 @@ class ToolCallContentDiff(TaggedModel):
 
     type: Literal["diff"] = "diff"
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -9759,10 +9760,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -11054,7 +11055,7 @@ class UnknownStateUpdate(AcpModel):
     This is not a task outcome or session closure. It does not cancel work, resolve
     pending requests, or revoke capabilities. Capabilities are updated separately."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -11136,7 +11137,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     requested: ProtocolVersion
     """The protocol version the Client requested."""
 
-    supported: list[ProtocolVersion]
+    supported: Items[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -11301,7 +11302,7 @@ class UserMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
