@@ -32,7 +32,10 @@ def build(
     if len(args) > len(positional):
         raise TypeError(f"{cls.__name__}: at most {len(positional)} positional arguments")
     fields: dict[str, Any] = dict(zip(positional, args))
+    known: Mapping[str, Any] = getattr(cls, "model_fields", kwargs)
     for name, value in kwargs.items():
+        if name not in known:
+            raise TypeError(f"{cls.__name__}: unexpected keyword argument {name!r}")
         if name in fields:
             raise TypeError(f"{cls.__name__}: {name!r} given twice")
         if value is not None or name in positional:

@@ -15,7 +15,15 @@ import contextlib
 import logging
 import subprocess
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from os import PathLike
 from types import TracebackType
 from typing import IO, Any, Generic, TypeVar
@@ -163,9 +171,10 @@ async def agent_process(
                 await asyncio.wait([pump])
 
 
-class Serving(Generic[P]):
-    """A connection over this process's stdio: `await` it to serve until the peer hangs up, or
-    `async with` it for a block (it yields the typed peer and closes the connection on exit)."""
+class Serving(Coroutine[Any, Any, None], Generic[P]):
+    """A connection over this process's stdio: `await` it (or `asyncio.run` it) to serve until
+    the peer hangs up, or `async with` it for a block (it yields the typed peer and closes the
+    connection on exit)."""
 
     def __init__(
         self, connect: Callable[[], Awaitable[Connection]], attach: Callable[[Connection], P]
@@ -174,9 +183,28 @@ class Serving(Generic[P]):
         self._attach = attach
         self._connection: Connection | None = None
         self._running: asyncio.Task[None] | None = None
+        self._inner: Coroutine[Any, Any, None] | None = None
+
+    def _coroutine(self) -> Coroutine[Any, Any, None]:
+        if self._inner is None:
+            self._inner = self._serve()
+        return self._inner
 
     def __await__(self) -> Generator[Any, None, None]:
-        return self._serve().__await__()
+        return self._coroutine().__await__()
+
+    def send(self, value: Any) -> Any:
+        """Coroutine protocol (so `asyncio.run(serve_agent(agent))` works)."""
+        return self._coroutine().send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """Coroutine protocol."""
+        return self._coroutine().throw(typ, val, tb)
+
+    def close(self) -> None:
+        """Coroutine protocol: close the serving coroutine if it was started."""
+        if self._inner is not None:
+            self._inner.close()
 
     async def _serve(self) -> None:
         connection = await self._connect()

@@ -146,3 +146,25 @@ def python_env() -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def instance_for(name: str, cls: type[BaseModel]) -> dict[str, Any] | None:
+    """A wire instance of `cls`: a schema instance of it, else one of another class with `cls`'s
+    tags put in that `cls` accepts (deeply nested variants are rare in random union instances)."""
+    by_class = instances_by_class(name)
+    if by_class.get(cls):
+        return by_class[cls][0]
+    tags = {
+        info.alias or py: info.default
+        for py, info in cls.model_fields.items()
+        if py in getattr(cls, "__acp_tags__", ()) and isinstance(info.default, str)
+    }
+    for values in by_class.values():
+        for value in values:
+            candidate = {**value, **{k: str.__str__(v) for k, v in tags.items()}}
+            try:
+                cls.model_validate(candidate)
+            except Exception:
+                continue
+            return candidate
+    return None
