@@ -49,7 +49,15 @@ class Peer(acp.Agent):  # type: ignore[misc,name-defined]
             except ValueError as exc:
                 return {"refused": str(exc)}
         if method == "_test/ask_client":
-            return await self.peer.ext_request("_client/echo", params)
+            try:
+                return {"result": await self.peer.ext_request(params["method"], params["params"])}
+            except acp.RpcError as exc:
+                return {"error": exc.code}
+        if method == "_test/custom_update":
+            session = self.peer.session(params["session"])
+            await session.send(getattr(acp, "Unknown" + params["union"])(**params["fields"]))
+            await self.peer.ext_notify("_agent/done", {"n": 1})
+            return {"sent": True}
         return await super().extension_request(method, params)
 
     async def extension_notification(self, method: str, params: Any) -> None:
