@@ -15,7 +15,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from codegen.ir import naming
-from codegen.ir.nodes import ArrayOf, Enum, Method, Protocol, Ref, Scalar, Struct, TaggedUnion, TypeExpr, UnionOf
+from codegen.ir.nodes import (
+    ArrayOf,
+    Enum,
+    Method,
+    Protocol,
+    Ref,
+    Scalar,
+    Struct,
+    TaggedUnion,
+    TypeExpr,
+    UnionOf,
+)
 from codegen.render.pytypes import all_fields
 from codegen.render.session import TypeNames
 

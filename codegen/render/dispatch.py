@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 from codegen.ir import naming
 from codegen.ir.nodes import Method, Protocol, Ref, Struct, TaggedUnion
-from codegen.render.builders import Builder, method_builder, short_name, text_unions, update_builders
+from codegen.render.builders import (
+    Builder,
+    method_builder,
+    short_name,
+    text_unions,
+    update_builders,
+)
 from codegen.render.pytypes import all_fields
 
 SIDES = ("agent", "client", "proxy", "protocol")

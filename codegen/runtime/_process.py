@@ -11,7 +11,15 @@ import contextlib
 import logging
 import subprocess
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from os import PathLike
 from types import TracebackType
 from typing import IO, Any, Generic, TypeVar

@@ -12,7 +12,7 @@ from typing import Any
 
 from models_facts import PINNED, ir, load
 from models_instances import NONE, Instances
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from codegen.ir.nodes import Enum, Protocol, Ref, Struct, TaggedUnion, UnionOf
 from codegen.render.builders import Builder
@@ -81,7 +81,7 @@ def _by_class(name: str, seeds: int) -> dict[type, list[dict[str, Any]]]:
                 continue
             try:
                 parsed = adapter.validate_python(value)
-            except Exception:
+            except ValidationError:
                 continue
             found = out.setdefault(type(parsed), [])
             if len(found) < seeds:
@@ -164,7 +164,7 @@ def instance_for(name: str, cls: type[BaseModel]) -> dict[str, Any] | None:
             candidate = {**value, **{k: str.__str__(v) for k, v in tags.items()}}
             try:
                 cls.model_validate(candidate)
-            except Exception:
+            except ValidationError:
                 continue
             return candidate
     return None

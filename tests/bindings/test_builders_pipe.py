@@ -10,7 +10,6 @@ import subprocess
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 from bindings_support import (
     HERE,
     PACKAGES,
@@ -22,6 +21,7 @@ from bindings_support import (
     update_builders,
     without_extras,
 )
+from pydantic import ValidationError
 
 
 def _recorder(acp: Any) -> Any:

@@ -8,7 +8,14 @@ import json
 from typing import Any
 
 import pytest
-from bindings_support import PACKAGES, enum_sites, instances, instances_by_class, open_unions, package
+from bindings_support import (
+    PACKAGES,
+    enum_sites,
+    instances,
+    instances_by_class,
+    open_unions,
+    package,
+)
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 RESERVED = "future_value_zz"
