@@ -66,7 +66,11 @@ class OpenEnum(str):
             "acp_reserved_value",
             "'{value}' is not a {enum} value this schema names; only `_`-prefixed extension "
             "values may be sent (known: {known})",
-            {"value": str.__str__(value), "enum": cls.__name__, "known": ", ".join(cls.__acp_members__)},
+            {
+                "value": str.__str__(value),
+                "enum": cls.__name__,
+                "known": ", ".join(cls.__acp_members__),
+            },
         )
 
     @classmethod

@@ -43,7 +43,9 @@ class StderrTail:
     """The last `limit` bytes of a child's stderr, read as fast as it writes (so never blocking
     it); each line also goes to `on_line` when given."""
 
-    def __init__(self, limit: int = TAIL_BYTES, on_line: Callable[[bytes], None] | None = None) -> None:
+    def __init__(
+        self, limit: int = TAIL_BYTES, on_line: Callable[[bytes], None] | None = None
+    ) -> None:
         self.limit = limit
         self.on_line = on_line
         self.total = 0  # bytes read so far
@@ -103,7 +105,9 @@ async def stop_process(process: asyncio.subprocess.Process, grace: float) -> int
             with contextlib.suppress(ProcessLookupError):
                 signal()
         try:
-            return await asyncio.wait_for(process.wait(), grace if signal is not process.kill else None)
+            return await asyncio.wait_for(
+                process.wait(), grace if signal is not process.kill else None
+            )
         except TimeoutError:
             continue
     return await process.wait()  # pragma: no cover
@@ -168,7 +172,9 @@ class Serving(Coroutine[Any, Any, None], Generic[P]):
     the peer hangs up, or `async with` it for a block (it yields the typed peer and closes the
     connection on exit)."""
 
-    def __init__(self, connect: Callable[[], Awaitable[Connection]], attach: Callable[[Connection], P]) -> None:
+    def __init__(
+        self, connect: Callable[[], Awaitable[Connection]], attach: Callable[[Connection], P]
+    ) -> None:
         self._connect = connect
         self._attach = attach
         self._connection: Connection | None = None
@@ -208,7 +214,10 @@ class Serving(Coroutine[Any, Any, None], Generic[P]):
         return peer
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         assert self._connection is not None and self._running is not None
         await self._connection.close()
