@@ -118,11 +118,11 @@ def handler_name(wire_method: str) -> str:
 # tests/test_render_models.py checks this list against the generated modules.
 RESERVED_CLASS_NAMES = frozenset(
     {
-        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "BaseModel", "ClassVar", "Client",
+        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "BaseModel", "ClassVar", "Client", "Items",
         "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
         "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
-        "SessionDetails", "SessionState", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
+        "SessionDetails", "SessionHandle", "SessionState", "StderrTail", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
         "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
         "TimelineRaw", "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal",
         "TimelineToolCall", "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",

@@ -10,6 +10,13 @@ from dataclasses import dataclass
 
 from codegen.ir import naming
 from codegen.ir.nodes import Method, Protocol, Ref, Struct, TaggedUnion
+from codegen.render.builders import (
+    Builder,
+    method_builder,
+    short_name,
+    text_unions,
+    update_builders,
+)
 from codegen.render.pytypes import all_fields
 
 SIDES = ("agent", "client", "proxy", "protocol")
@@ -81,9 +88,46 @@ def cancelled_result(protocol: Protocol, method: Method) -> dict[str, object] | 
     return {required[0].wire_name: {union.tag_wire: "cancelled"}}
 
 
+# Names a peer already has: a builder's short name never takes one of them.
+_PEER_NAMES = frozenset({"connection", "session", "send", "ext_request", "ext_notify", "cancel_request", "process", "stderr"})
+
+
+def peer_builders(protocol: Protocol, methods: tuple[Method, ...]) -> tuple[dict[str, Builder], dict[str, str]]:
+    """The builders of the methods a peer sends (by wire name) and their short names (-> handler)."""
+    builders = {m.wire_name: b for m in methods if (b := method_builder(protocol, m))}
+    taken = {m.handler for m in methods} | _PEER_NAMES
+    aliases: dict[str, str] = {}
+    for m in methods:
+        short = short_name(m)
+        if m.wire_name in builders and short and short not in taken and short not in aliases:
+            aliases[short] = m.handler
+    return builders, aliases
+
+
+def session_handle(protocol: Protocol, fanout: Fanout) -> dict[str, object]:
+    """The agent side's session handle: one builder per variant of the client's update union."""
+    params = protocol.get(fanout.method.params or "")
+    assert isinstance(params, Struct)
+    others = [f for f in all_fields(params, protocol) if f.required and f.py_name != fanout.field]
+    return {
+        "fanout": fanout,
+        "session_field": others[0].py_name if len(others) == 1 else None,
+        "builders": update_builders(protocol, ((c.tag, c.type_name, c.description) for c in fanout.cases)),
+    }
+
+
 def dispatch_context(protocol: Protocol) -> dict[str, object]:
     """Template variables for dispatch.py."""
     by_side = {side: protocol.methods_for(side) for side in SIDES}  # type: ignore[arg-type]
     fanouts = {m.wire_name: f for m in by_side["client"] + by_side["agent"] if (f := fanout_for(protocol, m))}
     cancelled = {(m.side, m.wire_name): c for m in protocol.methods if (c := cancelled_result(protocol, m))}
-    return {"by_side": by_side, "fanouts": fanouts, "sides": SIDES, "cancelled": cancelled}
+    handles = [session_handle(protocol, f) for f in fanouts.values() if f.method.side == "client"]
+    return {
+        "by_side": by_side,
+        "fanouts": fanouts,
+        "sides": SIDES,
+        "cancelled": cancelled,
+        "texts": list(text_unions(protocol).values()),
+        "handle": handles[0] if len(handles) == 1 and handles[0]["session_field"] else None,
+        "builders": {side: peer_builders(protocol, by_side[side]) for side in ("agent", "client")},
+    }

@@ -73,7 +73,8 @@ def annotation(expr: TypeExpr) -> str:
     if isinstance(expr, Ref):
         return expr.name
     if isinstance(expr, ArrayOf):
-        return _constrained(f"list[{annotation(expr.item)}]", tuple(c for c in expr.constraints if c[0] != "uniqueItems"))
+        # `Items`: `Sequence` for type checkers (any sequence of subtypes), `list` at run time
+        return _constrained(f"Items[{annotation(expr.item)}]", tuple(c for c in expr.constraints if c[0] != "uniqueItems"))
     if isinstance(expr, MapOf):
         return f"dict[str, {annotation(expr.value)}]"
     if isinstance(expr, Const):

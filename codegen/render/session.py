@@ -45,7 +45,7 @@ _PARTICIPANTS = frozenset({("session_message", "senderSessionId"), ("session_mes
 _BYTES = frozenset({("terminal_update", "output")})
 
 
-class _Refs:
+class TypeNames:
     """Collects the schema names the generated module has to import."""
 
     def __init__(self, protocol: Protocol) -> None:
@@ -64,7 +64,7 @@ class _Refs:
         if isinstance(expr, Ref):
             return self.use(expr.name)
         if isinstance(expr, ArrayOf):
-            return f"list[{self.plain(expr.item)}]"
+            return f"Sequence[{self.plain(expr.item)}]"
         if isinstance(expr, MapOf):
             return f"dict[str, {self.plain(expr.value)}]"
         if isinstance(expr, Const):
@@ -100,7 +100,7 @@ def _payload(protocol: Protocol, name: str) -> list[Field]:
     return [f for f in all_fields(struct, protocol) if not f.tag] if struct else []
 
 
-def _field(tag: str, f: Field, refs: _Refs) -> PatchField:
+def _field(tag: str, f: Field, refs: TypeNames) -> PatchField:
     protocol = refs.protocol
     inner = _non_null(f.type)
     if f.wire_name == "_meta":
@@ -125,7 +125,7 @@ def _field(tag: str, f: Field, refs: _Refs) -> PatchField:
     return PatchField(f.py_name, "required" if f.required else "replace", refs.optional(f.type), "None")
 
 
-def _upsert(tag: str, variant: str, id_wire: str | None, refs: _Refs) -> tuple[Upsert, Field | None]:
+def _upsert(tag: str, variant: str, id_wire: str | None, refs: TypeNames) -> tuple[Upsert, Field | None]:
     fields = _payload(refs.protocol, variant)
     id_field = next((f for f in fields if f.wire_name == id_wire), None)
     patched = tuple(_field(tag, f, refs) for f in fields if f is not id_field)
@@ -160,7 +160,7 @@ _ENTITIES: tuple[tuple[str, str, str, tuple[str, ...], dict[str, tuple[str | Non
 
 
 def _entity(spec: tuple[str, str, str, tuple[str, ...], dict[str, tuple[str | None, str]], str],
-            variants: dict[str, str], refs: _Refs) -> EntitySpec | None:
+            variants: dict[str, str], refs: TypeNames) -> EntitySpec | None:
     kind, class_name, id_wire, upsert_tags, chunk_tags, doc = spec
     upserts: list[Upsert] = []
     id_annotation = "str"
@@ -195,7 +195,7 @@ def _entity(spec: tuple[str, str, str, tuple[str, ...], dict[str, tuple[str | No
                       doc, roles=kind == "message")
 
 
-def _py(refs: _Refs, upserts: list[Upsert], wire: str) -> str | None:
+def _py(refs: TypeNames, upserts: list[Upsert], wire: str) -> str | None:
     for upsert in upserts:
         for f in _payload(refs.protocol, upsert.variant):
             if f.wire_name == wire:
@@ -203,7 +203,7 @@ def _py(refs: _Refs, upserts: list[Upsert], wire: str) -> str | None:
     return None
 
 
-def _plan(variants: dict[str, str], refs: _Refs) -> PlanSpec | None:
+def _plan(variants: dict[str, str], refs: TypeNames) -> PlanSpec | None:
     protocol = refs.protocol
     if "plan_update" not in variants:
         return None
@@ -233,7 +233,7 @@ def session_spec(protocol: Protocol) -> SessionSpec | None:
     for name in OWN_NAMES:
         if protocol.get(name) is not None:
             raise fail("session-name-clash", f"the schema defines {name!r}, which session.py also defines")
-    refs = _Refs(protocol)
+    refs = TypeNames(protocol)
     variants = {v.tag: v.target for v in union.variants if v.tag is not None}
     entities = tuple(e for spec in _ENTITIES if (e := _entity(spec, variants, refs)) is not None)
     records: list[RecordSpec] = []

@@ -18,6 +18,7 @@ from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from ._openenum import _STR_SER, OpenEnum
+from ._strict import BUILDING
 
 UNKNOWN_TAG = "__unknown__"
 NONE_TAG = "__none__"
@@ -179,8 +180,8 @@ def lenient(
     handler: Callable[[Any], Any],
     rules: dict[str, frozenset[str]],
 ) -> Any:
-    """Apply the schema's `x-deserialize-*` hints for one model, then validate."""
-    if not _REPAIRS.get():
+    """Apply the schema's `x-deserialize-*` hints for one model, then validate (parsing only)."""
+    if not _REPAIRS.get() or BUILDING.get():
         return handler(data)
     if isinstance(data, dict):
         nulls = [

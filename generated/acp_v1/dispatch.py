@@ -2,26 +2,36 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""Dispatch tables, handler base classes for both sides, and typed peers.
+"""Dispatch tables, handler base classes for both sides, and typed peers with builders.
 
-An agent subclasses `Agent`, a client subclasses `Client`; `serve_agent` / `connect_agent` run
+An agent subclasses `Agent`, a client subclasses `Client`; `serve_agent` / `spawn_agent` run
 them over stdio with the JSON-RPC runtime in `_rpc`. Unimplemented requests answer -32601,
 unknown notifications are ignored, `_`-prefixed methods reach `extension_request` /
 `extension_notification`, and `session/update` fans out to one `on_<variant>` method each.
+Every peer method takes its params model or the model's fields (`await agent.prompt(session_id,
+"text")`); `ext_request` / `ext_notify` send `_`-prefixed extension methods.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from os import PathLike
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
+from ._base import AcpModel
+from ._peer_build import build, extension_method
+from ._process import DEFAULT_GRACE, Serving, StderrOption, StderrTail, agent_process
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from .enums import *  # noqa: F403
 from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
 
 __all__ = [
     "Agent",
@@ -31,8 +41,11 @@ __all__ = [
     "Connection",
     "MethodSpec",
     "RpcError",
+    "SessionHandle",
+    "StderrTail",
     "connect_agent",
     "serve_agent",
+    "spawn_agent",
     "AGENT_METHODS",
     "AGENT_NOTIFICATIONS",
     "AGENT_REQUESTS",
@@ -283,6 +296,19 @@ PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
 """Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
 
 
+def _as_content_block(value: ContentBlock | str) -> ContentBlock:
+    """A `str` as a text block (ContentBlockText); anything else as it is."""
+    return ContentBlockText(text=value) if isinstance(value, str) else value
+
+
+def _as_content_block_items(
+    value: Sequence[ContentBlock | str] | ContentBlock | str,
+) -> list[ContentBlock]:
+    """A list of ContentBlock from a sequence of them (or `str`s), or from a single one."""
+    items = [value] if isinstance(value, (str, AcpModel)) else value
+    return [_as_content_block(item) for item in items]
+
+
 class Agent:
     """Base class for an ACP agent: override the methods you handle.
 
@@ -395,13 +421,26 @@ class Agent:
 
 
 class ClientPeer:
-    """The client as seen from the agent: typed outbound calls."""
+    """The client as seen from the agent: typed outbound calls.
+
+    Each method takes its params model or the model's fields (optional ones keyword-only, `None`
+    meaning omitted); values are built strictly (see `AcpModel`).
+    """
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification) -> None:
-        """Send `elicitation/complete` to the client."""
+    @overload
+    async def elicitation_complete(self, params: CompleteElicitationNotification, /) -> None: ...
+
+    @overload
+    async def elicitation_complete(
+        self, elicitation_id: ElicitationId, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def elicitation_complete(self, *args: Any, **kwargs: Any) -> None:
+        """Send `elicitation/complete` to the client: its params model, or the model's fields."""
+        params = build(CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {})
         await self.connection.notify("elicitation/complete", params)
 
     async def elicitation_create(
@@ -413,73 +452,542 @@ class ClientPeer:
         )
         return result
 
-    async def fs_read_text_file(self, params: ReadTextFileRequest) -> ReadTextFileResponse:
-        """Send `fs/read_text_file` to the client."""
+    @overload
+    async def fs_read_text_file(self, params: ReadTextFileRequest, /) -> ReadTextFileResponse: ...
+
+    @overload
+    async def fs_read_text_file(
+        self,
+        session_id: SessionId,
+        path: str,
+        *,
+        line: int | None = None,
+        limit: int | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ReadTextFileResponse: ...
+
+    async def fs_read_text_file(self, *args: Any, **kwargs: Any) -> ReadTextFileResponse:
+        """Send `fs/read_text_file` to the client: its params model, or the model's fields."""
+        params = build(ReadTextFileRequest, args, kwargs, ("session_id", "path"), {})
         result: ReadTextFileResponse = await self.connection.request(
             "fs/read_text_file", params, ReadTextFileResponse
         )
         return result
 
-    async def fs_write_text_file(self, params: WriteTextFileRequest) -> WriteTextFileResponse:
-        """Send `fs/write_text_file` to the client."""
+    @overload
+    async def fs_write_text_file(
+        self, params: WriteTextFileRequest, /
+    ) -> WriteTextFileResponse: ...
+
+    @overload
+    async def fs_write_text_file(
+        self, session_id: SessionId, path: str, content: str, *, meta: dict[str, Any] | None = None
+    ) -> WriteTextFileResponse: ...
+
+    async def fs_write_text_file(self, *args: Any, **kwargs: Any) -> WriteTextFileResponse:
+        """Send `fs/write_text_file` to the client: its params model, or the model's fields."""
+        params = build(WriteTextFileRequest, args, kwargs, ("session_id", "path", "content"), {})
         result: WriteTextFileResponse = await self.connection.request(
             "fs/write_text_file", params, WriteTextFileResponse
         )
         return result
 
+    @overload
     async def session_request_permission(
-        self, params: RequestPermissionRequest
+        self, params: RequestPermissionRequest, /
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    async def session_request_permission(
+        self,
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+        options: Sequence[PermissionOption],
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> RequestPermissionResponse: ...
+
+    async def session_request_permission(
+        self, *args: Any, **kwargs: Any
     ) -> RequestPermissionResponse:
-        """Send `session/request_permission` to the client."""
+        """Send `session/request_permission` to the client: its params model, or the model's fields."""
+        params = build(
+            RequestPermissionRequest, args, kwargs, ("session_id", "tool_call", "options"), {}
+        )
         result: RequestPermissionResponse = await self.connection.request(
             "session/request_permission", params, RequestPermissionResponse
         )
         return result
 
-    async def session_update(self, params: SessionNotification) -> None:
-        """Send `session/update` to the client."""
+    @overload
+    async def session_update(self, params: SessionNotification, /) -> None: ...
+
+    @overload
+    async def session_update(
+        self, session_id: SessionId, update: SessionUpdate, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def session_update(self, *args: Any, **kwargs: Any) -> None:
+        """Send `session/update` to the client: its params model, or the model's fields."""
+        params = build(SessionNotification, args, kwargs, ("session_id", "update"), {})
         await self.connection.notify("session/update", params)
 
-    async def terminal_create(self, params: CreateTerminalRequest) -> CreateTerminalResponse:
-        """Send `terminal/create` to the client."""
+    @overload
+    async def terminal_create(self, params: CreateTerminalRequest, /) -> CreateTerminalResponse: ...
+
+    @overload
+    async def terminal_create(
+        self,
+        session_id: SessionId,
+        command: str,
+        *,
+        args: Sequence[str] | None = None,
+        env: Sequence[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> CreateTerminalResponse: ...
+
+    async def terminal_create(self, *args: Any, **kwargs: Any) -> CreateTerminalResponse:
+        """Send `terminal/create` to the client: its params model, or the model's fields."""
+        params = build(CreateTerminalRequest, args, kwargs, ("session_id", "command"), {})
         result: CreateTerminalResponse = await self.connection.request(
             "terminal/create", params, CreateTerminalResponse
         )
         return result
 
-    async def terminal_kill(self, params: KillTerminalRequest) -> KillTerminalResponse:
-        """Send `terminal/kill` to the client."""
+    @overload
+    async def terminal_kill(self, params: KillTerminalRequest, /) -> KillTerminalResponse: ...
+
+    @overload
+    async def terminal_kill(
+        self, session_id: SessionId, terminal_id: TerminalId, *, meta: dict[str, Any] | None = None
+    ) -> KillTerminalResponse: ...
+
+    async def terminal_kill(self, *args: Any, **kwargs: Any) -> KillTerminalResponse:
+        """Send `terminal/kill` to the client: its params model, or the model's fields."""
+        params = build(KillTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: KillTerminalResponse = await self.connection.request(
             "terminal/kill", params, KillTerminalResponse
         )
         return result
 
-    async def terminal_output(self, params: TerminalOutputRequest) -> TerminalOutputResponse:
-        """Send `terminal/output` to the client."""
+    @overload
+    async def terminal_output(self, params: TerminalOutputRequest, /) -> TerminalOutputResponse: ...
+
+    @overload
+    async def terminal_output(
+        self, session_id: SessionId, terminal_id: TerminalId, *, meta: dict[str, Any] | None = None
+    ) -> TerminalOutputResponse: ...
+
+    async def terminal_output(self, *args: Any, **kwargs: Any) -> TerminalOutputResponse:
+        """Send `terminal/output` to the client: its params model, or the model's fields."""
+        params = build(TerminalOutputRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: TerminalOutputResponse = await self.connection.request(
             "terminal/output", params, TerminalOutputResponse
         )
         return result
 
-    async def terminal_release(self, params: ReleaseTerminalRequest) -> ReleaseTerminalResponse:
-        """Send `terminal/release` to the client."""
+    @overload
+    async def terminal_release(
+        self, params: ReleaseTerminalRequest, /
+    ) -> ReleaseTerminalResponse: ...
+
+    @overload
+    async def terminal_release(
+        self, session_id: SessionId, terminal_id: TerminalId, *, meta: dict[str, Any] | None = None
+    ) -> ReleaseTerminalResponse: ...
+
+    async def terminal_release(self, *args: Any, **kwargs: Any) -> ReleaseTerminalResponse:
+        """Send `terminal/release` to the client: its params model, or the model's fields."""
+        params = build(ReleaseTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: ReleaseTerminalResponse = await self.connection.request(
             "terminal/release", params, ReleaseTerminalResponse
         )
         return result
 
+    @overload
     async def terminal_wait_for_exit(
-        self, params: WaitForTerminalExitRequest
+        self, params: WaitForTerminalExitRequest, /
+    ) -> WaitForTerminalExitResponse: ...
+
+    @overload
+    async def terminal_wait_for_exit(
+        self, session_id: SessionId, terminal_id: TerminalId, *, meta: dict[str, Any] | None = None
+    ) -> WaitForTerminalExitResponse: ...
+
+    async def terminal_wait_for_exit(
+        self, *args: Any, **kwargs: Any
     ) -> WaitForTerminalExitResponse:
-        """Send `terminal/wait_for_exit` to the client."""
+        """Send `terminal/wait_for_exit` to the client: its params model, or the model's fields."""
+        params = build(WaitForTerminalExitRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: WaitForTerminalExitResponse = await self.connection.request(
             "terminal/wait_for_exit", params, WaitForTerminalExitResponse
         )
         return result
 
+    complete_elicitation = elicitation_complete
+
+    read_text_file = fs_read_text_file
+
+    write_text_file = fs_write_text_file
+
+    request_permission = session_request_permission
+
+    create_terminal = terminal_create
+
+    kill_terminal = terminal_kill
+
+    release_terminal = terminal_release
+
+    wait_for_terminal_exit = terminal_wait_for_exit
+
+    def session(self, session_id: str) -> SessionHandle:
+        """A handle on one session: a typed sender per `session/update` variant."""
+        return SessionHandle(self, session_id)
+
     async def cancel_request(self, request_id: int | str) -> None:
         """Send `$/cancel_request` for one of our outstanding requests."""
         await self.connection.cancel_request(request_id)
+
+    @overload
+    async def ext_request(
+        self, method: str, params: Any = None, *, result_type: type[_T]
+    ) -> _T: ...
+
+    @overload
+    async def ext_request(self, method: str, params: Any = None) -> Any: ...
+
+    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
+        return await self.connection.request(extension_method(method), params, result_type)
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a `_`-prefixed extension notification."""
+        await self.connection.notify(extension_method(method), params)
+
+
+class SessionHandle:
+    """One session as the agent sends it: a typed sender per `session/update` variant
+    (`await session.agent_message_chunk("text", message_id=...)`). Get one with `peer.session(id)`.
+    """
+
+    def __init__(self, peer: ClientPeer, session_id: str) -> None:
+        self.peer = peer
+        self.session_id = session_id
+
+    async def send(self, update: SessionUpdate) -> None:
+        """Send one update (any variant, built or received) for this session."""
+        await self.peer.session_update(
+            SessionNotification(session_id=self.session_id, update=update)
+        )
+
+    async def user_message_chunk(
+        self,
+        content: ContentBlock | str,
+        *,
+        message_id: MessageId | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the user's message being streamed."""
+        await self.send(
+            build(
+                SessionUpdateUserMessageChunk,
+                (content,),
+                {"message_id": message_id, "meta": meta},
+                ("content",),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def agent_message_chunk(
+        self,
+        content: ContentBlock | str,
+        *,
+        message_id: MessageId | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the agent's response being streamed."""
+        await self.send(
+            build(
+                SessionUpdateAgentMessageChunk,
+                (content,),
+                {"message_id": message_id, "meta": meta},
+                ("content",),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def agent_thought_chunk(
+        self,
+        content: ContentBlock | str,
+        *,
+        message_id: MessageId | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the agent's internal reasoning being streamed."""
+        await self.send(
+            build(
+                SessionUpdateAgentThoughtChunk,
+                (content,),
+                {"message_id": message_id, "meta": meta},
+                ("content",),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def tool_call(
+        self,
+        tool_call_id: ToolCallId,
+        title: str,
+        *,
+        name: str | None = None,
+        kind: (
+            ToolKind
+            | Literal[
+                "read",
+                "edit",
+                "delete",
+                "move",
+                "search",
+                "execute",
+                "think",
+                "fetch",
+                "switch_mode",
+                "other",
+            ]
+            | None
+        ) = None,
+        status: (
+            ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | None
+        ) = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Notification that a new tool call has been initiated."""
+        await self.send(
+            build(
+                SessionUpdateToolCall,
+                (tool_call_id, title),
+                {
+                    "name": name,
+                    "kind": kind,
+                    "status": status,
+                    "content": content,
+                    "locations": locations,
+                    "raw_input": raw_input,
+                    "raw_output": raw_output,
+                    "meta": meta,
+                },
+                ("tool_call_id", "title"),
+                {},
+            )
+        )
+
+    async def tool_call_update(
+        self,
+        tool_call_id: ToolCallId,
+        *,
+        kind: (
+            ToolKind
+            | Literal[
+                "read",
+                "edit",
+                "delete",
+                "move",
+                "search",
+                "execute",
+                "think",
+                "fetch",
+                "switch_mode",
+                "other",
+            ]
+            | None
+        ) = None,
+        status: (
+            ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | None
+        ) = None,
+        title: str | None = None,
+        name: str | None = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Update on the status or results of a tool call."""
+        await self.send(
+            build(
+                SessionUpdateToolCallUpdate,
+                (tool_call_id,),
+                {
+                    "kind": kind,
+                    "status": status,
+                    "title": title,
+                    "name": name,
+                    "content": content,
+                    "locations": locations,
+                    "raw_input": raw_input,
+                    "raw_output": raw_output,
+                    "meta": meta,
+                },
+                ("tool_call_id",),
+                {},
+            )
+        )
+
+    async def plan(
+        self, entries: Sequence[PlanEntry], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """The agent's execution plan for complex tasks.
+        See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)"""
+        await self.send(build(SessionUpdatePlan, (entries,), {"meta": meta}, ("entries",), {}))
+
+    async def available_commands_update(
+        self, available_commands: Sequence[AvailableCommand], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Available commands are ready or have changed"""
+        await self.send(
+            build(
+                SessionUpdateAvailableCommandsUpdate,
+                (available_commands,),
+                {"meta": meta},
+                ("available_commands",),
+                {},
+            )
+        )
+
+    async def current_mode_update(
+        self, current_mode_id: SessionModeId, *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """The current mode of the session has changed
+
+        See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+        """
+        await self.send(
+            build(
+                SessionUpdateCurrentModeUpdate,
+                (current_mode_id,),
+                {"meta": meta},
+                ("current_mode_id",),
+                {},
+            )
+        )
+
+    async def config_option_update(
+        self, config_options: Sequence[SessionConfigOption], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Session configuration options have been updated."""
+        await self.send(
+            build(
+                SessionUpdateConfigOptionUpdate,
+                (config_options,),
+                {"meta": meta},
+                ("config_options",),
+                {},
+            )
+        )
+
+    async def session_info_update(
+        self,
+        *,
+        title: str | None = None,
+        updated_at: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Session metadata has been updated (title, timestamps, custom metadata)"""
+        await self.send(
+            build(
+                SessionUpdateSessionInfoUpdate,
+                (),
+                {"title": title, "updated_at": updated_at, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def usage_update(
+        self, used: int, size: int, *, cost: Cost | None = None, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Context window and cost update for the session."""
+        await self.send(
+            build(
+                SessionUpdateUsageUpdate,
+                (used, size),
+                {"cost": cost, "meta": meta},
+                ("used", "size"),
+                {},
+            )
+        )
+
+    async def notice(
+        self,
+        severity: NoticeSeverity | Literal["info", "warning", "error"],
+        title: str,
+        *,
+        description: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Information for the user that is not part of session history.
+
+        Agents MUST only send this update when the Client advertised
+        the `session.notices` Client capability."""
+        await self.send(
+            build(
+                SessionUpdateNotice,
+                (severity, title),
+                {"description": description, "meta": meta},
+                ("severity", "title"),
+                {},
+            )
+        )
+
+    async def compaction_update(
+        self,
+        compaction_id: CompactionId,
+        status: CompactionStatus | Literal["in_progress", "completed", "failed", "cancelled"],
+        *,
+        summary: Sequence[ContentBlock | str] | ContentBlock | str | None = None,
+        error: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A context compaction has been created or updated.
+
+        Agents MUST only send this update when the Client advertised
+        the `session.compaction` Client capability."""
+        await self.send(
+            build(
+                SessionUpdateCompactionUpdate,
+                (compaction_id, status),
+                {"summary": summary, "error": error, "meta": meta},
+                ("compaction_id", "status"),
+                {"summary": _as_content_block_items},
+            )
+        )
+
+    async def compaction_summary_chunk(
+        self,
+        content: ContentBlock | str,
+        compaction_id: CompactionId,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A content block appended to a context compaction's retained summary.
+
+        Agents MUST only send this update when the Client advertised
+        the `session.compaction` Client capability."""
+        await self.send(
+            build(
+                SessionUpdateCompactionSummaryChunk,
+                (content, compaction_id),
+                {"meta": meta},
+                ("content", "compaction_id"),
+                {"content": _as_content_block},
+            )
+        )
 
 
 class Client:
@@ -564,8 +1072,6 @@ class Client:
             await self.on_compaction_update(params, update)  # type: ignore[arg-type]
         elif tag == "compaction_summary_chunk":
             await self.on_compaction_summary_chunk(params, update)  # type: ignore[arg-type]
-        else:
-            await self.on_unknown_update(params, update)
 
     async def terminal_create(self, params: CreateTerminalRequest) -> CreateTerminalResponse:
         """Request to create a new terminal and execute a command."""
@@ -668,9 +1174,6 @@ class Client:
         Agents MUST only send this update when the Client advertised
         the `session.compaction` Client capability."""
 
-    async def on_unknown_update(self, params: SessionNotification, update: Any) -> None:
-        """An update variant this schema revision does not know; `update.raw` is the payload as received."""
-
     async def extension_request(self, method: str, params: Any) -> Any:
         """A `_`-prefixed extension request; unimplemented ones answer -32601."""
         raise NotImplementedError(method)
@@ -681,78 +1184,221 @@ class Client:
 
 
 class AgentPeer:
-    """The agent as seen from the client: typed outbound calls."""
+    """The agent as seen from the client: typed outbound calls.
+
+    Each method takes its params model or the model's fields (optional ones keyword-only, `None`
+    meaning omitted); values are built strictly (see `AcpModel`).
+    """
+
+    process: asyncio.subprocess.Process | None = None
+    """The agent process (set by `spawn_agent`)."""
+
+    stderr: StderrTail | None = None
+    """The agent's captured stderr (`spawn_agent(..., stderr=subprocess.PIPE)`)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def authenticate(self, params: AuthenticateRequest) -> AuthenticateResponse:
-        """Send `authenticate` to the agent."""
+    @overload
+    async def authenticate(self, params: AuthenticateRequest, /) -> AuthenticateResponse: ...
+
+    @overload
+    async def authenticate(
+        self, method_id: AuthMethodId, *, meta: dict[str, Any] | None = None
+    ) -> AuthenticateResponse: ...
+
+    async def authenticate(self, *args: Any, **kwargs: Any) -> AuthenticateResponse:
+        """Send `authenticate` to the agent: its params model, or the model's fields."""
+        params = build(AuthenticateRequest, args, kwargs, ("method_id",), {})
         result: AuthenticateResponse = await self.connection.request(
             "authenticate", params, AuthenticateResponse
         )
         return result
 
-    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
-        """Send `initialize` to the agent."""
+    @overload
+    async def initialize(self, params: InitializeRequest, /) -> InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self,
+        protocol_version: ProtocolVersion,
+        *,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> InitializeResponse: ...
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> InitializeResponse:
+        """Send `initialize` to the agent: its params model, or the model's fields."""
+        params = build(InitializeRequest, args, kwargs, ("protocol_version",), {})
         result: InitializeResponse = await self.connection.request(
             "initialize", params, InitializeResponse
         )
         return result
 
-    async def logout(self, params: LogoutRequest) -> LogoutResponse:
-        """Send `logout` to the agent."""
+    @overload
+    async def logout(self, params: LogoutRequest, /) -> LogoutResponse: ...
+
+    @overload
+    async def logout(self, *, meta: dict[str, Any] | None = None) -> LogoutResponse: ...
+
+    async def logout(self, *args: Any, **kwargs: Any) -> LogoutResponse:
+        """Send `logout` to the agent: its params model, or the model's fields."""
+        params = build(LogoutRequest, args, kwargs, (), {})
         result: LogoutResponse = await self.connection.request("logout", params, LogoutResponse)
         return result
 
-    async def session_cancel(self, params: CancelNotification) -> None:
-        """Send `session/cancel` to the agent."""
+    @overload
+    async def session_cancel(self, params: CancelNotification, /) -> None: ...
+
+    @overload
+    async def session_cancel(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def session_cancel(self, *args: Any, **kwargs: Any) -> None:
+        """Send `session/cancel` to the agent: its params model, or the model's fields."""
+        params = build(CancelNotification, args, kwargs, ("session_id",), {})
         await self.connection.notify("session/cancel", params)
 
-    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
-        """Send `session/close` to the agent."""
+    @overload
+    async def session_close(self, params: CloseSessionRequest, /) -> CloseSessionResponse: ...
+
+    @overload
+    async def session_close(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> CloseSessionResponse: ...
+
+    async def session_close(self, *args: Any, **kwargs: Any) -> CloseSessionResponse:
+        """Send `session/close` to the agent: its params model, or the model's fields."""
+        params = build(CloseSessionRequest, args, kwargs, ("session_id",), {})
         result: CloseSessionResponse = await self.connection.request(
             "session/close", params, CloseSessionResponse
         )
         return result
 
-    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
-        """Send `session/delete` to the agent."""
+    @overload
+    async def session_delete(self, params: DeleteSessionRequest, /) -> DeleteSessionResponse: ...
+
+    @overload
+    async def session_delete(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> DeleteSessionResponse: ...
+
+    async def session_delete(self, *args: Any, **kwargs: Any) -> DeleteSessionResponse:
+        """Send `session/delete` to the agent: its params model, or the model's fields."""
+        params = build(DeleteSessionRequest, args, kwargs, ("session_id",), {})
         result: DeleteSessionResponse = await self.connection.request(
             "session/delete", params, DeleteSessionResponse
         )
         return result
 
-    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
-        """Send `session/list` to the agent."""
+    @overload
+    async def session_list(self, params: ListSessionsRequest, /) -> ListSessionsResponse: ...
+
+    @overload
+    async def session_list(
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ListSessionsResponse: ...
+
+    async def session_list(self, *args: Any, **kwargs: Any) -> ListSessionsResponse:
+        """Send `session/list` to the agent: its params model, or the model's fields."""
+        params = build(ListSessionsRequest, args, kwargs, (), {})
         result: ListSessionsResponse = await self.connection.request(
             "session/list", params, ListSessionsResponse
         )
         return result
 
-    async def session_load(self, params: LoadSessionRequest) -> LoadSessionResponse:
-        """Send `session/load` to the agent."""
+    @overload
+    async def session_load(self, params: LoadSessionRequest, /) -> LoadSessionResponse: ...
+
+    @overload
+    async def session_load(
+        self,
+        session_id: SessionId,
+        mcp_servers: Sequence[McpServer],
+        cwd: str,
+        *,
+        additional_directories: Sequence[str] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> LoadSessionResponse: ...
+
+    async def session_load(self, *args: Any, **kwargs: Any) -> LoadSessionResponse:
+        """Send `session/load` to the agent: its params model, or the model's fields."""
+        params = build(LoadSessionRequest, args, kwargs, ("session_id", "mcp_servers", "cwd"), {})
         result: LoadSessionResponse = await self.connection.request(
             "session/load", params, LoadSessionResponse
         )
         return result
 
-    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
-        """Send `session/new` to the agent."""
+    @overload
+    async def session_new(self, params: NewSessionRequest, /) -> NewSessionResponse: ...
+
+    @overload
+    async def session_new(
+        self,
+        cwd: str,
+        mcp_servers: Sequence[McpServer],
+        *,
+        additional_directories: Sequence[str] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> NewSessionResponse: ...
+
+    async def session_new(self, *args: Any, **kwargs: Any) -> NewSessionResponse:
+        """Send `session/new` to the agent: its params model, or the model's fields."""
+        params = build(NewSessionRequest, args, kwargs, ("cwd", "mcp_servers"), {})
         result: NewSessionResponse = await self.connection.request(
             "session/new", params, NewSessionResponse
         )
         return result
 
-    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
-        """Send `session/prompt` to the agent."""
+    @overload
+    async def session_prompt(self, params: PromptRequest, /) -> PromptResponse: ...
+
+    @overload
+    async def session_prompt(
+        self,
+        session_id: SessionId,
+        prompt: Sequence[ContentBlock | str] | ContentBlock | str,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> PromptResponse: ...
+
+    async def session_prompt(self, *args: Any, **kwargs: Any) -> PromptResponse:
+        """Send `session/prompt` to the agent: its params model, or the model's fields."""
+        params = build(
+            PromptRequest,
+            args,
+            kwargs,
+            ("session_id", "prompt"),
+            {"prompt": _as_content_block_items},
+        )
         result: PromptResponse = await self.connection.request(
             "session/prompt", params, PromptResponse
         )
         return result
 
-    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
-        """Send `session/resume` to the agent."""
+    @overload
+    async def session_resume(self, params: ResumeSessionRequest, /) -> ResumeSessionResponse: ...
+
+    @overload
+    async def session_resume(
+        self,
+        session_id: SessionId,
+        cwd: str,
+        *,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ResumeSessionResponse: ...
+
+    async def session_resume(self, *args: Any, **kwargs: Any) -> ResumeSessionResponse:
+        """Send `session/resume` to the agent: its params model, or the model's fields."""
+        params = build(ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ResumeSessionResponse = await self.connection.request(
             "session/resume", params, ResumeSessionResponse
         )
@@ -767,30 +1413,120 @@ class AgentPeer:
         )
         return result
 
-    async def session_set_mode(self, params: SetSessionModeRequest) -> SetSessionModeResponse:
-        """Send `session/set_mode` to the agent."""
+    @overload
+    async def session_set_mode(
+        self, params: SetSessionModeRequest, /
+    ) -> SetSessionModeResponse: ...
+
+    @overload
+    async def session_set_mode(
+        self, session_id: SessionId, mode_id: SessionModeId, *, meta: dict[str, Any] | None = None
+    ) -> SetSessionModeResponse: ...
+
+    async def session_set_mode(self, *args: Any, **kwargs: Any) -> SetSessionModeResponse:
+        """Send `session/set_mode` to the agent: its params model, or the model's fields."""
+        params = build(SetSessionModeRequest, args, kwargs, ("session_id", "mode_id"), {})
         result: SetSessionModeResponse = await self.connection.request(
             "session/set_mode", params, SetSessionModeResponse
         )
         return result
 
+    cancel = session_cancel
+
+    close_session = session_close
+
+    delete_session = session_delete
+
+    list_sessions = session_list
+
+    load_session = session_load
+
+    new_session = session_new
+
+    prompt = session_prompt
+
+    resume_session = session_resume
+
+    set_session_mode = session_set_mode
+
     async def cancel_request(self, request_id: int | str) -> None:
         """Send `$/cancel_request` for one of our outstanding requests."""
         await self.connection.cancel_request(request_id)
 
+    @overload
+    async def ext_request(
+        self, method: str, params: Any = None, *, result_type: type[_T]
+    ) -> _T: ...
 
-async def serve_agent(agent: Agent, **options: Any) -> None:
-    """Run an agent on this process's stdin/stdout until the client hangs up."""
+    @overload
+    async def ext_request(self, method: str, params: Any = None) -> Any: ...
 
-    connection = await connect_stdio(agent, AGENT_METHODS, **options)
-    agent.peer = ClientPeer(connection)
-    await connection.run()
+    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
+        return await self.connection.request(extension_method(method), params, result_type)
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a `_`-prefixed extension notification."""
+        await self.connection.notify(extension_method(method), params)
+
+
+def serve_agent(agent: Agent, **options: Any) -> Serving[ClientPeer]:
+    """Serve one agent on this process's stdin/stdout.
+
+    `await serve_agent(agent)` serves until the client hangs up; `async with serve_agent(agent) as
+    client:` serves for the block and closes the connection on exit. `options` go to `Connection`
+    (`max_line_bytes`, `order_key`).
+    """
+
+    def attach(connection: Connection) -> ClientPeer:
+        agent.peer = ClientPeer(connection)
+        return agent.peer
+
+    return Serving(lambda: connect_stdio(agent, AGENT_METHODS, **options), attach)
+
+
+@contextlib.asynccontextmanager
+async def spawn_agent(
+    command: str,
+    *args: str,
+    client: Client | None = None,
+    cwd: str | PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stderr: StderrOption = None,
+    grace: float = DEFAULT_GRACE,
+    **options: Any,
+) -> AsyncIterator[AgentPeer]:
+    """Run an agent process for the block: `async with spawn_agent("my-agent") as agent:`.
+
+    Yields the typed agent (`client.peer`; `client` defaults to a plain `Client`). On exit the
+    connection closes (EOF on the agent's stdin), then the agent gets `grace` seconds to exit,
+    then SIGTERM and `grace` more seconds, then SIGKILL. `stderr`: inherited by default;
+    `subprocess.PIPE` captures it into `agent.stderr` (a bounded tail, read as fast as the agent
+    writes, so a flood never blocks it), a callable gets each line, a file or DEVNULL takes it.
+    """
+    handler = client if client is not None else Client()
+    async with agent_process(
+        [command, *args],
+        handler,
+        CLIENT_METHODS,
+        cwd=cwd,
+        env=env,
+        stderr=stderr,
+        grace=grace,
+        **options,
+    ) as (connection, process, tail):
+        peer = AgentPeer(connection)
+        peer.process = process
+        peer.stderr = tail
+        handler.peer = peer
+        yield peer
 
 
 async def connect_agent(
     command: Sequence[str], client: Client, **options: Any
 ) -> tuple[AgentPeer, Connection, asyncio.subprocess.Process]:
-    """Spawn an agent process and connect `client` to it (call `connection.run()` or use `async with`)."""
+    """Spawn an agent process and connect `client` to it; the caller runs and closes the connection
+    and waits for the process (`spawn_agent` does all of that for a block)."""
     connection, process = await spawn(command, client, CLIENT_METHODS, **options)
     client.peer = AgentPeer(connection)
     return client.peer, connection, process

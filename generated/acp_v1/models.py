@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
-
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -33,10 +31,11 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
-from ._jsonint import Integer, JsonInt
+from ._strict import Items
 from .enums import *  # noqa: F403
 
 from pydantic import BaseModel, Field
@@ -214,7 +213,7 @@ AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, S
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
+    audience: Items[Role] | None = None
     """Intended recipients for this content, such as the user or assistant."""
 
     last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
@@ -369,7 +368,7 @@ class AuthMethodTerminal(AcpModel):
     description: StrictStr | None = None
     """Optional human-readable description of this authentication method."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
     env: Annotated[dict[str, StrictStr] | None, NOT_NULL] = None
@@ -414,7 +413,7 @@ class AuthMethodTerminal_(TaggedModel):
     description: StrictStr | None = None
     """Optional human-readable description of this authentication method."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
     env: Annotated[dict[str, StrictStr] | None, NOT_NULL] = None
@@ -552,7 +551,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class AvailableCommandsUpdate(AcpModel):
     """Available commands are ready or have changed"""
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute"""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1002,7 +1001,7 @@ class CompactionUpdate(AcpModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -1053,7 +1052,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class ConfigOptionUpdate(AcpModel):
     """Session configuration options have been updated."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1234,7 +1233,7 @@ class ContentBlockResourceLink(TaggedModel):
     name: StrictStr
     """Human-readable name shown for this protocol object."""
 
-    size: JsonInt | None = None
+    size: StrictInt | None = None
     """Optional size of the linked resource in bytes, if known."""
 
     title: StrictStr | None = None
@@ -1597,17 +1596,17 @@ class CreateTerminalRequest(AcpModel):
     command: StrictStr
     """The command to execute."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Array of command arguments."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables for the command."""
 
     cwd: StrictStr | None = None
     """Working directory for the command. Must be an absolute path."""
 
     output_byte_limit: Annotated[
-        Annotated[int, Integer(ge=0)] | None,
+        Annotated[StrictInt, Field(ge=0)] | None,
         Field(alias="outputByteLimit"),
     ] = None
     """Maximum number of output bytes to retain.
@@ -1816,7 +1815,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 ElicitationContentValue: TypeAlias = (
-    StrictStr | JsonInt | StrictInt | StrictFloat | StrictBool | list[StrictStr]
+    StrictStr | StrictInt | StrictInt | StrictFloat | StrictBool | Items[StrictStr]
 )
 """Allowed wire representations for `ElicitationContentValue`."""
 
@@ -1867,12 +1866,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -1880,7 +1879,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -1970,17 +1969,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2080,12 +2079,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -2105,12 +2104,12 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[StrictStr] | None = None
+    enum: Items[StrictStr] | None = None
     """Enum values for untitled single-select enums.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
-    one_of: Annotated[list[EnumOption] | None, Field(alias="oneOf")] = None
+    one_of: Annotated[Items[EnumOption] | None, Field(alias="oneOf")] = None
     """Titled enum options for titled single-select enums.
 Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
 declared by `oneOf`."""
@@ -2170,7 +2169,7 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
     properties: dict[str, ElicitationPropertySchema] = Field(default={}, validate_default=True)
     """Property definitions (must be primitive types)."""
 
-    required: list[StrictStr] | None = None
+    required: Items[StrictStr] | None = None
     """List of required property names.
 
 Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -2427,7 +2426,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32800]
     | Literal[-32000]
     | Literal[-32002]
-    | JsonInt
+    | StrictInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2671,7 +2670,7 @@ The client should disconnect, if it doesn't support this version."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        list[AuthMethod],
+        Items[AuthMethod],
         Field(alias="authMethods"),
     ] = Field(default=[], validate_default=True)
     """Authentication methods supported by the agent."""
@@ -2715,17 +2714,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2833,7 +2832,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class ListSessionsResponse(AcpModel):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: Items[SessionInfo]
     """Array of session information objects"""
 
     next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
@@ -2868,14 +2867,14 @@ class LoadSessionRequest(AcpModel):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
-    mcp_servers: Annotated[list[McpServer], Field(alias="mcpServers")]
+    mcp_servers: Annotated[Items[McpServer], Field(alias="mcpServers")]
     """List of MCP servers to connect to for this session."""
 
     cwd: StrictStr
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL],
+        Annotated[Items[StrictStr] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -2916,7 +2915,10 @@ class LoadSessionResponse(AcpModel):
 
 See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
 
-    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    config_options: Annotated[
+        Items[SessionConfigOption] | None,
+        Field(alias="configOptions"),
+    ] = None
     """Initial session configuration options if supported by the Agent."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3044,7 +3046,7 @@ class McpServerHttp(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: Items[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3081,7 +3083,7 @@ class McpServerHttp_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: Items[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3112,7 +3114,7 @@ class McpServerSse(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: Items[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3149,7 +3151,7 @@ class McpServerSse_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: Items[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3180,10 +3182,10 @@ class McpServerStdio(AcpModel):
     command: StrictStr
     """Absolute path to the MCP server executable."""
 
-    args: list[StrictStr]
+    args: Items[StrictStr]
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable]
+    env: Items[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3254,7 +3256,7 @@ class MultiSelectItemsString(TaggedModel):
 
     type: Literal["string"] = "string"
 
-    enum: list[StrictStr]
+    enum: Items[StrictStr]
     """Allowed enum values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3290,12 +3292,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -3303,7 +3305,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -3341,7 +3343,7 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL],
+        Annotated[Items[StrictStr] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
@@ -3350,7 +3352,7 @@ These expand the session's filesystem scope without changing `cwd`, which
 remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
-    mcp_servers: Annotated[list[McpServer], Field(alias="mcpServers")]
+    mcp_servers: Annotated[Items[McpServer], Field(alias="mcpServers")]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3389,7 +3391,10 @@ Used in all subsequent requests for this conversation."""
 
 See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
 
-    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    config_options: Annotated[
+        Items[SessionConfigOption] | None,
+        Field(alias="configOptions"),
+    ] = None
     """Initial session configuration options if supported by the Agent."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3549,7 +3554,7 @@ class Plan(AcpModel):
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)"""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating a plan, the agent must send a complete list of all entries
@@ -3669,7 +3674,7 @@ class PromptRequest(AcpModel):
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The ID of the session to send this user message to"""
 
-    prompt: list[ContentBlock]
+    prompt: Items[ContentBlock]
     """The blocks of content that compose the user's message.
 
 As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -3729,7 +3734,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -3747,10 +3752,10 @@ class ReadTextFileRequest(AcpModel):
     path: StrictStr
     """Absolute path to the file to read."""
 
-    line: Annotated[int, Integer(ge=0)] | None = None
+    line: Annotated[StrictInt, Field(ge=0)] | None = None
     """Line number to start reading from (1-based)."""
 
-    limit: Annotated[int, Integer(ge=0)] | None = None
+    limit: Annotated[StrictInt, Field(ge=0)] | None = None
     """Maximum number of lines to read."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3843,7 +3848,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-RequestId: TypeAlias = JsonInt | StrictStr | None
+RequestId: TypeAlias = StrictInt | StrictStr | None
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -3934,7 +3939,7 @@ class RequestPermissionRequest(AcpModel):
     tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
     """Details about the tool call requiring permission."""
 
-    options: list[PermissionOption]
+    options: Items[PermissionOption]
     """Available permission options for the user to choose from."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3994,7 +3999,7 @@ class ResourceLink(AcpModel):
     name: StrictStr
     """Human-readable name shown for this protocol object."""
 
-    size: JsonInt | None = None
+    size: StrictInt | None = None
     """Optional size of the linked resource in bytes, if known."""
 
     title: StrictStr | None = None
@@ -4041,7 +4046,7 @@ class ResumeSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL],
+        Annotated[Items[StrictStr] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -4052,7 +4057,7 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session."""
@@ -4085,7 +4090,10 @@ class ResumeSessionResponse(AcpModel):
 
 See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
 
-    config_options: Annotated[list[SessionConfigOption] | None, Field(alias="configOptions")] = None
+    config_options: Annotated[
+        Items[SessionConfigOption] | None,
+        Field(alias="configOptions"),
+    ] = None
     """Initial session configuration options if supported by the Agent."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4400,7 +4408,7 @@ class SessionConfigSelectGroup(AcpModel):
     name: StrictStr
     """Human-readable label for this group."""
 
-    options: list[SessionConfigSelectOption]
+    options: Items[SessionConfigSelectOption]
     """The set of option values in this group."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4454,7 +4462,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+    Items[SessionConfigSelectOption] | Items[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
@@ -4505,7 +4513,7 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[StrictStr] | None, NOT_NULL],
+        Annotated[Items[StrictStr] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
@@ -4639,7 +4647,7 @@ class SessionModeState(AcpModel):
     current_mode_id: Annotated[SessionModeId, Field(alias="currentModeId")]
     """The current mode the Agent is in."""
 
-    available_modes: Annotated[list[SessionMode], Field(alias="availableModes")]
+    available_modes: Annotated[Items[SessionMode], Field(alias="availableModes")]
     """The set of modes that the Agent can operate in"""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4802,7 +4810,7 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute"""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4876,7 +4884,7 @@ class SessionUpdateCompactionUpdate(TaggedModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -4908,7 +4916,7 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "config_option_update"
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5009,7 +5017,7 @@ class SessionUpdatePlan(TaggedModel):
 
     session_update: Annotated[Literal["plan"], Field(alias="sessionUpdate")] = "plan"
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating a plan, the agent must send a complete list of all entries
@@ -5096,10 +5104,10 @@ Helps clients choose appropriate icons and UI treatment."""
     status: Annotated[ToolCallStatus | None, NOT_NULL] = None
     """Current execution status of the tool call."""
 
-    content: Annotated[list[ToolCallContent] | None, NOT_NULL] = None
+    content: Annotated[Items[ToolCallContent] | None, NOT_NULL] = None
     """Content produced by the tool call."""
 
-    locations: Annotated[list[ToolCallLocation] | None, NOT_NULL] = None
+    locations: Annotated[Items[ToolCallLocation] | None, NOT_NULL] = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -5162,10 +5170,10 @@ class SessionUpdateToolCallUpdate(TaggedModel):
 This field is optional. Omitting it or sending `null` both mean that
 the existing name is left unchanged."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """Replace the locations collection."""
 
     raw_input: Annotated[Any, Field(alias="rawInput")] = None
@@ -5210,10 +5218,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -5403,7 +5411,7 @@ SetSessionConfigOptionRequest: TypeAlias = Annotated[
 class SetSessionConfigOptionResponse(AcpModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5476,7 +5484,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
-    enum: list[StrictStr]
+    enum: Items[StrictStr]
     """Allowed enum values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5515,12 +5523,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -5540,12 +5548,12 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[StrictStr] | None = None
+    enum: Items[StrictStr] | None = None
     """Enum values for untitled single-select enums.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
-    one_of: Annotated[list[EnumOption] | None, Field(alias="oneOf")] = None
+    one_of: Annotated[Items[EnumOption] | None, Field(alias="oneOf")] = None
     """Titled enum options for titled single-select enums.
 Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
 declared by `oneOf`."""
@@ -5604,7 +5612,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class TerminalExitStatus(AcpModel):
     """Exit status of a terminal command."""
 
-    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="exitCode")] = None
     """The process exit code (may be null if terminated by signal)."""
 
     signal: StrictStr | None = None
@@ -5761,7 +5769,7 @@ EmbeddedResourceResource: TypeAlias = Annotated[
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Annotated[list[EnumOption], Field(alias="anyOf")]
+    any_of: Annotated[Items[EnumOption], Field(alias="anyOf")]
     """Titled enum options."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5817,10 +5825,10 @@ Helps clients choose appropriate icons and UI treatment."""
     status: Annotated[ToolCallStatus | None, NOT_NULL] = None
     """Current execution status of the tool call."""
 
-    content: Annotated[list[ToolCallContent] | None, NOT_NULL] = None
+    content: Annotated[Items[ToolCallContent] | None, NOT_NULL] = None
     """Content produced by the tool call."""
 
-    locations: Annotated[list[ToolCallLocation] | None, NOT_NULL] = None
+    locations: Annotated[Items[ToolCallLocation] | None, NOT_NULL] = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -5995,7 +6003,7 @@ class ToolCallLocation(AcpModel):
     path: StrictStr
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, Integer(ge=0)] | None = None
+    line: Annotated[StrictInt, Field(ge=0)] | None = None
     """Optional 1-based line number within the file."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6044,10 +6052,10 @@ class ToolCallUpdate(AcpModel):
 This field is optional. Omitting it or sending `null` both mean that
 the existing name is left unchanged."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """Replace the locations collection."""
 
     raw_input: Annotated[Any, Field(alias="rawInput")] = None
@@ -6324,10 +6332,10 @@ AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -6382,7 +6390,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class WaitForTerminalExitResponse(AcpModel):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="exitCode")] = None
     """The process exit code (may be null if terminated by signal)."""
 
     signal: StrictStr | None = None
@@ -6696,3 +6704,5 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
+
+complete_models(__name__)

@@ -2,26 +2,36 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json
 # sha256: b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""Dispatch tables, handler base classes for both sides, and typed peers.
+"""Dispatch tables, handler base classes for both sides, and typed peers with builders.
 
-An agent subclasses `Agent`, a client subclasses `Client`; `serve_agent` / `connect_agent` run
+An agent subclasses `Agent`, a client subclasses `Client`; `serve_agent` / `spawn_agent` run
 them over stdio with the JSON-RPC runtime in `_rpc`. Unimplemented requests answer -32601,
 unknown notifications are ignored, `_`-prefixed methods reach `extension_request` /
 `extension_notification`, and `session/update` fans out to one `on_<variant>` method each.
+Every peer method takes its params model or the model's fields (`await agent.prompt(session_id,
+"text")`); `ext_request` / `ext_notify` send `_`-prefixed extension methods.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from os import PathLike
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
+from ._base import AcpModel
+from ._peer_build import build, extension_method
+from ._process import DEFAULT_GRACE, Serving, StderrOption, StderrTail, agent_process
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from .enums import *  # noqa: F403
 from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
 
 __all__ = [
     "Agent",
@@ -31,8 +41,11 @@ __all__ = [
     "Connection",
     "MethodSpec",
     "RpcError",
+    "SessionHandle",
+    "StderrTail",
     "connect_agent",
     "serve_agent",
+    "spawn_agent",
     "AGENT_METHODS",
     "AGENT_NOTIFICATIONS",
     "AGENT_REQUESTS",
@@ -234,6 +247,19 @@ PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
 """Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
 
 
+def _as_content_block(value: ContentBlock | str) -> ContentBlock:
+    """A `str` as a text block (ContentBlockText); anything else as it is."""
+    return ContentBlockText(text=value) if isinstance(value, str) else value
+
+
+def _as_content_block_items(
+    value: Sequence[ContentBlock | str] | ContentBlock | str,
+) -> list[ContentBlock]:
+    """A list of ContentBlock from a sequence of them (or `str`s), or from a single one."""
+    items = [value] if isinstance(value, (str, AcpModel)) else value
+    return [_as_content_block(item) for item in items]
+
+
 class Agent:
     """Base class for an ACP agent: override the methods you handle.
 
@@ -390,13 +416,26 @@ class Agent:
 
 
 class ClientPeer:
-    """The client as seen from the agent: typed outbound calls."""
+    """The client as seen from the agent: typed outbound calls.
+
+    Each method takes its params model or the model's fields (optional ones keyword-only, `None`
+    meaning omitted); values are built strictly (see `AcpModel`).
+    """
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def elicitation_complete(self, params: CompleteElicitationNotification) -> None:
-        """Send `elicitation/complete` to the client."""
+    @overload
+    async def elicitation_complete(self, params: CompleteElicitationNotification, /) -> None: ...
+
+    @overload
+    async def elicitation_complete(
+        self, elicitation_id: ElicitationId, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def elicitation_complete(self, *args: Any, **kwargs: Any) -> None:
+        """Send `elicitation/complete` to the client: its params model, or the model's fields."""
+        params = build(CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {})
         await self.connection.notify("elicitation/complete", params)
 
     async def elicitation_create(
@@ -408,22 +447,629 @@ class ClientPeer:
         )
         return result
 
+    @overload
     async def session_request_permission(
-        self, params: RequestPermissionRequest
+        self, params: RequestPermissionRequest, /
+    ) -> RequestPermissionResponse: ...
+
+    @overload
+    async def session_request_permission(
+        self,
+        session_id: SessionId,
+        title: str,
+        options: Sequence[PermissionOption],
+        *,
+        description: str | None = None,
+        subject: RequestPermissionSubject | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> RequestPermissionResponse: ...
+
+    async def session_request_permission(
+        self, *args: Any, **kwargs: Any
     ) -> RequestPermissionResponse:
-        """Send `session/request_permission` to the client."""
+        """Send `session/request_permission` to the client: its params model, or the model's fields."""
+        params = build(
+            RequestPermissionRequest, args, kwargs, ("session_id", "title", "options"), {}
+        )
         result: RequestPermissionResponse = await self.connection.request(
             "session/request_permission", params, RequestPermissionResponse
         )
         return result
 
-    async def session_update(self, params: UpdateSessionNotification) -> None:
-        """Send `session/update` to the client."""
+    @overload
+    async def session_update(self, params: UpdateSessionNotification, /) -> None: ...
+
+    @overload
+    async def session_update(
+        self, session_id: SessionId, update: SessionUpdate, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def session_update(self, *args: Any, **kwargs: Any) -> None:
+        """Send `session/update` to the client: its params model, or the model's fields."""
+        params = build(UpdateSessionNotification, args, kwargs, ("session_id", "update"), {})
         await self.connection.notify("session/update", params)
+
+    complete_elicitation = elicitation_complete
+
+    request_permission = session_request_permission
+
+    update_session = session_update
+
+    def session(self, session_id: str) -> SessionHandle:
+        """A handle on one session: a typed sender per `session/update` variant."""
+        return SessionHandle(self, session_id)
 
     async def cancel_request(self, request_id: int | str) -> None:
         """Send `$/cancel_request` for one of our outstanding requests."""
         await self.connection.cancel_request(request_id)
+
+    @overload
+    async def ext_request(
+        self, method: str, params: Any = None, *, result_type: type[_T]
+    ) -> _T: ...
+
+    @overload
+    async def ext_request(self, method: str, params: Any = None) -> Any: ...
+
+    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
+        return await self.connection.request(extension_method(method), params, result_type)
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a `_`-prefixed extension notification."""
+        await self.connection.notify(extension_method(method), params)
+
+
+class SessionHandle:
+    """One session as the agent sends it: a typed sender per `session/update` variant
+    (`await session.agent_message_chunk("text", message_id=...)`). Get one with `peer.session(id)`.
+    """
+
+    def __init__(self, peer: ClientPeer, session_id: str) -> None:
+        self.peer = peer
+        self.session_id = session_id
+
+    async def send(self, update: SessionUpdate) -> None:
+        """Send one update (any variant, built or received) for this session."""
+        await self.peer.session_update(
+            UpdateSessionNotification(session_id=self.session_id, update=update)
+        )
+
+    async def user_message_chunk(
+        self,
+        content: ContentBlock | str,
+        message_id: MessageId,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the user's message being streamed."""
+        await self.send(
+            build(
+                SessionUpdateUserMessageChunk,
+                (content, message_id),
+                {"meta": meta},
+                ("content", "message_id"),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def user_message(
+        self,
+        message_id: MessageId,
+        *,
+        content: Sequence[ContentBlock | str] | ContentBlock | str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A user message has been created or updated.
+
+        Agents can send this when they accept or replay a user message. When a
+        client receives another `user_message` update with the same `messageId`,
+        fields in the new update patch the previous fields for that message."""
+        await self.send(
+            build(
+                SessionUpdateUserMessage,
+                (message_id,),
+                {"content": content, "meta": meta},
+                ("message_id",),
+                {"content": _as_content_block_items},
+            )
+        )
+
+    async def agent_message_chunk(
+        self,
+        content: ContentBlock | str,
+        message_id: MessageId,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the agent's response being streamed."""
+        await self.send(
+            build(
+                SessionUpdateAgentMessageChunk,
+                (content, message_id),
+                {"meta": meta},
+                ("content", "message_id"),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def agent_message(
+        self,
+        message_id: MessageId,
+        *,
+        content: Sequence[ContentBlock | str] | ContentBlock | str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """An agent message has been created or updated.
+
+        Agents can send this in addition to streamed chunks. When a client
+        receives another `agent_message` update with the same `messageId`,
+        fields in the new update patch the previous fields for that message."""
+        await self.send(
+            build(
+                SessionUpdateAgentMessage,
+                (message_id,),
+                {"content": content, "meta": meta},
+                ("message_id",),
+                {"content": _as_content_block_items},
+            )
+        )
+
+    async def agent_thought_chunk(
+        self,
+        content: ContentBlock | str,
+        message_id: MessageId,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of the agent's internal reasoning being streamed."""
+        await self.send(
+            build(
+                SessionUpdateAgentThoughtChunk,
+                (content, message_id),
+                {"meta": meta},
+                ("content", "message_id"),
+                {"content": _as_content_block},
+            )
+        )
+
+    async def agent_thought(
+        self,
+        message_id: MessageId,
+        *,
+        content: Sequence[ContentBlock | str] | ContentBlock | str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """An agent thought or reasoning message has been created or updated.
+
+        Agents can send this in addition to streamed chunks. When a client
+        receives another `agent_thought` update with the same `messageId`,
+        fields in the new update patch the previous fields for that message."""
+        await self.send(
+            build(
+                SessionUpdateAgentThought,
+                (message_id,),
+                {"content": content, "meta": meta},
+                ("message_id",),
+                {"content": _as_content_block_items},
+            )
+        )
+
+    async def state_update_running(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Foreground work is in progress."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateRunning,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_end_turn(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """The active work ended successfully.
+        Includes locally handled commands that required no model call."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleEndTurn,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_max_tokens(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """The active work ended because the agent reached the maximum number of tokens."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleMaxTokens,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_max_turn_requests(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """The active work ended because the agent reached the maximum number of
+        model requests for the foreground work."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleMaxTurnRequests,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_refusal(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """The active work ended because the agent refused to continue."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleRefusal,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_cancelled(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """The user or client chose to stop the work: via `session/cancel`, by
+        closing the session, or through an interaction the agent offers, such
+        as a permission option that tells the agent to stop. Work the agent
+        stops for its own reasons uses another reason, such as `error` for an
+        internal timeout.
+
+        Agents MUST report this stop reason on an idle `state_update` when
+        cancellation ends active foreground work, even if aborting causes
+        exceptions. Agents MUST catch these errors and report `cancelled`, not
+        `error`."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleCancelled,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle_error(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+        error: Error | None = None,
+    ) -> None:
+        """The active work ended because something failed.
+
+        This includes pre-insertion foreground work. A prompt failure before
+        insertion also requires an error response to `session/prompt`. After
+        insertion, the prompt's response remains successful."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleError,
+                (),
+                {"background": background, "meta": meta, "error": error},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_idle(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+        stop_reason: None = None,
+    ) -> None:
+        """No stop reason: `stopReason` is omitted or `null`."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateIdleNone,
+                (),
+                {"background": background, "meta": meta, "stop_reason": stop_reason},
+                (),
+                {},
+            )
+        )
+
+    async def state_update_requires_action(
+        self,
+        *,
+        background: Sequence[BackgroundWork] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Foreground work is blocked on user action."""
+        await self.send(
+            build(
+                SessionUpdateStateUpdateRequiresAction,
+                (),
+                {"background": background, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def tool_call_content_chunk(
+        self,
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A chunk of tool-call content being streamed."""
+        await self.send(
+            build(
+                SessionUpdateToolCallContentChunk,
+                (tool_call_id, content),
+                {"meta": meta},
+                ("tool_call_id", "content"),
+                {},
+            )
+        )
+
+    async def tool_call_update(
+        self,
+        tool_call_id: ToolCallId,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        kind: (
+            ToolKind
+            | Literal[
+                "read",
+                "edit",
+                "delete",
+                "move",
+                "search",
+                "execute",
+                "think",
+                "fetch",
+                "switch_mode",
+                "other",
+            ]
+            | None
+        ) = None,
+        status: (
+            ToolCallStatus
+            | Literal["pending", "in_progress", "paused", "completed", "failed", "cancelled"]
+            | None
+        ) = None,
+        content: Sequence[ToolCallContent] | None = None,
+        locations: Sequence[ToolCallLocation] | None = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        capabilities: ToolCallCapabilities | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A tool call has been created or updated."""
+        await self.send(
+            build(
+                SessionUpdateToolCallUpdate,
+                (tool_call_id,),
+                {
+                    "name": name,
+                    "title": title,
+                    "kind": kind,
+                    "status": status,
+                    "content": content,
+                    "locations": locations,
+                    "raw_input": raw_input,
+                    "raw_output": raw_output,
+                    "capabilities": capabilities,
+                    "meta": meta,
+                },
+                ("tool_call_id",),
+                {},
+            )
+        )
+
+    async def terminal_update(
+        self,
+        terminal_id: TerminalId,
+        *,
+        command: str | None = None,
+        cwd: AbsolutePath | None = None,
+        output: TerminalOutput | None = None,
+        exit_status: TerminalExitStatus | None = None,
+        size: TerminalSize | None = None,
+        capabilities: TerminalCapabilities | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """An agent-owned terminal has been created or updated."""
+        await self.send(
+            build(
+                SessionUpdateTerminalUpdate,
+                (terminal_id,),
+                {
+                    "command": command,
+                    "cwd": cwd,
+                    "output": output,
+                    "exit_status": exit_status,
+                    "size": size,
+                    "capabilities": capabilities,
+                    "meta": meta,
+                },
+                ("terminal_id",),
+                {},
+            )
+        )
+
+    async def terminal_output_chunk(
+        self, terminal_id: TerminalId, data: str, *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """A chunk of bytes appended to an agent-owned terminal's output."""
+        await self.send(
+            build(
+                SessionUpdateTerminalOutputChunk,
+                (terminal_id, data),
+                {"meta": meta},
+                ("terminal_id", "data"),
+                {},
+            )
+        )
+
+    async def plan_update(
+        self, plan: PlanUpdateContent, *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """A content update for a plan identified by ID.
+        See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)"""
+        await self.send(build(SessionUpdatePlanUpdate, (plan,), {"meta": meta}, ("plan",), {}))
+
+    async def available_commands_update(
+        self, available_commands: Sequence[AvailableCommand], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Available commands are ready or have changed"""
+        await self.send(
+            build(
+                SessionUpdateAvailableCommandsUpdate,
+                (available_commands,),
+                {"meta": meta},
+                ("available_commands",),
+                {},
+            )
+        )
+
+    async def config_option_update(
+        self, config_options: Sequence[SessionConfigOption], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Session configuration options have been updated."""
+        await self.send(
+            build(
+                SessionUpdateConfigOptionUpdate,
+                (config_options,),
+                {"meta": meta},
+                ("config_options",),
+                {},
+            )
+        )
+
+    async def session_info_update(
+        self,
+        *,
+        title: str | None = None,
+        updated_at: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Session metadata has been updated (title, timestamps, custom metadata)"""
+        await self.send(
+            build(
+                SessionUpdateSessionInfoUpdate,
+                (),
+                {"title": title, "updated_at": updated_at, "meta": meta},
+                (),
+                {},
+            )
+        )
+
+    async def usage_update(
+        self, used: int, size: int, *, cost: Cost | None = None, meta: dict[str, Any] | None = None
+    ) -> None:
+        """Context window and cost update for the session."""
+        await self.send(
+            build(
+                SessionUpdateUsageUpdate,
+                (used, size),
+                {"cost": cost, "meta": meta},
+                ("used", "size"),
+                {},
+            )
+        )
+
+    async def notice(
+        self,
+        severity: NoticeSeverity | Literal["info", "warning", "error"],
+        title: str,
+        *,
+        description: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Information for the user that is not part of session history.
+
+        No Client capability is required. Clients that do not understand or
+        present notices may ignore them."""
+        await self.send(
+            build(
+                SessionUpdateNotice,
+                (severity, title),
+                {"description": description, "meta": meta},
+                ("severity", "title"),
+                {},
+            )
+        )
+
+    async def compaction_update(
+        self,
+        compaction_id: CompactionId,
+        status: CompactionStatus | Literal["in_progress", "completed", "failed", "cancelled"],
+        *,
+        summary: Sequence[ContentBlock | str] | ContentBlock | str | None = None,
+        error: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A context compaction has been created or updated."""
+        await self.send(
+            build(
+                SessionUpdateCompactionUpdate,
+                (compaction_id, status),
+                {"summary": summary, "error": error, "meta": meta},
+                ("compaction_id", "status"),
+                {"summary": _as_content_block_items},
+            )
+        )
+
+    async def compaction_summary_chunk(
+        self,
+        content: ContentBlock | str,
+        compaction_id: CompactionId,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """A content block appended to a context compaction's retained summary."""
+        await self.send(
+            build(
+                SessionUpdateCompactionSummaryChunk,
+                (content, compaction_id),
+                {"meta": meta},
+                ("content", "compaction_id"),
+                {"content": _as_content_block},
+            )
+        )
 
 
 class Client:
@@ -520,7 +1166,7 @@ class Client:
             await self.on_compaction_update(params, update)  # type: ignore[arg-type]
         elif tag == "compaction_summary_chunk":
             await self.on_compaction_summary_chunk(params, update)  # type: ignore[arg-type]
-        else:
+        elif isinstance(update, UnknownSessionUpdate):
             await self.on_unknown_update(params, update)
 
     async def on_user_message_chunk(
@@ -634,8 +1280,11 @@ class Client:
     ) -> None:
         """A content block appended to a context compaction's retained summary."""
 
-    async def on_unknown_update(self, params: UpdateSessionNotification, update: Any) -> None:
-        """An update variant this schema revision does not know; `update.raw` is the payload as received."""
+    async def on_unknown_update(
+        self, params: UpdateSessionNotification, update: UnknownSessionUpdate
+    ) -> None:
+        """An update whose tag this schema revision does not name (a `_`-prefixed extension or a
+        future variant); `update.raw` is the payload as received. Ignored by default."""
 
     async def extension_request(self, method: str, params: Any) -> Any:
         """A `_`-prefixed extension request; unimplemented ones answer -32601."""
@@ -647,73 +1296,202 @@ class Client:
 
 
 class AgentPeer:
-    """The agent as seen from the client: typed outbound calls."""
+    """The agent as seen from the client: typed outbound calls.
+
+    Each method takes its params model or the model's fields (optional ones keyword-only, `None`
+    meaning omitted); values are built strictly (see `AcpModel`).
+    """
+
+    process: asyncio.subprocess.Process | None = None
+    """The agent process (set by `spawn_agent`)."""
+
+    stderr: StderrTail | None = None
+    """The agent's captured stderr (`spawn_agent(..., stderr=subprocess.PIPE)`)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
-    async def auth_login(self, params: LoginAuthRequest) -> LoginAuthResponse:
-        """Send `auth/login` to the agent."""
+    @overload
+    async def auth_login(self, params: LoginAuthRequest, /) -> LoginAuthResponse: ...
+
+    @overload
+    async def auth_login(
+        self, method_id: AuthMethodId, *, meta: dict[str, Any] | None = None
+    ) -> LoginAuthResponse: ...
+
+    async def auth_login(self, *args: Any, **kwargs: Any) -> LoginAuthResponse:
+        """Send `auth/login` to the agent: its params model, or the model's fields."""
+        params = build(LoginAuthRequest, args, kwargs, ("method_id",), {})
         result: LoginAuthResponse = await self.connection.request(
             "auth/login", params, LoginAuthResponse
         )
         return result
 
-    async def auth_logout(self, params: LogoutAuthRequest) -> LogoutAuthResponse:
-        """Send `auth/logout` to the agent."""
+    @overload
+    async def auth_logout(self, params: LogoutAuthRequest, /) -> LogoutAuthResponse: ...
+
+    @overload
+    async def auth_logout(self, *, meta: dict[str, Any] | None = None) -> LogoutAuthResponse: ...
+
+    async def auth_logout(self, *args: Any, **kwargs: Any) -> LogoutAuthResponse:
+        """Send `auth/logout` to the agent: its params model, or the model's fields."""
+        params = build(LogoutAuthRequest, args, kwargs, (), {})
         result: LogoutAuthResponse = await self.connection.request(
             "auth/logout", params, LogoutAuthResponse
         )
         return result
 
-    async def initialize(self, params: InitializeRequest) -> InitializeResponse:
-        """Send `initialize` to the agent."""
+    @overload
+    async def initialize(self, params: InitializeRequest, /) -> InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        *,
+        capabilities: ClientCapabilities | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> InitializeResponse: ...
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> InitializeResponse:
+        """Send `initialize` to the agent: its params model, or the model's fields."""
+        params = build(InitializeRequest, args, kwargs, ("protocol_version", "info"), {})
         result: InitializeResponse = await self.connection.request(
             "initialize", params, InitializeResponse
         )
         return result
 
-    async def session_cancel(self, params: CancelSessionNotification) -> None:
-        """Send `session/cancel` to the agent."""
+    @overload
+    async def session_cancel(self, params: CancelSessionNotification, /) -> None: ...
+
+    @overload
+    async def session_cancel(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def session_cancel(self, *args: Any, **kwargs: Any) -> None:
+        """Send `session/cancel` to the agent: its params model, or the model's fields."""
+        params = build(CancelSessionNotification, args, kwargs, ("session_id",), {})
         await self.connection.notify("session/cancel", params)
 
-    async def session_close(self, params: CloseSessionRequest) -> CloseSessionResponse:
-        """Send `session/close` to the agent."""
+    @overload
+    async def session_close(self, params: CloseSessionRequest, /) -> CloseSessionResponse: ...
+
+    @overload
+    async def session_close(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> CloseSessionResponse: ...
+
+    async def session_close(self, *args: Any, **kwargs: Any) -> CloseSessionResponse:
+        """Send `session/close` to the agent: its params model, or the model's fields."""
+        params = build(CloseSessionRequest, args, kwargs, ("session_id",), {})
         result: CloseSessionResponse = await self.connection.request(
             "session/close", params, CloseSessionResponse
         )
         return result
 
-    async def session_delete(self, params: DeleteSessionRequest) -> DeleteSessionResponse:
-        """Send `session/delete` to the agent."""
+    @overload
+    async def session_delete(self, params: DeleteSessionRequest, /) -> DeleteSessionResponse: ...
+
+    @overload
+    async def session_delete(
+        self, session_id: SessionId, *, meta: dict[str, Any] | None = None
+    ) -> DeleteSessionResponse: ...
+
+    async def session_delete(self, *args: Any, **kwargs: Any) -> DeleteSessionResponse:
+        """Send `session/delete` to the agent: its params model, or the model's fields."""
+        params = build(DeleteSessionRequest, args, kwargs, ("session_id",), {})
         result: DeleteSessionResponse = await self.connection.request(
             "session/delete", params, DeleteSessionResponse
         )
         return result
 
-    async def session_list(self, params: ListSessionsRequest) -> ListSessionsResponse:
-        """Send `session/list` to the agent."""
+    @overload
+    async def session_list(self, params: ListSessionsRequest, /) -> ListSessionsResponse: ...
+
+    @overload
+    async def session_list(
+        self,
+        *,
+        cwd: AbsolutePath | None = None,
+        cursor: SessionListCursor | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ListSessionsResponse: ...
+
+    async def session_list(self, *args: Any, **kwargs: Any) -> ListSessionsResponse:
+        """Send `session/list` to the agent: its params model, or the model's fields."""
+        params = build(ListSessionsRequest, args, kwargs, (), {})
         result: ListSessionsResponse = await self.connection.request(
             "session/list", params, ListSessionsResponse
         )
         return result
 
-    async def session_new(self, params: NewSessionRequest) -> NewSessionResponse:
-        """Send `session/new` to the agent."""
+    @overload
+    async def session_new(self, params: NewSessionRequest, /) -> NewSessionResponse: ...
+
+    @overload
+    async def session_new(
+        self,
+        cwd: AbsolutePath,
+        *,
+        additional_directories: Sequence[AbsolutePath] | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> NewSessionResponse: ...
+
+    async def session_new(self, *args: Any, **kwargs: Any) -> NewSessionResponse:
+        """Send `session/new` to the agent: its params model, or the model's fields."""
+        params = build(NewSessionRequest, args, kwargs, ("cwd",), {})
         result: NewSessionResponse = await self.connection.request(
             "session/new", params, NewSessionResponse
         )
         return result
 
-    async def session_prompt(self, params: PromptRequest) -> PromptResponse:
-        """Send `session/prompt` to the agent."""
+    @overload
+    async def session_prompt(self, params: PromptRequest, /) -> PromptResponse: ...
+
+    @overload
+    async def session_prompt(
+        self,
+        session_id: SessionId,
+        prompt: Sequence[ContentBlock | str] | ContentBlock | str,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> PromptResponse: ...
+
+    async def session_prompt(self, *args: Any, **kwargs: Any) -> PromptResponse:
+        """Send `session/prompt` to the agent: its params model, or the model's fields."""
+        params = build(
+            PromptRequest,
+            args,
+            kwargs,
+            ("session_id", "prompt"),
+            {"prompt": _as_content_block_items},
+        )
         result: PromptResponse = await self.connection.request(
             "session/prompt", params, PromptResponse
         )
         return result
 
-    async def session_resume(self, params: ResumeSessionRequest) -> ResumeSessionResponse:
-        """Send `session/resume` to the agent."""
+    @overload
+    async def session_resume(self, params: ResumeSessionRequest, /) -> ResumeSessionResponse: ...
+
+    @overload
+    async def session_resume(
+        self,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        *,
+        additional_directories: Sequence[AbsolutePath] | None = None,
+        mcp_servers: Sequence[McpServer] | None = None,
+        replay_from: ReplayFrom | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ResumeSessionResponse: ...
+
+    async def session_resume(self, *args: Any, **kwargs: Any) -> ResumeSessionResponse:
+        """Send `session/resume` to the agent: its params model, or the model's fields."""
+        params = build(ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ResumeSessionResponse = await self.connection.request(
             "session/resume", params, ResumeSessionResponse
         )
@@ -728,37 +1506,140 @@ class AgentPeer:
         )
         return result
 
-    async def terminal_cancel(self, params: CancelTerminalRequest) -> CancelTerminalResponse:
-        """Send `terminal/cancel` to the agent."""
+    @overload
+    async def terminal_cancel(self, params: CancelTerminalRequest, /) -> CancelTerminalResponse: ...
+
+    @overload
+    async def terminal_cancel(
+        self, session_id: SessionId, terminal_id: TerminalId, *, meta: dict[str, Any] | None = None
+    ) -> CancelTerminalResponse: ...
+
+    async def terminal_cancel(self, *args: Any, **kwargs: Any) -> CancelTerminalResponse:
+        """Send `terminal/cancel` to the agent: its params model, or the model's fields."""
+        params = build(CancelTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: CancelTerminalResponse = await self.connection.request(
             "terminal/cancel", params, CancelTerminalResponse
         )
         return result
 
-    async def tool_call_cancel(self, params: CancelToolCallRequest) -> CancelToolCallResponse:
-        """Send `tool_call/cancel` to the agent."""
+    @overload
+    async def tool_call_cancel(
+        self, params: CancelToolCallRequest, /
+    ) -> CancelToolCallResponse: ...
+
+    @overload
+    async def tool_call_cancel(
+        self, session_id: SessionId, tool_call_id: ToolCallId, *, meta: dict[str, Any] | None = None
+    ) -> CancelToolCallResponse: ...
+
+    async def tool_call_cancel(self, *args: Any, **kwargs: Any) -> CancelToolCallResponse:
+        """Send `tool_call/cancel` to the agent: its params model, or the model's fields."""
+        params = build(CancelToolCallRequest, args, kwargs, ("session_id", "tool_call_id"), {})
         result: CancelToolCallResponse = await self.connection.request(
             "tool_call/cancel", params, CancelToolCallResponse
         )
         return result
 
+    login_auth = auth_login
+
+    logout_auth = auth_logout
+
+    cancel_session = session_cancel
+
+    close_session = session_close
+
+    delete_session = session_delete
+
+    list_sessions = session_list
+
+    new_session = session_new
+
+    prompt = session_prompt
+
+    resume_session = session_resume
+
+    cancel_terminal = terminal_cancel
+
+    cancel_tool_call = tool_call_cancel
+
     async def cancel_request(self, request_id: int | str) -> None:
         """Send `$/cancel_request` for one of our outstanding requests."""
         await self.connection.cancel_request(request_id)
 
+    @overload
+    async def ext_request(
+        self, method: str, params: Any = None, *, result_type: type[_T]
+    ) -> _T: ...
 
-async def serve_agent(agent: Agent, **options: Any) -> None:
-    """Run an agent on this process's stdin/stdout until the client hangs up."""
+    @overload
+    async def ext_request(self, method: str, params: Any = None) -> Any: ...
 
-    connection = await connect_stdio(agent, AGENT_METHODS, **options)
-    agent.peer = ClientPeer(connection)
-    await connection.run()
+    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
+        return await self.connection.request(extension_method(method), params, result_type)
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a `_`-prefixed extension notification."""
+        await self.connection.notify(extension_method(method), params)
+
+
+def serve_agent(agent: Agent, **options: Any) -> Serving[ClientPeer]:
+    """Serve one agent on this process's stdin/stdout.
+
+    `await serve_agent(agent)` serves until the client hangs up; `async with serve_agent(agent) as
+    client:` serves for the block and closes the connection on exit. `options` go to `Connection`
+    (`max_line_bytes`, `order_key`).
+    """
+
+    def attach(connection: Connection) -> ClientPeer:
+        agent.peer = ClientPeer(connection)
+        return agent.peer
+
+    return Serving(lambda: connect_stdio(agent, AGENT_METHODS, **options), attach)
+
+
+@contextlib.asynccontextmanager
+async def spawn_agent(
+    command: str,
+    *args: str,
+    client: Client | None = None,
+    cwd: str | PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stderr: StderrOption = None,
+    grace: float = DEFAULT_GRACE,
+    **options: Any,
+) -> AsyncIterator[AgentPeer]:
+    """Run an agent process for the block: `async with spawn_agent("my-agent") as agent:`.
+
+    Yields the typed agent (`client.peer`; `client` defaults to a plain `Client`). On exit the
+    connection closes (EOF on the agent's stdin), then the agent gets `grace` seconds to exit,
+    then SIGTERM and `grace` more seconds, then SIGKILL. `stderr`: inherited by default;
+    `subprocess.PIPE` captures it into `agent.stderr` (a bounded tail, read as fast as the agent
+    writes, so a flood never blocks it), a callable gets each line, a file or DEVNULL takes it.
+    """
+    handler = client if client is not None else Client()
+    async with agent_process(
+        [command, *args],
+        handler,
+        CLIENT_METHODS,
+        cwd=cwd,
+        env=env,
+        stderr=stderr,
+        grace=grace,
+        **options,
+    ) as (connection, process, tail):
+        peer = AgentPeer(connection)
+        peer.process = process
+        peer.stderr = tail
+        handler.peer = peer
+        yield peer
 
 
 async def connect_agent(
     command: Sequence[str], client: Client, **options: Any
 ) -> tuple[AgentPeer, Connection, asyncio.subprocess.Process]:
-    """Spawn an agent process and connect `client` to it (call `connection.run()` or use `async with`)."""
+    """Spawn an agent process and connect `client` to it; the caller runs and closes the connection
+    and waits for the process (`spawn_agent` does all of that for a block)."""
     connection, process = await spawn(command, client, CLIENT_METHODS, **options)
     client.peer = AgentPeer(connection)
     return client.peer, connection, process

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
-
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -33,10 +31,11 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
-from ._jsonint import Integer, JsonInt
+from ._strict import Items
 from .enums import *  # noqa: F403
 
 from pydantic import BaseModel, Field
@@ -138,7 +137,7 @@ class AgentMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -198,7 +197,7 @@ class AgentRequest(AcpModel):
 class AgentResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: JsonInt | StrictStr | None
+    id: StrictInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -255,7 +254,7 @@ class AgentThought(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -283,7 +282,7 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
+    audience: Items[Role] | None = None
     """Intended recipients for this content, such as the user or assistant.
 
 Omitted and `null` are equivalent and mean no audience is specified."""
@@ -455,10 +454,10 @@ class AuthMethodTerminal(AcpModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -503,10 +502,10 @@ class AuthMethodTerminal_(TaggedModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -602,7 +601,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class AvailableCommandsUpdate(AcpModel):
     """Available commands are ready or have changed"""
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1121,7 +1120,7 @@ class ClientRequest(AcpModel):
 class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: JsonInt | StrictStr | None
+    id: StrictInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1331,7 +1330,7 @@ class CompactionUpdate(AcpModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -1389,7 +1388,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class ConfigOptionUpdate(AcpModel):
     """Session configuration options have been updated."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1582,7 +1581,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -1592,7 +1591,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[int, Integer(ge=0)] | None = None
+    size: Annotated[StrictInt, Field(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -1982,7 +1981,7 @@ class Diff(AcpModel):
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -2246,12 +2245,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -2259,7 +2258,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -2345,17 +2344,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2451,12 +2450,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -2476,14 +2475,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -2544,7 +2543,7 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[StrictStr] | None = None
+    required: Items[StrictStr] | None = None
     """List of required property names.
 
 Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -2803,7 +2802,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32000]
     | Literal[-32002]
     | Literal[-32022]
-    | JsonInt
+    | StrictInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2900,7 +2899,7 @@ scheme- or origin-changing redirects."""
 
 Omitted and `null` are equivalent and mean the source MIME type is used."""
 
-    sizes: list[StrictStr] | None = None
+    sizes: Items[StrictStr] | None = None
     """Optional array of strings that specify sizes at which the icon can be used.
 Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
 `"any"` for scalable formats like SVG.
@@ -2945,7 +2944,7 @@ class IdleStateUpdateBase(AcpModel):
     Repeated or resume snapshots may carry the last stop reason for context.
     They MUST NOT be counted as new completions, cancellations, or additional usage."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -3235,7 +3234,7 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Annotated[Items[AuthMethod] | None, NOT_NULL],
         Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
@@ -3277,17 +3276,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -3350,7 +3349,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class ListSessionsResponse(AcpModel):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: Items[SessionInfo]
     """Array of session information objects."""
 
     next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
@@ -3544,7 +3543,7 @@ class McpServerHttp(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -3582,7 +3581,7 @@ class McpServerHttp_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -3614,10 +3613,10 @@ class McpServerStdio(AcpModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -3656,10 +3655,10 @@ class McpServerStdio_(TaggedModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -3725,7 +3724,7 @@ class MultiSelectItemsString(TaggedModel):
 
     type: Literal["string"] = "string"
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3759,12 +3758,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -3772,7 +3771,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -3808,7 +3807,7 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
@@ -3818,7 +3817,7 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -3859,7 +3858,7 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -3869,7 +3868,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -4067,7 +4066,7 @@ class PlanItems(AcpModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -4126,7 +4125,7 @@ class PlanUpdateContentItems(TaggedModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -4291,7 +4290,7 @@ class PromptRequest(AcpModel):
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The ID of the session to send this user message to"""
 
-    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
+    prompt: Annotated[Items[ContentBlock], Field(min_length=1)]
     """The blocks of content that compose the user's message.
 
 As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -4367,7 +4366,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -4420,7 +4419,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-RequestId: TypeAlias = JsonInt | StrictStr
+RequestId: TypeAlias = StrictInt | StrictStr
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -4523,7 +4522,7 @@ permission description was provided."""
 
 Omitted and `null` are equivalent and mean no structured subject was provided."""
 
-    options: Annotated[list[PermissionOption], Field(min_length=1)]
+    options: Annotated[Items[PermissionOption], Field(min_length=1)]
     """Available permission options for the user to choose from.
 Must contain at least one option."""
 
@@ -4651,7 +4650,7 @@ class RequiresActionStateUpdate(AcpModel):
     `running` when progress resumes, or `idle` if the work ends without resuming.
     Responding to one request does not itself imply `running`."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -4699,7 +4698,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -4709,7 +4708,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[int, Integer(ge=0)] | None = None
+    size: Annotated[StrictInt, Field(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -4759,7 +4758,7 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -4770,7 +4769,7 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
@@ -4822,7 +4821,7 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -4832,7 +4831,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -4864,7 +4863,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class RunningStateUpdate(AcpModel):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -5111,7 +5110,7 @@ class SessionConfigSelectGroup(AcpModel):
     name: StrictStr
     """Human-readable label for this group."""
 
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5167,8 +5166,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+    Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[Items[SessionConfigSelectGroup], Field(min_length=1)]
 )
 """Possible values for a session configuration option."""
 
@@ -5219,7 +5218,7 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
@@ -5347,7 +5346,7 @@ class SessionUpdateAgentMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5427,7 +5426,7 @@ class SessionUpdateAgentThought(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5500,7 +5499,7 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5573,7 +5572,7 @@ class SessionUpdateCompactionUpdate(TaggedModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -5612,7 +5611,7 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "config_option_update"
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -5916,10 +5915,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -5975,10 +5974,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -6022,7 +6021,7 @@ class SessionUpdateUserMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6144,7 +6143,7 @@ class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequestBase, TaggedM
 class SetSessionConfigOptionResponse(AcpModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6362,7 +6361,7 @@ class StateUpdateRequiresAction(TaggedModel):
 
     state: Literal["requires_action"] = "requires_action"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6411,7 +6410,7 @@ class StateUpdateRunning(TaggedModel):
 
     state: Literal["running"] = "running"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6456,7 +6455,7 @@ class SessionUpdateStateUpdateRunning(StateUpdateRunning):
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6493,12 +6492,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -6518,14 +6517,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -6669,7 +6668,7 @@ class TerminalExitStatus(AcpModel):
     The presence of this object marks the terminal as exited, even when neither
     an exit code nor a signal is known."""
 
-    exit_code: Annotated[JsonInt | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[StrictInt | None, Field(alias="exitCode")] = None
     """Process exit code as the platform reports it, when known. Negative values are
 allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
 
@@ -6759,10 +6758,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class TerminalSize(AcpModel):
     """The size of an agent-owned terminal in character cells."""
 
-    cols: Annotated[int, Integer(ge=1, le=65535)]
+    cols: Annotated[StrictInt, Field(ge=1, le=65535)]
     """Number of columns."""
 
-    rows: Annotated[int, Integer(ge=1, le=65535)]
+    rows: Annotated[StrictInt, Field(ge=1, le=65535)]
     """Number of rows."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6943,7 +6942,7 @@ EmbeddedResourceResource: TypeAlias = Annotated[
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    any_of: Annotated[Annotated[Items[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
     """Titled enum options. Must contain at least one option."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7095,7 +7094,7 @@ class ToolCallContentDiff(TaggedModel):
 
     type: Literal["diff"] = "diff"
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -7170,7 +7169,7 @@ class ToolCallLocation(AcpModel):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, Integer(ge=1)] | None = None
+    line: Annotated[StrictInt, Field(ge=1)] | None = None
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
 mean no specific line. `0` is invalid."""
 
@@ -7267,10 +7266,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -8519,7 +8518,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     requested: ProtocolVersion
     """The protocol version the Client requested."""
 
-    supported: list[ProtocolVersion]
+    supported: Items[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8575,10 +8574,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -8623,7 +8622,7 @@ class UserMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8966,3 +8965,5 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
+
+complete_models(__name__)

@@ -22,6 +22,7 @@ field annotations and the schema's leniency hints (`_hooks`), the fast validatio
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
@@ -48,6 +49,7 @@ from ._hooks import (
 )
 from ._openenum import OpenEnum, register_members
 from ._serialize import build_serializer, serialization_schema
+from ._strict import BUILDING
 
 __all__ = [
     "NONE_TAG",
@@ -76,15 +78,41 @@ __all__ = [
 
 
 class AcpModel(BaseModel):
-    """Base of every generated model: unknown fields kept, wire names on output, `null` != omitted."""
+    """Base of every generated model: unknown fields kept, wire names on output, `null` != omitted.
+
+    Parsing (`from_json`, `from_dict`, `model_validate*`) takes wire names only and applies the
+    schema's leniency hints; building (the constructor, `model_copy(update=...)`) is strict and
+    takes Python names too (see `_strict`).
+    """
 
     model_config = ConfigDict(
         extra="allow",
-        validate_by_name=True,
+        validate_by_name=False,
         validate_by_alias=True,
         serialize_by_alias=True,
         defer_build=True,  # built at first use: importing the models builds no validator
     )
+
+    def __init__(self, /, **data: Any) -> None:
+        """Build a value in Python: strict, Python or wire names (see `_strict`)."""
+        token = BUILDING.set(True)
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self, by_name=True)
+        finally:
+            BUILDING.reset(token)
+
+    # Not a custom `__init__` for pydantic: nested values are still validated by the schema.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; the `update` values (Python or wire names) are validated as when building."""
+        copied = super().model_copy(deep=deep)
+        if not update:
+            return copied
+        data = {name: getattr(copied, name) for name in copied.model_fields_set}
+        data.update(copied.__pydantic_extra__ or {})
+        data.update(update)
+        return type(self)(**data)
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form as JSON-ready data: aliases, only fields that were set (or parsed)."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import GetCoreSchemaHandler
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, PydanticCustomError, PydanticKnownError, core_schema
+
+from ._strict import BUILDING, RECEIVED
 
 _STR_SER = core_schema.simple_ser_schema("str")  # enum members are `str`s: no Python call on output
 
@@ -54,18 +56,47 @@ class OpenEnum(str):
     @classmethod
     def _coerce(cls, value: str) -> Any:
         member = cls.__acp_members__.get(value)
-        return member if member is not None else cls(value)
+        if member is not None:
+            return member
+        if not BUILDING.get():  # parsing: keep the value, marked as received
+            received = cls(value)
+            received.__dict__[RECEIVED] = True
+            return received
+        if isinstance(value, cls) and value.__dict__.get(RECEIVED):
+            return value  # a received value passed on
+        if value.startswith("_"):
+            return cls(value)
+        raise PydanticCustomError(
+            "acp_reserved_value",
+            "'{value}' is not a {enum} value this schema names; only `_`-prefixed extension "
+            "values may be sent (known: {known})",
+            {
+                "value": str.__str__(value),
+                "enum": cls.__name__,
+                "known": ", ".join(cls.__acp_members__),
+            },
+        )
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         inner: CoreSchema
         if cls.__acp_open__:
-            inner = core_schema.str_schema(strict=True)
+            inner = core_schema.json_or_python_schema(
+                json_schema=core_schema.str_schema(strict=True),
+                python_schema=core_schema.no_info_plain_validator_function(_text),
+            )
         else:
             inner = core_schema.literal_schema(list(cls.__acp_members__))
         return core_schema.no_info_after_validator_function(
             cls._coerce, inner, serialization=_STR_SER
         )
+
+
+def _text(value: Any) -> str:
+    """A `str` as it is: an enum instance stays itself, so a received value keeps its mark."""
+    if isinstance(value, str):
+        return value
+    raise PydanticKnownError("string_type")
 
 
 _COERCE = OpenEnum.__dict__["_coerce"].__func__  # the open-enum hook `fast_schema` replaces

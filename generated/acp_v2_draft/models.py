@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
-
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -33,10 +31,11 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
+    complete_models,
     lenient,
     tag_discriminator,
 )
-from ._jsonint import Integer, JsonInt
+from ._strict import Items
 from .enums import *  # noqa: F403
 
 from pydantic import BaseModel, Field
@@ -160,7 +159,7 @@ class AgentMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -226,7 +225,7 @@ class AgentRequest(AcpModel):
 class AgentResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: JsonInt | StrictStr | None
+    id: StrictInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -292,7 +291,7 @@ class AgentThought(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -320,7 +319,7 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
 class Annotations(AcpModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None = None
+    audience: Items[Role] | None = None
     """Intended recipients for this content, such as the user or assistant.
 
 Omitted and `null` are equivalent and mean no audience is specified."""
@@ -612,10 +611,10 @@ class AuthMethodTerminal(AcpModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -660,10 +659,10 @@ class AuthMethodTerminal_(TaggedModel):
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Additional environment variables to set on the configured agent invocation for terminal auth.
 Names MUST be unique. These values override same-named variables in the
 base launch configuration."""
@@ -759,7 +758,7 @@ class AuthStatusResponse(AcpModel):
 This is the only field clients should act on. Clients MUST treat values they
 do not recognize as `unknown`."""
 
-    accounts: Annotated[list[AuthAccount] | None, NOT_NULL] = None
+    accounts: Annotated[Items[AuthAccount] | None, NOT_NULL] = None
     """The accounts the agent has configured, for display.
 
 Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -802,7 +801,7 @@ class AuthStatusUpdateNotification(AcpModel):
 This is the only field clients should act on. Clients MUST treat values they
 do not recognize as `unknown`."""
 
-    accounts: Annotated[list[AuthAccount] | None, NOT_NULL] = None
+    accounts: Annotated[Items[AuthAccount] | None, NOT_NULL] = None
     """The accounts the agent has configured, for display.
 
 Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -898,7 +897,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class AvailableCommandsUpdate(AcpModel):
     """Available commands are ready or have changed"""
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1493,7 +1492,7 @@ class ClientRequest(AcpModel):
 class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: JsonInt | StrictStr | None
+    id: StrictInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1704,7 +1703,7 @@ class CompactionUpdate(AcpModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -1762,7 +1761,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class ConfigOptionUpdate(AcpModel):
     """Session configuration options have been updated."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -1955,7 +1954,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -1965,7 +1964,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[int, Integer(ge=0)] | None = None
+    size: Annotated[StrictInt, Field(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -2357,7 +2356,7 @@ class Diff(AcpModel):
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
     """
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -2674,12 +2673,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -2687,7 +2686,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -2773,17 +2772,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2879,12 +2878,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -2904,14 +2903,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -2972,7 +2971,7 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[StrictStr] | None = None
+    required: Items[StrictStr] | None = None
     """List of required property names.
 
 Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -3231,7 +3230,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32000]
     | Literal[-32002]
     | Literal[-32022]
-    | JsonInt
+    | StrictInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3307,7 +3306,7 @@ class ForkSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -3317,7 +3316,7 @@ this is the complete resulting additional-root list for the forked
 session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session."""
@@ -3366,7 +3365,7 @@ class ForkSessionResponse(AcpModel):
     """Unique identifier for the newly created forked session."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -3376,7 +3375,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -3445,7 +3444,7 @@ scheme- or origin-changing redirects."""
 
 Omitted and `null` are equivalent and mean the source MIME type is used."""
 
-    sizes: list[StrictStr] | None = None
+    sizes: Items[StrictStr] | None = None
     """Optional array of strings that specify sizes at which the icon can be used.
 Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
 `"any"` for scalable formats like SVG.
@@ -3500,7 +3499,7 @@ Token usage for completed foreground work.
 Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
 usage for this state update."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -3811,7 +3810,7 @@ if it does not."""
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[
-        Annotated[list[AuthMethod] | None, NOT_NULL],
+        Annotated[Items[AuthMethod] | None, NOT_NULL],
         Field(alias="authMethods"),
     ] = None
     """Authentication methods supported by the agent.
@@ -3865,17 +3864,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: JsonInt | None = None
+    minimum: StrictInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: JsonInt | None = None
+    maximum: StrictInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: JsonInt | None = None
+    default: StrictInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -3933,7 +3932,7 @@ class ListProvidersResponse(AcpModel):
 
     Response to `providers/list`."""
 
-    providers: list[ProviderInfo]
+    providers: Items[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4002,7 +4001,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class ListSessionsResponse(AcpModel):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: Items[SessionInfo]
     """Array of session information objects."""
 
     next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
@@ -4210,7 +4209,7 @@ class McpError(AcpModel):
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key."""
 
-    code: JsonInt
+    code: StrictInt
     """Inner MCP error code. Never an ACP error code."""
 
     message: StrictStr
@@ -4349,7 +4348,7 @@ class McpServerHttp(AcpModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -4387,7 +4386,7 @@ class McpServerHttp_(TaggedModel):
     url: StrictStr
     """URL to the MCP server."""
 
-    headers: Annotated[list[HttpHeader] | None, NOT_NULL] = None
+    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
 defines are owned by the transport, and Agents use the transport's values for them."""
 
@@ -4419,10 +4418,10 @@ class McpServerStdio(AcpModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -4461,10 +4460,10 @@ class McpServerStdio_(TaggedModel):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: Annotated[list[StrictStr] | None, NOT_NULL] = None
+    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
     """Command-line arguments to pass to the MCP server."""
 
-    env: Annotated[list[EnvVariable] | None, NOT_NULL] = None
+    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
 Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
@@ -4669,7 +4668,7 @@ class MultiSelectItemsString(TaggedModel):
 
     type: Literal["string"] = "string"
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -4703,12 +4702,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -4716,7 +4715,7 @@ Optional. Omitted and `null` are equivalent and mean there is no maximum selecti
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[StrictStr] | None = None
+    default: Items[StrictStr] | None = None
     """Default selected values.
 
 Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -4752,7 +4751,7 @@ class NewSessionRequest(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for this session. Each path must be absolute.
@@ -4762,7 +4761,7 @@ remains the base for relative paths. When omitted or empty, no
 additional roots are activated for the new session."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
@@ -4814,7 +4813,7 @@ class NewSessionResponse(AcpModel):
 Used in all subsequent requests for this conversation."""
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -4824,7 +4823,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -5053,7 +5052,7 @@ class PlanItems(AcpModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -5206,7 +5205,7 @@ class PlanUpdateContentItems(TaggedModel):
     plan_id: Annotated[PlanId, Field(alias="planId")]
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: Items[PlanEntry]
     """The list of tasks to be accomplished.
 
 When updating an item-based plan, the agent must send a complete list of all entries
@@ -5406,7 +5405,7 @@ class PromptRequest(AcpModel):
     session_id: Annotated[SessionId, Field(alias="sessionId")]
     """The ID of the session to send this user message to"""
 
-    prompt: Annotated[list[ContentBlock], Field(min_length=1)]
+    prompt: Annotated[Items[ContentBlock], Field(min_length=1)]
     """The blocks of content that compose the user's message.
 
 As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -5482,7 +5481,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -5538,7 +5537,7 @@ class ProviderInfo(AcpModel):
     provider_id: Annotated[ProviderId, Field(alias="providerId")]
     """Provider identifier, for example "main" or "openai"."""
 
-    supported: list[LlmProtocol]
+    supported: Items[LlmProtocol]
     """Supported protocol types for this provider."""
 
     required: StrictBool
@@ -5621,7 +5620,7 @@ class ProxyRequest(AcpModel):
 class ProxyResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: JsonInt | StrictStr | None
+    id: StrictInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -5796,7 +5795,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-RequestId: TypeAlias = JsonInt | StrictStr
+RequestId: TypeAlias = StrictInt | StrictStr
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -5899,7 +5898,7 @@ permission description was provided."""
 
 Omitted and `null` are equivalent and mean no structured subject was provided."""
 
-    options: Annotated[list[PermissionOption], Field(min_length=1)]
+    options: Annotated[Items[PermissionOption], Field(min_length=1)]
     """Available permission options for the user to choose from.
 Must contain at least one option."""
 
@@ -6027,7 +6026,7 @@ class RequiresActionStateUpdate(AcpModel):
     `running` when progress resumes, or `idle` if the work ends without resuming.
     Responding to one request does not itself imply `running`."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6075,7 +6074,7 @@ Omitted and `null` are equivalent and mean no title is provided."""
 
 Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | None = None
+    icons: Items[Icon] | None = None
     """Optional set of sized icons that the client can display in a user interface.
 
 Omitted and `null` are equivalent and mean no icons are provided."""
@@ -6085,7 +6084,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[int, Integer(ge=0)] | None = None
+    size: Annotated[StrictInt, Field(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -6135,7 +6134,7 @@ Clients MUST send the session's working directory. Agents MAY reject a different
 with `-32602`, and MAY normalize paths when comparing."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots to activate for this session. Each path must be absolute.
@@ -6146,7 +6145,7 @@ session. It may differ from any previously used or reported list as long as
 the request `cwd` matches the session's `cwd`."""
 
     mcp_servers: Annotated[
-        Annotated[list[McpServer] | None, NOT_NULL],
+        Annotated[Items[McpServer] | None, NOT_NULL],
         Field(alias="mcpServers"),
     ] = None
     """List of MCP servers to connect to for this session.
@@ -6211,7 +6210,7 @@ class ResumeSessionResponse(AcpModel):
     """
 
     config_options: Annotated[
-        Annotated[list[SessionConfigOption] | None, NOT_NULL],
+        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
         Field(alias="configOptions"),
     ] = None
     """Initial session configuration options.
@@ -6221,7 +6220,7 @@ Senders MUST use an array, not `null`. Receivers treat `null` like omission.
 Later `config_option_update` notifications replace this list."""
 
     available_commands: Annotated[
-        Annotated[list[AvailableCommand] | None, NOT_NULL],
+        Annotated[Items[AvailableCommand] | None, NOT_NULL],
         Field(alias="availableCommands"),
     ] = None
     """Initial commands the agent can execute in this session.
@@ -6253,7 +6252,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class RunningStateUpdate(AcpModel):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6617,7 +6616,7 @@ class SessionConfigSelectGroup(AcpModel):
     name: StrictStr
     """Human-readable label for this group."""
 
-    options: Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
+    options: Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
     """The set of option values in this group. MUST contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6673,8 +6672,8 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    Annotated[list[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[list[SessionConfigSelectGroup], Field(min_length=1)]
+    Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
+    | Annotated[Items[SessionConfigSelectGroup], Field(min_length=1)]
 )
 """Possible values for a session configuration option."""
 
@@ -6752,7 +6751,7 @@ class SessionInfo(AcpModel):
     """The working directory for this session. Must be an absolute path."""
 
     additional_directories: Annotated[
-        Annotated[list[AbsolutePath] | None, NOT_NULL],
+        Annotated[Items[AbsolutePath] | None, NOT_NULL],
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots reported for this session. Each path must be absolute.
@@ -6880,7 +6879,7 @@ recipient's transcript.
 Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
 after the message starts streaming."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
 replaces the whole content collection."""
 
@@ -7220,7 +7219,7 @@ class SessionUpdateAgentMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7300,7 +7299,7 @@ class SessionUpdateAgentThought(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this thought message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7373,7 +7372,7 @@ class SessionUpdateAvailableCommandsUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "available_commands_update"
 
-    available_commands: Annotated[list[AvailableCommand], Field(alias="availableCommands")]
+    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
     """Commands the agent can execute."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7446,7 +7445,7 @@ class SessionUpdateCompactionUpdate(TaggedModel):
     status: CompactionStatus
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None = None
+    summary: Items[ContentBlock] | None = None
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: StrictStr | None = None
@@ -7485,7 +7484,7 @@ class SessionUpdateConfigOptionUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "config_option_update"
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7692,7 +7691,7 @@ recipient's transcript.
 Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
 after the message starts streaming."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
 replaces the whole content collection."""
 
@@ -7812,7 +7811,7 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None,
+        Items[AbsolutePath] | None,
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
@@ -8021,10 +8020,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -8080,10 +8079,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -8127,7 +8126,7 @@ class SessionUpdateUserMessage(TaggedModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8314,7 +8313,7 @@ class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequestBase, TaggedM
 class SetSessionConfigOptionResponse(AcpModel):
     """Response to `session/set_config_option` method."""
 
-    config_options: Annotated[list[SessionConfigOption], Field(alias="configOptions")]
+    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
     """The full set of configuration options and their current values."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8607,7 +8606,7 @@ class StateUpdateRequiresAction(TaggedModel):
 
     state: Literal["requires_action"] = "requires_action"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8656,7 +8655,7 @@ class StateUpdateRunning(TaggedModel):
 
     state: Literal["running"] = "running"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8710,7 +8709,7 @@ class StateUpdateUnknown(TaggedModel):
 
     state: Literal["unknown"] = "unknown"
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8760,7 +8759,7 @@ class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
 class StringMultiSelectItems(AcpModel):
     """String item schema for multi-select enum properties."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)]
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
     """Allowed enum values. Must contain at least one value."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -8797,12 +8796,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -8822,14 +8821,14 @@ Optional. Omitted and `null` are equivalent and mean there is no format constrai
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: Annotated[list[StrictStr], Field(min_length=1)] | None = None
+    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
     """Enum values for untitled single-select enums.
 Must contain at least one value when present.
 Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
 declared by `enum`."""
 
     one_of: Annotated[
-        Annotated[list[EnumOption], Field(min_length=1)] | None,
+        Annotated[Items[EnumOption], Field(min_length=1)] | None,
         Field(alias="oneOf"),
     ] = None
     """Titled enum options for titled single-select enums.
@@ -8966,7 +8965,7 @@ reported value. While unset, the child inherits its immediate parent's
 effective working directory."""
 
     additional_directories: Annotated[
-        list[AbsolutePath] | None,
+        Items[AbsolutePath] | None,
         Field(alias="additionalDirectories"),
     ] = None
     """Additional workspace roots for the child. Each path must be absolute.
@@ -9019,7 +9018,7 @@ class SystemPrompt(AcpModel):
 Required. Agents MUST return an error for a mode they do not support rather than
 treating it as `append` or `override`."""
 
-    content: list[ContentBlock]
+    content: Items[ContentBlock]
     """The system prompt content.
 
 Agents advertising the capability MUST accept `text` content blocks.
@@ -9163,7 +9162,7 @@ class TerminalExitStatus(AcpModel):
     The presence of this object marks the terminal as exited, even when neither
     an exit code nor a signal is known."""
 
-    exit_code: Annotated[JsonInt | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[StrictInt | None, Field(alias="exitCode")] = None
     """Process exit code as the platform reports it, when known. Negative values are
 allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
 
@@ -9253,10 +9252,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class TerminalSize(AcpModel):
     """The size of an agent-owned terminal in character cells."""
 
-    cols: Annotated[int, Integer(ge=1, le=65535)]
+    cols: Annotated[StrictInt, Field(ge=1, le=65535)]
     """Number of columns."""
 
-    rows: Annotated[int, Integer(ge=1, le=65535)]
+    rows: Annotated[StrictInt, Field(ge=1, le=65535)]
     """Number of rows."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -9437,7 +9436,7 @@ EmbeddedResourceResource: TypeAlias = Annotated[
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: Annotated[Annotated[list[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
+    any_of: Annotated[Annotated[Items[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
     """Titled enum options. Must contain at least one option."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -9589,7 +9588,7 @@ class ToolCallContentDiff(TaggedModel):
 
     type: Literal["diff"] = "diff"
 
-    changes: list[DiffChange]
+    changes: Items[DiffChange]
     """Structured file changes described by this diff.
 
 Clients can use this field without parsing patch text to determine affected paths."""
@@ -9664,7 +9663,7 @@ class ToolCallLocation(AcpModel):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[int, Integer(ge=1)] | None = None
+    line: Annotated[StrictInt, Field(ge=1)] | None = None
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
 mean no specific line. `0` is invalid."""
 
@@ -9761,10 +9760,10 @@ A new tool call starts as `other`."""
 Omission leaves the status unchanged, `null` resets it to `pending`, and a value
 replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | None = None
+    content: Items[ToolCallContent] | None = None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None = None
+    locations: Items[ToolCallLocation] | None = None
     """File locations affected by this tool call.
 Enables "follow-along" features in clients."""
 
@@ -11056,7 +11055,7 @@ class UnknownStateUpdate(AcpModel):
     This is not a task outcome or session closure. It does not cancel work, resolve
     pending requests, or revoke capabilities. Capabilities are updated separately."""
 
-    background: list[BackgroundWork] | None = None
+    background: Items[BackgroundWork] | None = None
     """Work running independently of foreground work, as a complete snapshot.
 
 Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -11138,7 +11137,7 @@ class UnsupportedProtocolVersionErrorData(AcpModel):
     requested: ProtocolVersion
     """The protocol version the Client requested."""
 
-    supported: list[ProtocolVersion]
+    supported: Items[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -11198,17 +11197,17 @@ class Usage(AcpModel):
 
     Token usage for the foreground work that just completed, not cumulative for the session."""
 
-    total_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="totalTokens")]
+    total_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="totalTokens")]
     """Sum of all token types for the completed work."""
 
-    input_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="inputTokens")]
+    input_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="inputTokens")]
     """Input tokens for the completed work."""
 
-    output_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="outputTokens")]
+    output_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="outputTokens")]
     """Output tokens for the completed work."""
 
     thought_tokens: Annotated[
-        Annotated[int, Integer(ge=0)] | None,
+        Annotated[StrictInt, Field(ge=0)] | None,
         Field(alias="thoughtTokens"),
     ] = None
     """Thought/reasoning tokens for the completed work.
@@ -11216,7 +11215,7 @@ class Usage(AcpModel):
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_read_tokens: Annotated[
-        Annotated[int, Integer(ge=0)] | None,
+        Annotated[StrictInt, Field(ge=0)] | None,
         Field(alias="cachedReadTokens"),
     ] = None
     """Cache read tokens for the completed work.
@@ -11224,7 +11223,7 @@ Omitted and `null` are equivalent and mean the count is not reported."""
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_write_tokens: Annotated[
-        Annotated[int, Integer(ge=0)] | None,
+        Annotated[StrictInt, Field(ge=0)] | None,
         Field(alias="cachedWriteTokens"),
     ] = None
     """Cache write tokens for the completed work.
@@ -11255,10 +11254,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[int, Integer(ge=0)]
+    used: Annotated[StrictInt, Field(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[int, Integer(ge=0)]
+    size: Annotated[StrictInt, Field(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -11303,7 +11302,7 @@ class UserMessage(AcpModel):
     message_id: Annotated[MessageId, Field(alias="messageId")]
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None = None
+    content: Items[ContentBlock] | None = None
     """Complete replacement content for this message."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -11720,3 +11719,5 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
+
+complete_models(__name__)

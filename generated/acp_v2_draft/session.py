@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import binascii
 from base64 import b64decode
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeAlias
@@ -147,7 +147,7 @@ class TimelineToolCall:
     kind: ToolKind = ToolKind.OTHER
     status: ToolCallStatus = ToolCallStatus.PENDING
     content: list[ToolCallContent] = field(default_factory=list)
-    locations: list[ToolCallLocation] | None = None
+    locations: Sequence[ToolCallLocation] | None = None
     raw_input: Any = None
     raw_output: Any = None
     capabilities: ToolCallCapabilities | None = None
@@ -189,7 +189,7 @@ class TimelineSubagent:
     capabilities: SubagentSessionCapabilities | None = None
     state: StateUpdate | None = None
     cwd: AbsolutePath | None = None
-    additional_directories: list[AbsolutePath] | None = None
+    additional_directories: Sequence[AbsolutePath] | None = None
     meta: dict[str, Any] | None = None
 
 
@@ -298,8 +298,8 @@ class SessionState:
         """The latest state snapshot as received."""
         self.usage: ContextUsage | None = None
         self.info: SessionDetails = SessionDetails()
-        self.available_commands: list[AvailableCommand] | None = None
-        self.config_options: list[SessionConfigOption] | None = None
+        self.available_commands: Sequence[AvailableCommand] | None = None
+        self.config_options: Sequence[SessionConfigOption] | None = None
         self.notices: list[SessionUpdateNotice] = []
         """Live notices in arrival order: never part of the timeline or of a replay."""
         self.applied = 0

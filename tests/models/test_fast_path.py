@@ -122,7 +122,7 @@ def test_validation_options_reach_both_paths(draft: ModuleType) -> None:
             self.session_id = "s"
             self.update = {"sessionUpdate": "state_update", "state": "running"}
 
-    assert validator.validate_python(Attributes(), from_attributes=True).to_dict()["sessionId"] == "s"
+    assert validator.validate_python(Attributes(), from_attributes=True, by_name=True).to_dict()["sessionId"] == "s"
     with pytest.raises(ValidationError):
         validator.validate_python(Attributes())
     with pytest.raises(TypeError):

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from models_facts import PINNED, SHARED, ir, load, pascal, snake
 from models_instances import NONE, Instances
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
@@ -230,7 +230,7 @@ def test_field_names_are_snake_case_with_the_wire_name_as_alias(pinned: ModuleTy
     assert ("meta", "_meta") in {(py, wire) for _, _, py, wire in fields}
 
 
-def test_models_accept_wire_names_and_python_names(draft: ModuleType) -> None:
+def test_parsing_takes_wire_names_building_takes_python_names(draft: ModuleType) -> None:
     doc = load(PINNED["acp_v2_draft"])
     protocol = ir(PINNED["acp_v2_draft"])
     inst = Instances(doc)
@@ -245,7 +245,11 @@ def test_models_accept_wire_names_and_python_names(draft: ModuleType) -> None:
             continue
         by_wire = cls.model_validate(value)
         aliases = {info.alias or py: py for py, info in cls.model_fields.items()}
-        by_python = cls.model_validate({aliases.get(k, k): v for k, v in value.items()})
+        python_named = {aliases.get(k, k): v for k, v in value.items()}
+        if python_named != value and any(cls.model_fields[aliases[k]].is_required() for k in value if k in aliases and aliases[k] != k):
+            with pytest.raises(ValidationError):
+                cls.model_validate(python_named)  # parsing: wire names only
+        by_python = cls(**{aliases.get(k, k): getattr(by_wire, aliases[k]) if k in aliases else v for k, v in value.items()})
         assert by_python.to_dict() == by_wire.to_dict() == json.loads(json.dumps(value)), key
         checked += 1
     assert checked > 100

@@ -1,0 +1,34 @@
+"""Every example in docs/bindings.md runs: `python file=NAME` blocks are written out, every other
+`python` block runs as a script next to them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from bindings_support import PYTHON, ROOT, python_env
+
+DOC = ROOT / "docs" / "bindings.md"
+BLOCK = re.compile(r"^```python(?: file=(\S+))?\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def _blocks() -> list[tuple[str | None, str]]:
+    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+
+
+def test_the_guide_has_examples() -> None:
+    blocks = _blocks()
+    assert len([b for b in blocks if b[0] is None]) >= 2 and any(b[0] for b in blocks)
+
+
+@pytest.mark.parametrize("index", [i for i, (name, _) in enumerate(_blocks()) if name is None])
+def test_example_runs(index: int, tmp_path: Path) -> None:
+    for name, code in _blocks():
+        if name:
+            (tmp_path / name).write_text(code, encoding="utf-8")
+    script = tmp_path / f"example_{index}.py"
+    script.write_text(_blocks()[index][1], encoding="utf-8")
+    result = subprocess.run([PYTHON, str(script)], cwd=tmp_path, env=python_env(), check=False, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
