@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
+
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -31,10 +33,10 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
+from ._jsonint import Integer, JsonInt
 from ._strict import Items
 from .enums import *  # noqa: F403
 
@@ -1233,7 +1235,7 @@ class ContentBlockResourceLink(TaggedModel):
     name: StrictStr
     """Human-readable name shown for this protocol object."""
 
-    size: StrictInt | None = None
+    size: JsonInt | None = None
     """Optional size of the linked resource in bytes, if known."""
 
     title: StrictStr | None = None
@@ -1606,7 +1608,7 @@ class CreateTerminalRequest(AcpModel):
     """Working directory for the command. Must be an absolute path."""
 
     output_byte_limit: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None,
+        Annotated[int, Integer(ge=0)] | None,
         Field(alias="outputByteLimit"),
     ] = None
     """Maximum number of output bytes to retain.
@@ -1815,7 +1817,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 
 
 ElicitationContentValue: TypeAlias = (
-    StrictStr | StrictInt | StrictInt | StrictFloat | StrictBool | Items[StrictStr]
+    StrictStr | JsonInt | StrictInt | StrictFloat | StrictBool | Items[StrictStr]
 )
 """Allowed wire representations for `ElicitationContentValue`."""
 
@@ -1866,12 +1868,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -1969,17 +1971,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2079,12 +2081,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -2426,7 +2428,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32800]
     | Literal[-32000]
     | Literal[-32002]
-    | StrictInt
+    | JsonInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -2714,17 +2716,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -3292,12 +3294,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -3734,7 +3736,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -3752,10 +3754,10 @@ class ReadTextFileRequest(AcpModel):
     path: StrictStr
     """Absolute path to the file to read."""
 
-    line: Annotated[StrictInt, Field(ge=0)] | None = None
+    line: Annotated[int, Integer(ge=0)] | None = None
     """Line number to start reading from (1-based)."""
 
-    limit: Annotated[StrictInt, Field(ge=0)] | None = None
+    limit: Annotated[int, Integer(ge=0)] | None = None
     """Maximum number of lines to read."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3848,7 +3850,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-RequestId: TypeAlias = StrictInt | StrictStr | None
+RequestId: TypeAlias = JsonInt | StrictStr | None
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -3999,7 +4001,7 @@ class ResourceLink(AcpModel):
     name: StrictStr
     """Human-readable name shown for this protocol object."""
 
-    size: StrictInt | None = None
+    size: JsonInt | None = None
     """Optional size of the linked resource in bytes, if known."""
 
     title: StrictStr | None = None
@@ -5218,10 +5220,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -5523,12 +5525,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -5612,7 +5614,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class TerminalExitStatus(AcpModel):
     """Exit status of a terminal command."""
 
-    exit_code: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
     """The process exit code (may be null if terminated by signal)."""
 
     signal: StrictStr | None = None
@@ -6003,7 +6005,7 @@ class ToolCallLocation(AcpModel):
     path: StrictStr
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[StrictInt, Field(ge=0)] | None = None
+    line: Annotated[int, Integer(ge=0)] | None = None
     """Optional 1-based line number within the file."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -6332,10 +6334,10 @@ AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -6390,7 +6392,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
 class WaitForTerminalExitResponse(AcpModel):
     """Response containing the exit status of a terminal command."""
 
-    exit_code: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
     """The process exit code (may be null if terminated by signal)."""
 
     signal: StrictStr | None = None
@@ -6704,5 +6706,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
+
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -31,10 +33,10 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
+from ._jsonint import Integer, JsonInt
 from ._strict import Items
 from .enums import *  # noqa: F403
 
@@ -197,7 +199,7 @@ class AgentRequest(AcpModel):
 class AgentResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: StrictInt | StrictStr | None
+    id: JsonInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1120,7 +1122,7 @@ class ClientRequest(AcpModel):
 class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: StrictInt | StrictStr | None
+    id: JsonInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1591,7 +1593,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[StrictInt, Field(ge=0)] | None = None
+    size: Annotated[int, Integer(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -2245,12 +2247,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -2344,17 +2346,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2450,12 +2452,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -2802,7 +2804,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32000]
     | Literal[-32002]
     | Literal[-32022]
-    | StrictInt
+    | JsonInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3276,17 +3278,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -3758,12 +3760,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -4366,7 +4368,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -4419,7 +4421,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-RequestId: TypeAlias = StrictInt | StrictStr
+RequestId: TypeAlias = JsonInt | StrictStr
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -4708,7 +4710,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[StrictInt, Field(ge=0)] | None = None
+    size: Annotated[int, Integer(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -5974,10 +5976,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -6492,12 +6494,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -6668,7 +6670,7 @@ class TerminalExitStatus(AcpModel):
     The presence of this object marks the terminal as exited, even when neither
     an exit code nor a signal is known."""
 
-    exit_code: Annotated[StrictInt | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[JsonInt | None, Field(alias="exitCode")] = None
     """Process exit code as the platform reports it, when known. Negative values are
 allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
 
@@ -6758,10 +6760,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class TerminalSize(AcpModel):
     """The size of an agent-owned terminal in character cells."""
 
-    cols: Annotated[StrictInt, Field(ge=1, le=65535)]
+    cols: Annotated[int, Integer(ge=1, le=65535)]
     """Number of columns."""
 
-    rows: Annotated[StrictInt, Field(ge=1, le=65535)]
+    rows: Annotated[int, Integer(ge=1, le=65535)]
     """Number of rows."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -7169,7 +7171,7 @@ class ToolCallLocation(AcpModel):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[StrictInt, Field(ge=1)] | None = None
+    line: Annotated[int, Integer(ge=1)] | None = None
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
 mean no specific line. `0` is invalid."""
 
@@ -8574,10 +8576,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -8965,5 +8967,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
+
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
@@ -31,10 +33,10 @@ from ._base import (
     AcpModel,
     TaggedModel,
     TagValue,
-    complete_models,
     lenient,
     tag_discriminator,
 )
+from ._jsonint import Integer, JsonInt
 from ._strict import Items
 from .enums import *  # noqa: F403
 
@@ -225,7 +227,7 @@ class AgentRequest(AcpModel):
 class AgentResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: StrictInt | StrictStr | None
+    id: JsonInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1492,7 +1494,7 @@ class ClientRequest(AcpModel):
 class ClientResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: StrictInt | StrictStr | None
+    id: JsonInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -1964,7 +1966,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[StrictInt, Field(ge=0)] | None = None
+    size: Annotated[int, Integer(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -2673,12 +2675,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -2772,17 +2774,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -2878,12 +2880,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -3230,7 +3232,7 @@ ErrorCode: TypeAlias = (
     | Literal[-32000]
     | Literal[-32002]
     | Literal[-32022]
-    | StrictInt
+    | JsonInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
@@ -3864,17 +3866,17 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: StrictInt | None = None
+    minimum: JsonInt | None = None
     """Minimum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: StrictInt | None = None
+    maximum: JsonInt | None = None
     """Maximum value (inclusive).
 
 Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: StrictInt | None = None
+    default: JsonInt | None = None
     """Default value.
 
 Optional. Omitted and `null` are equivalent and mean no default value is provided."""
@@ -4209,7 +4211,7 @@ class McpError(AcpModel):
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key."""
 
-    code: StrictInt
+    code: JsonInt
     """Inner MCP error code. Never an ACP error code."""
 
     message: StrictStr
@@ -4702,12 +4704,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minItems")] = None
+    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
     """Minimum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxItems")] = None
+    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
     """Maximum number of items to select.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -5481,7 +5483,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-ProtocolVersion: TypeAlias = Annotated[StrictInt, Field(ge=0, le=65535)]
+ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
@@ -5620,7 +5622,7 @@ class ProxyRequest(AcpModel):
 class ProxyResponseError(AcpModel):
     """A failed JSON-RPC response."""
 
-    id: StrictInt | StrictStr | None
+    id: JsonInt | StrictStr | None
     """The id of the request this response answers.
 
 Required. `null` only when the request's id could not be determined, such as
@@ -5795,7 +5797,7 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-RequestId: TypeAlias = StrictInt | StrictStr
+RequestId: TypeAlias = JsonInt | StrictStr
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -6084,7 +6086,7 @@ Omitted and `null` are equivalent and mean no icons are provided."""
 
 Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: Annotated[StrictInt, Field(ge=0)] | None = None
+    size: Annotated[int, Integer(ge=0)] | None = None
     """Optional size of the linked resource in bytes, if known.
 
 Omitted and `null` are equivalent and mean the size is not known."""
@@ -8079,10 +8081,10 @@ class SessionUpdateUsageUpdate(TaggedModel):
         Field(alias="sessionUpdate"),
     ] = "usage_update"
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -8796,12 +8798,12 @@ Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
 Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="minLength")] = None
+    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
     """Minimum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: Annotated[Annotated[StrictInt, Field(ge=0)] | None, Field(alias="maxLength")] = None
+    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
     """Maximum string length.
 
 Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
@@ -9162,7 +9164,7 @@ class TerminalExitStatus(AcpModel):
     The presence of this object marks the terminal as exited, even when neither
     an exit code nor a signal is known."""
 
-    exit_code: Annotated[StrictInt | None, Field(alias="exitCode")] = None
+    exit_code: Annotated[JsonInt | None, Field(alias="exitCode")] = None
     """Process exit code as the platform reports it, when known. Negative values are
 allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
 
@@ -9252,10 +9254,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class TerminalSize(AcpModel):
     """The size of an agent-owned terminal in character cells."""
 
-    cols: Annotated[StrictInt, Field(ge=1, le=65535)]
+    cols: Annotated[int, Integer(ge=1, le=65535)]
     """Number of columns."""
 
-    rows: Annotated[StrictInt, Field(ge=1, le=65535)]
+    rows: Annotated[int, Integer(ge=1, le=65535)]
     """Number of rows."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -9663,7 +9665,7 @@ class ToolCallLocation(AcpModel):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: Annotated[StrictInt, Field(ge=1)] | None = None
+    line: Annotated[int, Integer(ge=1)] | None = None
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
 mean no specific line. `0` is invalid."""
 
@@ -11197,17 +11199,17 @@ class Usage(AcpModel):
 
     Token usage for the foreground work that just completed, not cumulative for the session."""
 
-    total_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="totalTokens")]
+    total_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="totalTokens")]
     """Sum of all token types for the completed work."""
 
-    input_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="inputTokens")]
+    input_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="inputTokens")]
     """Input tokens for the completed work."""
 
-    output_tokens: Annotated[Annotated[StrictInt, Field(ge=0)], Field(alias="outputTokens")]
+    output_tokens: Annotated[Annotated[int, Integer(ge=0)], Field(alias="outputTokens")]
     """Output tokens for the completed work."""
 
     thought_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None,
+        Annotated[int, Integer(ge=0)] | None,
         Field(alias="thoughtTokens"),
     ] = None
     """Thought/reasoning tokens for the completed work.
@@ -11215,7 +11217,7 @@ class Usage(AcpModel):
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_read_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None,
+        Annotated[int, Integer(ge=0)] | None,
         Field(alias="cachedReadTokens"),
     ] = None
     """Cache read tokens for the completed work.
@@ -11223,7 +11225,7 @@ Omitted and `null` are equivalent and mean the count is not reported."""
 Omitted and `null` are equivalent and mean the count is not reported."""
 
     cached_write_tokens: Annotated[
-        Annotated[StrictInt, Field(ge=0)] | None,
+        Annotated[int, Integer(ge=0)] | None,
         Field(alias="cachedWriteTokens"),
     ] = None
     """Cache write tokens for the completed work.
@@ -11254,10 +11256,10 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
 class UsageUpdate(AcpModel):
     """Context window and cost update for a session."""
 
-    used: Annotated[StrictInt, Field(ge=0)]
+    used: Annotated[int, Integer(ge=0)]
     """Tokens currently in context."""
 
-    size: Annotated[StrictInt, Field(ge=0)]
+    size: Annotated[int, Integer(ge=0)]
     """Total context window size in tokens."""
 
     cost: Cost | None = None
@@ -11719,5 +11721,3 @@ __all__ = [
     "ToolCallContent",
     "ToolCallId",
 ]
-
-complete_models(__name__)
