@@ -166,6 +166,11 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[s
         "install_command": INSTALL_COMMAND,
         "test_command": TEST_COMMAND,
         "regenerate_commands": [regenerate_command(names.package, b) for b in bound],
+        # the drift workflow checks every version's bindings; `outdated` follows the newest (the
+        # draft is what moves)
+        "generate_check": " && ".join(f"{regenerate_command(names.package, b)} --check" for b in bound),
+        "newest_source": bound[-1].target.source,
+        "newest_sha256": bound[-1].sha256,
     }
     env = environment()
     rendered = {
