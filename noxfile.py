@@ -79,8 +79,9 @@ def bench(session: nox.Session) -> None:
 # PyPI; each session installs that minor's newest patch. The fast path reads pydantic-core's schema
 # structure, which changes between minors, so each one runs the model, runtime and reliability
 # suites. 2.11 and 2.12 are not supported: the generated models fail to import there ("Discriminator
-# must be used with a Union type"), so the lower bound is 2.13.
-PYDANTIC_MINORS = ["2.13", "2.14"]
+# must be used with a Union type"); on 2.13 `test_validation_options_reach_both_paths` fails. So the
+# lower bound is 2.14, the newest minor; add each new minor here when it is released.
+PYDANTIC_MINORS = ["2.14"]
 
 
 @nox.session

@@ -79,8 +79,8 @@ VERSION_FILES: Mapping[str, int] = {
 
 # Runtime dependencies of each kind (the bindings need pydantic only).
 DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
-    "agent": ("pydantic>=2.11",),
-    "client": ("pydantic>=2.11", "rich>=13.0"),
+    "agent": ("pydantic>=2.14",),
+    "client": ("pydantic>=2.14", "rich>=13.0"),
 }
 
 # The module holding `main()` (the console script) of each kind.
