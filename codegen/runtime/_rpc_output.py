@@ -93,7 +93,8 @@ class Output:
         if self.lost is not None:
             raise self._unusable()
         try:
-            await asyncio.wait_for(self._writer.drain(), self._limits.write_stall_timeout)
+            async with asyncio.timeout(self._limits.write_stall_timeout):
+                await self._writer.drain()
         except TimeoutError:
             self.lose(
                 f"the peer is not reading: no output could be written for "
@@ -124,7 +125,8 @@ class Output:
         if wait_closed is None:
             return
         try:
-            await asyncio.wait_for(wait_closed(), timeout)
+            async with asyncio.timeout(timeout):
+                await wait_closed()
         except TimeoutError:
             logger.warning("output not flushed within %g s: aborted", timeout)
             _abort(transport)

@@ -121,7 +121,8 @@ class RemoteConnection:
         while full() and not self.closed:
             self._room = asyncio.get_running_loop().create_future()
             try:
-                await asyncio.wait_for(self._room, self.limits.max_output_stall)
+                async with asyncio.timeout(self.limits.max_output_stall):
+                    await self._room
             except TimeoutError:
                 self.close(f"output stalled for {self.limits.max_output_stall} s")
             finally:

@@ -269,9 +269,8 @@ async def _stream(
                 else b": keep-alive\n\n"
             )
             try:
-                await asyncio.wait_for(
-                    send({"type": "http.response.body", "body": chunk, "more_body": True}), stall
-                )
+                async with asyncio.timeout(stall):
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
             except TimeoutError:
                 connection.close(f"output stalled for {stall} s")
                 return

@@ -77,7 +77,8 @@ async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send:
         code = CLOSE_NORMAL if connection.close_reason == "agent finished" else CLOSE_LIMIT
     if code is not None:
         with contextlib.suppress(OSError, RuntimeError, TimeoutError):
-            await asyncio.wait_for(send({"type": "websocket.close", "code": code}), 1.0)
+            async with asyncio.timeout(1.0):
+                await send({"type": "websocket.close", "code": code})
 
 
 async def _deny(scope: Scope, send: Send, status: int, message: str) -> None:

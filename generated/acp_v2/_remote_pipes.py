@@ -111,7 +111,8 @@ class Mailbox:
         if not self.frames and not self.closed:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
-                await asyncio.wait_for(self._waiter, timeout)
+                async with asyncio.timeout(timeout):
+                    await self._waiter
             except TimeoutError:
                 return []
             finally:
@@ -142,7 +143,8 @@ class ByteBound:
         while current() > self.limit:
             self._event.clear()
             try:
-                await asyncio.wait_for(self._event.wait(), self.timeout)
+                async with asyncio.timeout(self.timeout):
+                    await self._event.wait()
             except TimeoutError:
                 raise ConnectionError("remote peer stopped reading") from None
 

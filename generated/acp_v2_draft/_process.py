@@ -109,9 +109,8 @@ async def stop_process(process: asyncio.subprocess.Process, grace: float) -> int
             with contextlib.suppress(ProcessLookupError):
                 signal()
         try:
-            return await asyncio.wait_for(
-                process.wait(), grace if signal is not process.kill else None
-            )
+            async with asyncio.timeout(grace if signal is not process.kill else None):
+                return await process.wait()
         except TimeoutError:
             continue
     return await process.wait()  # pragma: no cover

@@ -249,3 +249,51 @@ async def test_ids_over_the_limits_are_refused_with_a_null_id(raw_id: str) -> No
         reply = await s.raw.recv()
         assert reply["id"] is None and reply["error"]["code"] == rpc.INVALID_REQUEST
         await s.raw.assert_alive()
+
+
+class _MemoryReader:
+    """Input that never ends: one line, then nothing (a peer that keeps its end open)."""
+
+    def __init__(self, first: bytes) -> None:
+        self._pending = [first]
+        self._forever: asyncio.Event = asyncio.Event()
+
+    async def read(self, n: int = -1) -> bytes:
+        if self._pending:
+            return self._pending.pop()
+        await self._forever.wait()
+        return b""
+
+
+class _ClosingWriter:
+    """A writer whose ``drain`` finishes at once and meanwhile starts ``on_drain`` (once)."""
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.on_drain: Any = None
+        self.started: list[asyncio.Task[Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.frames.append(data)
+
+    async def drain(self) -> None:
+        callback, self.on_drain = self.on_drain, None
+        if callback is not None:
+            self.started.append(asyncio.ensure_future(callback()))
+
+    def close(self) -> None:
+        pass
+
+
+async def test_close_during_a_drain_that_finished_at_once_stops_the_read_loop() -> None:
+    # asyncio.wait_for on 3.11 swallows a cancellation that arrives just as the awaited drain
+    # finishes; the read loop then read on forever and close() never returned.
+    table = {"echo": rpc.MethodSpec("echo", "request", EchoParams, EchoResult, "echo")}
+    reader = _MemoryReader(b'{"jsonrpc":"2.0","method":"unknown/note"}\n')
+    writer = _ClosingWriter()
+    connection = rpc.Connection(Odd(), table, reader, writer)
+    writer.on_drain = connection.close
+    run = asyncio.create_task(connection.run())
+    await asyncio.wait_for(asyncio.wait([run]), TIMEOUT)
+    await asyncio.wait_for(asyncio.gather(*writer.started), TIMEOUT)
+    assert run.done() and connection.closed
