@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from typing import Any, ForwardRef, TypeVar, cast
 
 _T = TypeVar("_T", bound=type)
@@ -30,13 +30,13 @@ def completion_order(namespace: Mapping[str, Any], pending: list[_T]) -> list[_T
     for root in pending:
         if root in done:
             continue
-        path: list[tuple[type, Iterator[type]]] = [(root, _dependencies(root, namespace, wanted))]
+        path: list[tuple[type, Iterator[type]]] = [(root, dependencies(root, namespace, wanted))]
         on_path: set[type] = {root}
         while path:
             cls, deps = path[-1]
             for dep in deps:
                 if dep not in done and dep not in on_path:
-                    path.append((dep, _dependencies(dep, namespace, wanted)))
+                    path.append((dep, dependencies(dep, namespace, wanted)))
                     on_path.add(dep)
                     break
             else:
@@ -47,7 +47,7 @@ def completion_order(namespace: Mapping[str, Any], pending: list[_T]) -> list[_T
     return cast("list[_T]", out)  # every class in it comes from `pending`
 
 
-def _dependencies(cls: type, namespace: Mapping[str, Any], wanted: set[type]) -> Iterator[type]:
+def dependencies(cls: type, namespace: Mapping[str, Any], wanted: Container[type]) -> Iterator[type]:
     """The classes of `wanted` that `cls` names in its own or its bases' annotations."""
     for klass in cls.__mro__:
         if klass in wanted and klass is not cls:

@@ -1,7 +1,7 @@
 """Build at first use: `defer`, which makes a generated class's `__pydantic_core_schema__`,
 `__pydantic_validator__` and `__pydantic_serializer__` build the class the first time any of them
-is read, and `BUILD_LOCK`, under which every build of a generated class runs. Depends on pydantic
-and the standard library.
+is read, and `BUILD_LOCK`, under which every build of a generated class runs. Depends on pydantic,
+`_completion` and the standard library.
 
 The generated classes are `defer_build`: pydantic leaves placeholders ("mocks") in those three
 attributes and builds the class when a method of a placeholder is called. Reading the attribute
@@ -15,6 +15,13 @@ as it did when classes were built at import: the class's `model_config` answers 
 with False (`_ClassConfig`; `TypeAdapter` asks only that, to decide whether to wait), while the
 classes derived from it still inherit `defer_build` (pydantic copies the dict).
 
+A class that refers to a long chain of classes not built yet would build them all inside its own
+build, one recursion level of pydantic's schema generator per link (a RecursionError past a few
+dozen). So before building a class, `built` builds, bottom up, every unbuilt class it reaches
+whose chain of unbuilt classes below it is a multiple of `_CHAIN_STEP` long: no single build
+then goes deeper than that, however long the chain, and shallow classes (every one of ACP's
+today) build exactly as before.
+
 A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
 the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that
 uses a class while another builds it waits, then sees the finished class.
@@ -22,25 +29,84 @@ uses a class while another builds it waits, then sees the finished class.
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Iterator
 from typing import Any, cast
 
 import pydantic.main
 from pydantic import BaseModel, ConfigDict
 from pydantic._internal._mock_val_ser import MockCoreSchema, MockValSer
 
+from ._completion import dependencies
+
 # One lock with pydantic's: two locks could be taken in opposite orders by two threads.
 BUILD_LOCK: Any = getattr(pydantic.main, "_rebuild_lock", None) or threading.RLock()
 
 _DEFERRED = ("__pydantic_core_schema__", "__pydantic_validator__", "__pydantic_serializer__")
 
+_CHAIN_STEP = 16
+"""The most links of unbuilt classes one build walks through (see the module docstring)."""
+
 
 def built(cls: type[BaseModel], name: str) -> Any:
     """Build `cls` if it is not built yet, and return its attribute `name` (a class attribute)."""
     with BUILD_LOCK:
-        if not cls.__dict__.get("__pydantic_complete__", False):
-            cls.model_rebuild(_parent_namespace_depth=0)  # names resolve in the module
+        if not _complete(cls):
+            steps, height = _chain_steps(cls)
+            # The completion hooks walk a class's whole schema, one level per link of a chain.
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, 1000 + 40 * height))
+            try:
+                for step in steps:
+                    if not _complete(step):
+                        step.model_rebuild(_parent_namespace_depth=0)
+                cls.model_rebuild(_parent_namespace_depth=0)  # names resolve in the module
+            finally:
+                sys.setrecursionlimit(limit)
     return cls.__dict__[name]
+
+
+def _complete(cls: type) -> bool:
+    return bool(cls.__dict__.get("__pydantic_complete__", False))
+
+
+class _Unbuilt:
+    """The model classes not built yet (a container for `dependencies`)."""
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, type) and issubclass(value, BaseModel) and not _complete(value)
+
+
+_UNBUILT = _Unbuilt()
+
+
+def _chain_steps(cls: type[BaseModel]) -> tuple[list[type[BaseModel]], int]:
+    """The unbuilt classes below `cls` to build first, bottom up: those whose longest chain of
+    unbuilt classes below is a positive multiple of `_CHAIN_STEP` (an iterative depth-first
+    walk); and the length of the longest chain below `cls`."""
+    namespace = vars(sys.modules[cls.__module__])
+
+    def below(node: type) -> Iterator[type]:
+        return dependencies(node, namespace, _UNBUILT)
+
+    height: dict[type, int] = {}
+    steps: list[type[BaseModel]] = []
+    on_path: set[type] = {cls}
+    stack: list[tuple[type, Iterator[type]]] = [(cls, below(cls))]
+    while stack:
+        node, children = stack[-1]
+        child = next((c for c in children if c not in height and c not in on_path), None)
+        if child is not None:
+            on_path.add(child)
+            stack.append((child, below(child)))
+            continue
+        stack.pop()
+        on_path.discard(node)
+        height[node] = 1 + max((height[c] for c in below(node) if c in height), default=-1)
+        if node is not cls and height[node] and height[node] % _CHAIN_STEP == 0:
+            steps.append(cast("type[BaseModel]", node))
+    return steps, height[cls]
 
 
 class _DeferredSchema(MockCoreSchema):

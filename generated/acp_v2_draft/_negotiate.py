@@ -14,11 +14,12 @@ typed ``AgentPeer`` and ``response`` its ``InitializeResponse`` (narrow with ``i
 ``UnsupportedVersionError`` (the spec's "the client SHOULD close the connection and inform the
 user").
 
-The ``initialize`` on the wire is the newest version's params; fields of the older versions'
-params that it lacks (v1's ``clientInfo`` and ``clientCapabilities``) are added, so that an agent
-that only knows an older version still learns who the client is, while a newer agent keeps them
-as unknown fields. Its id is the string ``"initialize"``, so it never collides with the ids the
-connection numbers from 0.
+The ``initialize`` on the wire is exactly the newest version's params. Older versions' fields
+(v1's ``clientInfo``) are not added: the newest schema defines no such root fields, and the
+extensibility rules forbid custom ones (``check-transcript`` flags them). An agent that downgrades
+maps what it understands (the version router turns v2's ``info`` into v1's ``clientInfo``), and
+v1's ``clientInfo`` is optional. Its id is the string ``"initialize"``, so it never collides
+with the ids the connection numbers from 0.
 """
 
 from __future__ import annotations
@@ -70,13 +71,12 @@ class Negotiated:
 
 
 def _wire_params(offers: Mapping[int, Any]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for version in sorted(offers, reverse=True):
-        offered = to_jsonable(offers[version])
-        if not isinstance(offered, dict):
+    for version in sorted(offers):
+        if not isinstance(to_jsonable(offers[version]), dict):
             raise TypeError(f"initialize params for version {version} must be an object")
-        params.update({k: v for k, v in offered.items() if k not in params})
-    params["protocolVersion"] = max(offers)
+    newest = max(offers)
+    params: dict[str, Any] = dict(to_jsonable(offers[newest]))
+    params["protocolVersion"] = newest
     return params
 
 

@@ -70,7 +70,8 @@ async def test_the_wire_initialize_asks_for_the_newest_version() -> None:
     request = await agent.receive()
     assert request["method"] == "initialize" and request["id"] == "initialize"
     assert request["params"]["protocolVersion"] == 2
-    assert request["params"]["info"] == INFO and request["params"]["clientInfo"] == INFO
+    assert request["params"]["info"] == INFO
+    assert "clientInfo" not in request["params"]  # no custom root fields: only the newest version's
     await agent.send({"jsonrpc": "2.0", "id": "initialize", "result": {"protocolVersion": 3, "info": INFO}})
     with pytest.raises(acp_v2.UnsupportedVersionError, match="protocol version 3.*versions 1, 2; closing"):
         await task
