@@ -51,7 +51,9 @@ def completion_order(namespace: Mapping[str, Any], pending: list[_T]) -> list[_T
     return cast("list[_T]", out)  # every class in it comes from `pending`
 
 
-def dependencies(cls: type, namespace: Mapping[str, Any], wanted: Container[type]) -> Iterator[type]:
+def dependencies(
+    cls: type, namespace: Mapping[str, Any], wanted: Container[type]
+) -> Iterator[type]:
     """The classes of `wanted` that `cls` names in its own or its bases' annotations."""
     for klass in cls.__mro__:
         if klass in wanted and klass is not cls:
