@@ -49,6 +49,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
         ("tests/test_agent_v1.py", "scaffold/agent/test_agent_v1.py.jinja"),
+        ("tests/test_listen.py", "scaffold/agent/test_listen.py.jinja"),
     ),
     "client": (
         ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
@@ -82,6 +83,17 @@ DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
     "agent": ("pydantic>=2.14",),
     "client": ("pydantic>=2.14", "rich>=13.0"),
 }
+
+# What the bindings' remote transport needs (the `remote` extra of a project, as of acp-codegen's
+# own pyproject: tests/scaffold checks they agree). The agent's `--listen` and the client's URL
+# targets import it only when used.
+REMOTE_DEPENDENCIES: tuple[str, ...] = (
+    "uvicorn>=0.30",
+    "hypercorn>=0.17",
+    "websockets>=13.0",
+    "httpx>=0.27",
+    "httpx-sse>=0.4",
+)
 
 # The module holding `main()` (the console script) of each kind.
 MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
@@ -158,6 +170,7 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[s
         "title": names.title,
         "module": MAIN_MODULE[kind],
         "dependencies": DEPENDENCIES[kind],
+        "remote_dependencies": REMOTE_DEPENDENCIES,
         "protocols": versions,
         "bindings": subpackages,
         "router": bound[-1].subpackage,  # the newest version's bindings serve the router
