@@ -31,10 +31,10 @@ from ._rpc import Connection, MethodSpec
 
 __all__ = [
     "RemoteHttpError",
-    "is_endpoint_url",
     "connect_http",
     "connect_url",
     "connect_ws",
+    "is_endpoint_url",
     "open_http",
     "open_url",
     "open_ws",

@@ -5,7 +5,9 @@
 """Remote ACP transport, client side: ``connect_ws``, ``connect_http`` and ``connect_url``.
 
 Each returns a ``Connection`` over queue-backed pipes, so the package's typed peer works exactly
-as over stdio. WebSocket (``websockets``): one text frame per message, the connection id from
+as over stdio; ``open_ws``, ``open_http`` and ``open_url`` return those pipes themselves (a
+reader and a writer, for a caller that builds its own connection, such as a negotiating
+client). WebSocket (``websockets``): one text frame per message, the connection id from
 the upgrade response, a close frame on ``close()``. Streamable HTTP (``httpx`` and
 ``httpx-sse``): POST per message in order, the connection-scoped SSE stream after
 ``initialize``, one session-scoped stream per session (opened before the first message of that
@@ -31,7 +33,16 @@ from ._remote_limits import DEFAULT_LIMITS, HEADER_CONNECTION_ID, RemoteLimits
 from ._remote_pipes import ByteBound, InboundPipe, QueuedSink
 from ._rpc import Connection, MethodSpec
 
-__all__ = ["RemoteHttpError", "connect_http", "connect_url", "connect_ws"]
+__all__ = [
+    "RemoteHttpError",
+    "connect_http",
+    "connect_url",
+    "connect_ws",
+    "is_endpoint_url",
+    "open_http",
+    "open_url",
+    "open_ws",
+]
 
 logger = logging.getLogger(__name__.rpartition(".")[0] + "._remote")
 
@@ -104,17 +115,15 @@ class _UpgradeResponse:
         return self._message
 
 
-async def connect_ws(
+async def open_ws(
     url: str,
-    handler: object,
-    inbound: Mapping[str, MethodSpec],
     *,
     headers: Mapping[str, str] | None = None,
     cookies: CookieJar | None = None,
     limits: RemoteLimits = DEFAULT_LIMITS,
     open_timeout: float = 10.0,
-) -> Connection:
-    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``) and connect ``handler``."""
+) -> tuple[InboundPipe, WsSink]:
+    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``): its reader and writer."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
@@ -144,20 +153,31 @@ async def connect_ws(
     bound, pipe = _inbound(limits)
     sink = WsSink(ws, limits, asyncio.ensure_future(_ws_read(ws, pipe, bound)))
     sink.connection_id = upgrade.headers.get(HEADER_CONNECTION_ID)
-    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+    return pipe, sink
 
 
-async def connect_http(
+async def connect_ws(
     url: str,
     handler: object,
     inbound: Mapping[str, MethodSpec],
+    *,
+    limits: RemoteLimits = DEFAULT_LIMITS,
+    **options: Any,
+) -> Connection:
+    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``) and connect ``handler``."""
+    pipe, sink = await open_ws(url, limits=limits, **options)
+    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+
+
+async def open_http(
+    url: str,
     *,
     headers: Mapping[str, str] | None = None,
     cookies: CookieJar | None = None,
     limits: RemoteLimits = DEFAULT_LIMITS,
     http2: bool = False,
-) -> Connection:
-    """Connect ``handler`` to an ACP endpoint over Streamable HTTP (``http://`` or ``https://``).
+) -> tuple[InboundPipe, HttpSink]:
+    """A reader and a writer for an ACP endpoint over Streamable HTTP (``http://``, ``https://``).
 
     Nothing is sent until the first message, which must be ``initialize``. ``http2=True`` needs
     the ``h2`` package (the RFD requires HTTP/2 for this profile; HTTP/1.1 works with one TCP
@@ -176,16 +196,44 @@ async def connect_http(
     )
     bound, pipe = _inbound(limits)
     sink = HttpSink(client, url, pipe, bound, limits)
+    return pipe, sink
+
+
+async def connect_http(
+    url: str,
+    handler: object,
+    inbound: Mapping[str, MethodSpec],
+    *,
+    limits: RemoteLimits = DEFAULT_LIMITS,
+    **options: Any,
+) -> Connection:
+    """Connect ``handler`` to an ACP endpoint over Streamable HTTP (``http://`` or ``https://``).
+
+    Nothing is sent until the first message, which must be ``initialize`` (see ``open_http``).
+    """
+    pipe, sink = await open_http(url, limits=limits, **options)
     return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+
+
+def is_endpoint_url(target: str) -> bool:
+    """Whether ``target`` is a remote ACP endpoint URL (ws, wss, http or https)."""
+    return target.partition(":")[0].lower() in ("ws", "wss", "http", "https") and "://" in target
+
+
+async def open_url(url: str, **options: Any) -> tuple[InboundPipe, QueuedSink]:
+    """``open_ws`` for ``ws://``/``wss://`` URLs, ``open_http`` for ``http://``/``https://``."""
+    scheme = url.partition(":")[0].lower()
+    if scheme in ("ws", "wss"):
+        return await open_ws(url, **options)
+    if scheme in ("http", "https"):
+        return await open_http(url, **options)
+    raise ValueError(f"not an ACP endpoint URL (ws, wss, http or https): {url!r}")
 
 
 async def connect_url(
     url: str, handler: object, inbound: Mapping[str, MethodSpec], **options: Any
 ) -> Connection:
     """``connect_ws`` for ``ws://``/``wss://`` URLs, ``connect_http`` for ``http://``/``https://``."""
-    scheme = url.partition(":")[0].lower()
-    if scheme in ("ws", "wss"):
-        return await connect_ws(url, handler, inbound, **options)
-    if scheme in ("http", "https"):
-        return await connect_http(url, handler, inbound, **options)
-    raise ValueError(f"not an ACP endpoint URL (ws, wss, http or https): {url!r}")
+    limits: RemoteLimits = options.pop("limits", DEFAULT_LIMITS)
+    pipe, sink = await open_url(url, limits=limits, **options)
+    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)

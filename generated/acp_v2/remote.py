@@ -10,6 +10,7 @@ httpx-sse), imported only when a function here is called; the bindings need pyda
 
     serve_remote(MyAgent, "127.0.0.1", 8000)                  # ws://127.0.0.1:8000/acp and http://...
     peer, connection = await connect_url("ws://127.0.0.1:8000/acp", MyClient())
+    reader, writer = await open_url("http://127.0.0.1:8000/acp")  # for your own connection
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._remote_asgi import Authenticate, Refused
-from ._remote_client import RemoteHttpError
+from ._remote_client import RemoteHttpError, is_endpoint_url, open_url
 from ._remote_client import connect_http as _connect_http
 from ._remote_client import connect_url as _connect_url
 from ._remote_client import connect_ws as _connect_ws
@@ -44,6 +45,8 @@ __all__ = [
     "connect_http",
     "connect_url",
     "connect_ws",
+    "is_endpoint_url",
+    "open_url",
     "serve_remote",
 ]
 

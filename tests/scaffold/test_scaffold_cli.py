@@ -248,3 +248,12 @@ def test_an_agent_on_the_stable_v2_schema_passes_its_own_tests(tmp_path: Path) -
     done = run_project_tests(project)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"\b\d+ passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+
+
+def test_the_remote_extra_of_projects_is_acp_codegens_own() -> None:
+    import tomllib
+
+    from codegen.scaffold.project import REMOTE_DEPENDENCIES
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert list(REMOTE_DEPENDENCIES) == pyproject["project"]["optional-dependencies"]["remote"]
