@@ -8,4 +8,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
-exec .venv/bin/python -m pytest "$@"
+# One worker per core (`-n 0` runs in this process); a hung test fails after 10 minutes instead of
+# hanging CI.
+exec .venv/bin/python -m pytest -n auto --timeout=600 "$@"
