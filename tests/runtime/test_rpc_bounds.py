@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from typing import Any
 
@@ -297,3 +298,37 @@ async def test_close_during_a_drain_that_finished_at_once_stops_the_read_loop() 
     await asyncio.wait_for(asyncio.wait([run]), TIMEOUT)
     await asyncio.wait_for(asyncio.gather(*writer.started), TIMEOUT)
     assert run.done() and connection.closed
+
+
+async def test_close_with_output_nobody_reads_aborts_after_close_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Answers are buffered (the peer never reads them, the stall timeout is far away) when the
+    # program closes: close() flushes for close_timeout, then aborts the transport.
+    limits = rpc.Limits(close_timeout=0.3, write_stall_timeout=60, max_output_bytes=64 << 20)
+    reader, writer = await pipe()
+    loop = asyncio.get_running_loop()
+    unread_fd, write_fd = os.pipe()  # its read end stays open and is never read
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0)
+    )
+    out_writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    handler, table = build_server(rpc)
+    connection = rpc.Connection(handler, table, reader, out_writer, limits=limits)
+    run = asyncio.create_task(connection.run())
+    text = "z" * 100_000
+    for i in range(60):  # 6 MB of answers, far over what the pipe and its idle reader hold
+        writer.write(
+            b'{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"text":"%s"}}\n'
+            % (i, text.encode())
+        )
+    async with asyncio.timeout(TIMEOUT):  # until answers pile up unwritten (reading pauses then)
+        while out_writer.transport.get_write_buffer_size() == 0:
+            await asyncio.sleep(0.01)
+    with caplog.at_level(logging.WARNING):
+        await asyncio.wait_for(connection.close(), TIMEOUT)
+    assert run.done() and connection.closed
+    assert out_writer.transport.is_closing()
+    assert any("not flushed" in record.getMessage() for record in caplog.records)
+    writer.close()
+    os.close(unread_fd)
