@@ -94,6 +94,11 @@ def field_values(model: BaseModel, names: tuple[str, ...]) -> dict[str, Any]:
     return {n: getattr(model, n) for n in names if n in model.model_fields_set}
 
 
+def build_kwargs(model: BaseModel) -> dict[str, Any]:
+    """The model's set fields by Python name, and its unknown fields, as a constructor takes them."""
+    return {**{n: getattr(model, n) for n in model.model_fields_set}, **(model.__pydantic_extra__ or {})}
+
+
 def without_extras(model: BaseModel) -> dict[str, Any]:
     """The model's wire form without its top-level unknown fields."""
     data = model.to_dict()  # type: ignore[attr-defined]
@@ -114,10 +119,11 @@ def leniency_sites(name: str) -> list[tuple[Struct, str, str, str, bool]]:
     return out
 
 
-def enum_sites(name: str) -> dict[str, list[tuple[Struct, str, str]]]:
-    """Open enum -> (struct, Python name, wire name) of the fields typed by it (or by it | None)."""
+def enum_sites(name: str, open_: bool = True) -> dict[str, list[tuple[Struct, str, str]]]:
+    """Open (or closed) enum -> (struct, Python name, wire name) of the fields typed by it (or by
+    it | None)."""
     proto = protocol(name)
-    out: dict[str, list[tuple[Struct, str, str]]] = {d.name: [] for d in proto.definitions if isinstance(d, Enum) and d.open}
+    out: dict[str, list[tuple[Struct, str, str]]] = {d.name: [] for d in proto.definitions if isinstance(d, Enum) and d.open == open_}
     for d in proto.definitions:
         if not isinstance(d, Struct):
             continue

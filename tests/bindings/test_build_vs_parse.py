@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 import pytest
-from bindings_support import instances_by_class, leniency_sites, package, protocol
+from bindings_support import build_kwargs, instances_by_class, leniency_sites, package, protocol
 from pydantic import BaseModel, ValidationError
 
 PKG = "acp_v2_draft"
@@ -23,11 +23,6 @@ def _valid(cls: type[BaseModel], wire: str, rule: str) -> tuple[dict[str, Any], 
             continue
         return value, cls.from_dict(value)  # type: ignore[attr-defined]
     return None
-
-
-def _kwargs(model: BaseModel) -> dict[str, Any]:
-    """The model's set fields by Python name, and its unknown fields, as a constructor takes them."""
-    return {**{n: getattr(model, n) for n in model.model_fields_set}, **(model.__pydantic_extra__ or {})}
 
 
 def _names_field(exc: ValidationError, py: str, wire: str) -> bool:
@@ -48,7 +43,7 @@ def test_a_repaired_value_is_an_error_when_built(site: tuple[Any, str, str, str]
     if found is None:
         pytest.skip(f"no schema instance of {struct.name}")  # counted by the coverage test below
     value, parsed = found
-    kwargs = _kwargs(parsed)
+    kwargs = build_kwargs(parsed)
     if rule == "default_on_null":
         bads: tuple[Any, ...] = (None,)
     elif rule == "skip_invalid_items":

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -32,3 +33,15 @@ def test_example_runs(index: int, tmp_path: Path) -> None:
     script.write_text(_blocks()[index][1], encoding="utf-8")
     result = subprocess.run([PYTHON, str(script)], cwd=tmp_path, env=python_env(), check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_run_examples_cannot_pass_silently() -> None:
+    """An example that shows an error catches it with `try`/`except` and an `else` that fails:
+    one whose call stops raising must not pass quietly."""
+    silent = []
+    for index, (name, code) in enumerate(_blocks()):
+        if name is None:
+            for node in ast.walk(ast.parse(code)):
+                if isinstance(node, ast.Try) and node.handlers and not any(isinstance(n, ast.Raise) for n in node.orelse):
+                    silent.append((index, node.lineno))
+    assert silent == [], f"(example, line) of a try without a failing else: {silent}"
