@@ -15,14 +15,13 @@ import typer
 
 from codegen import __version__
 from codegen.errors import CodegenError
-from codegen.pins import default_pin_path, load_pins
+from codegen.pins import default_out_dir, default_pin_path, load_pins
 from codegen.sources import default_cache_dir, default_shared_dir, pull
 from codegen.ui import Reporter
+from codegen.upgrade.command import PinsOption
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Generate typed Python bindings from the ACP JSON Schema.")
 
-DEFAULT_PINS = default_pin_path()
-PinsOption = Annotated[Path, typer.Option("--pins", help="Pin file listing the tracked targets.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and the summary line.")]
 
 
@@ -36,11 +35,11 @@ def generate(
     targets: Annotated[list[str] | None, typer.Argument(help="Pinned target names (default: all).")] = None,
     schema: Annotated[str | None, typer.Option("--schema", help="Ad-hoc source: path, URL, npm:... or github:...")] = None,
     package: Annotated[str | None, typer.Option("--package", help="Package name for --schema.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("generated"),
+    out: Annotated[Path | None, typer.Option("--out", help="Output directory (default: generated/ beside the project's schema/).", show_default=False)] = None,
     sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the render and formatting caches.")] = False,
-    pins: PinsOption = DEFAULT_PINS,
+    pins: PinsOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
@@ -50,8 +49,8 @@ def generate(
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
     try:
-        chosen = chosen_targets(pins, targets or (), schema=schema, package=package, sha256=sha256)
-        results = run(chosen, out, check=check, use_cache=not no_cache, on_done=reporter.target_done)
+        chosen = chosen_targets(pins or default_pin_path(), targets or (), schema=schema, package=package, sha256=sha256)
+        results = run(chosen, out or default_out_dir(), check=check, use_cache=not no_cache, on_done=reporter.target_done)
     except CodegenError as error:
         _fail(error, reporter)
     drifted = [r.drift for r in results if r.drift is not None and not r.drift.clean]
@@ -66,14 +65,14 @@ def generate(
 @app.command("pull")
 def pull_command(
     history: Annotated[bool, typer.Option("--history", help="Also fetch each target's history.")] = False,
-    pins: PinsOption = DEFAULT_PINS,
+    pins: PinsOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Fetch every pinned source into the cache and verify its sha256."""
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
     try:
-        fetched = pull(load_pins(pins), default_cache_dir(), default_shared_dir(), include_history=history)
+        fetched = pull(load_pins(pins or default_pin_path()), default_cache_dir(), default_shared_dir(), include_history=history)
     except CodegenError as error:
         _fail(error, reporter)
     for item in fetched:

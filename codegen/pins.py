@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen.errors import CodegenError, Diagnostic, fail, pointer_join
-from codegen.sources import parse_source, project_root
+from codegen.sources import parse_source, project_root, user_project_pins
 
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 _TARGET_KEYS = ("name", "package", "source", "sha256", "history")
@@ -66,9 +66,27 @@ class PinFile:
         return iter(self.targets)
 
 
-def default_pin_path() -> Path:
-    """The project's own pin file, `schema/pins.toml`."""
-    return project_root() / "schema" / "pins.toml"
+PIN_FILE = Path("schema") / "pins.toml"
+
+
+def toolkit_pin_path() -> Path:
+    """The toolkit's own pin file (`schema/pins.toml` next to `codegen/`)."""
+    return project_root() / PIN_FILE
+
+
+def default_pin_path(start: Path | None = None) -> Path:
+    """`schema/pins.toml` of the nearest directory from `start` (the current one) upward, else the toolkit's own.
+
+    Run in a user's project, the commands read that project's pins, as git and ruff find their
+    configuration; outside any project they fall back to the pins the toolkit ships.
+    """
+    return user_project_pins(start) or toolkit_pin_path()
+
+
+def default_out_dir(start: Path | None = None) -> Path:
+    """`generated/` beside the `schema/` directory found from `start` upward, else `./generated`."""
+    pins = user_project_pins(start)
+    return pins.parent.parent / "generated" if pins is not None else Path("generated")
 
 
 def load_pins(path: Path) -> PinFile:

@@ -120,10 +120,28 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def user_project_pins(start: Path | None = None) -> Path | None:
+    """`schema/pins.toml` of the nearest directory from `start` (default: the current one) upward, if any."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "schema" / "pins.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def default_cache_dir() -> Path:
-    """`$ACP_CODEGEN_CACHE`, else `<project root>/.cache/acp-codegen`."""
+    """`$ACP_CODEGEN_CACHE`, else `.cache/acp-codegen` in the current project, the toolkit's checkout or `~/.cache`."""
     env = os.environ.get("ACP_CODEGEN_CACHE")
-    return Path(env) if env else project_root() / ".cache" / "acp-codegen"
+    if env:
+        return Path(env)
+    pins = user_project_pins()
+    if pins is None and (project_root() / "schema" / "pins.toml").is_file():
+        pins = project_root() / "schema" / "pins.toml"
+    if pins is not None:
+        return pins.parent.parent / ".cache" / "acp-codegen"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "acp-codegen"
 
 
 def default_shared_dir() -> Path:

@@ -14,10 +14,11 @@ from typing import Annotated, NoReturn
 import typer
 
 from codegen.errors import CodegenError, fail
-from codegen.pins import Pin, default_pin_path, load_pins
+from codegen.pins import Pin, default_out_dir, default_pin_path, load_pins
 
-DEFAULT_PINS = default_pin_path()
-PinsOption = Annotated[Path, typer.Option("--pins", help="Pin file listing the tracked targets.")]
+PinsOption = Annotated[Path | None, typer.Option(
+    "--pins", help="Pin file listing the tracked targets (default: schema/pins.toml of the current directory or the "
+    "nearest one above it, else the toolkit's own).", show_default=False)]
 
 
 class OutdatedFormat(str, enum.Enum):
@@ -39,11 +40,12 @@ def outdated(
     schema: Annotated[str | None, typer.Option("--schema", help="Check one ad-hoc npm:... source instead of pins.")] = None,
     sha256: Annotated[str | None, typer.Option("--sha256", help="sha256 of --schema's current file.")] = None,
     pre: Annotated[bool, typer.Option("--pre", help="Count pre-releases as newer releases.")] = False,
-    pins: PinsOption = DEFAULT_PINS,
+    pins: PinsOption = None,
 ) -> None:
     """Which pinned npm sources have newer releases, and whether their file changed (exit 1 if so)."""
     from codegen.upgrade.outdated import any_outdated, check_targets, render_json, render_table
 
+    pins = pins or default_pin_path()
     try:
         if schema is not None:
             chosen = [Pin("schema", "schema", schema, (sha256 or "").lower())]
@@ -69,12 +71,13 @@ def upgrade(
     to: Annotated[str | None, typer.Option("--to", help="VERSION of the pinned npm package, or any SOURCE (default: the newest release).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned pin edit and the report; write nothing.")] = False,
     report: Annotated[Path | None, typer.Option("--report", help="Write the markdown report here (default: stdout).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory of the generated packages.")] = Path("generated"),
-    pins: PinsOption = DEFAULT_PINS,
+    out: Annotated[Path | None, typer.Option("--out", help="Output directory of the generated packages (default: generated/ beside the project's schema/).", show_default=False)] = None,
+    pins: PinsOption = None,
 ) -> None:
     """Move TARGET to a new release: pin edit (comments kept), regenerate, markdown diff report."""
     from codegen.upgrade.apply import apply_plan, plan_upgrade
 
+    pins, out = pins or default_pin_path(), out or default_out_dir()
     try:
         plan = plan_upgrade(pins, target, to)
         if plan.identical:
@@ -99,7 +102,7 @@ def migrate(
     old: Annotated[str, typer.Option("--from", help="The revision your code was written against (source, path or pinned target).", show_default=False)],
     new: Annotated[str, typer.Option("--to", help="The revision to move it to.", show_default=False)],
     check: Annotated[bool, typer.Option("--check", help="List the edits without writing (exit 1 if any).")] = False,
-    pins: PinsOption = DEFAULT_PINS,
+    pins: PinsOption = None,
 ) -> None:
     """Rewrite renamed generated classes, attributes and handler methods in your code (libcst)."""
     from codegen.upgrade.migrate_run import (
@@ -111,7 +114,7 @@ def migrate(
 
     try:
         files = python_files(paths)
-        api, bindings = load_changes(old, new, pins)
+        api, bindings = load_changes(old, new, pins or default_pin_path())
         results = migrate_files(files, api, bindings, check=check)
     except CodegenError as error:
         _fail(error)

@@ -88,3 +88,26 @@ def run_cli(*args: str | os.PathLike[str]) -> Run:
         check=False,
     )
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def proxy_schema(init_response: dict[str, Any]) -> dict[str, Any]:
+    """A tiny ACP-like schema where `proxy/initialize` answers with a wrapped InitializeResponse."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "proxy fixture",
+        "$defs": {
+            "ClientRequest": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "method": {"type": "string"},
+                    "params": {"anyOf": [{"$ref": "#/$defs/InitializeRequest"}, {"$ref": "#/$defs/InitializeProxyRequest"}]},
+                },
+                "required": ["id", "method"],
+            },
+            "InitializeRequest": {"type": "object", "x-method": "initialize", "x-side": "agent", "properties": {"v": {"type": "integer"}}},
+            "InitializeResponse": {"type": "object", "x-method": "initialize", "x-side": "agent", **init_response},
+            "InitializeProxyRequest": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeRequest"}]},
+            "InitializeProxyResponse": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeResponse"}]},
+        },
+    }

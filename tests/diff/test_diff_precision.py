@@ -6,34 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from diff_support import FIXTURES, fixture_changes, run_cli
+from diff_support import FIXTURES, fixture_changes, proxy_schema, run_cli
 
 from codegen.diff.compare import diff_protocols
 from codegen.pipeline import ir_for
 from codegen.sources import default_shared_dir
-
-
-def _schema(init_response: dict[str, Any]) -> dict[str, Any]:
-    """A tiny ACP-like schema where `proxy/initialize` answers with a wrapped InitializeResponse."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "proxy fixture",
-        "$defs": {
-            "ClientRequest": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "integer"},
-                    "method": {"type": "string"},
-                    "params": {"anyOf": [{"$ref": "#/$defs/InitializeRequest"}, {"$ref": "#/$defs/InitializeProxyRequest"}]},
-                },
-                "required": ["id", "method"],
-            },
-            "InitializeRequest": {"type": "object", "x-method": "initialize", "x-side": "agent", "properties": {"v": {"type": "integer"}}},
-            "InitializeResponse": {"type": "object", "x-method": "initialize", "x-side": "agent", **init_response},
-            "InitializeProxyRequest": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeRequest"}]},
-            "InitializeProxyResponse": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeResponse"}]},
-        },
-    }
 
 
 def _changes(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,8 +44,8 @@ def test_real_method_renames_are_recognised() -> None:
 
 
 def test_proxy_is_its_own_role(tmp_path: Path) -> None:
-    old = _schema({"properties": {"a": {"type": "integer"}}})
-    new = _schema({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]})
+    old = proxy_schema({"properties": {"a": {"type": "integer"}}})
+    new = proxy_schema({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]})
     (added,) = [c for c in _changes(tmp_path, old, new) if c["rule"] == "REQUIRED_FIELD_ADDED"]
     # agents send InitializeResponse, proxies send it wrapped in InitializeProxyResponse
     assert added["senders"] == ["agent", "proxy"]
@@ -76,7 +53,7 @@ def test_proxy_is_its_own_role(tmp_path: Path) -> None:
 
 
 def test_proxy_method_changes_name_proxy_and_its_callers(tmp_path: Path) -> None:
-    old = _schema({"properties": {}})
+    old = proxy_schema({"properties": {}})
     new = json.loads(json.dumps(old))
     new["$defs"]["InitializeProxyRequest"]["description"] = "**UNSTABLE**\n\nnow unstable"
     (marked,) = [c for c in _changes(tmp_path, old, new) if c["rule"] == "UNSTABLE_MARK_ADDED"]
@@ -87,3 +64,38 @@ def test_rule_table_lists_method_renamed() -> None:
     run = run_cli("diff", "--rules", "--format", "json")
     rows = {r["id"]: r for r in json.loads(run.stdout)["rules"]}
     assert rows["METHOD_RENAMED"]["level"] == "breaking" and rows["METHOD_RENAMED"]["breaks"] == "both"
+
+
+def _write_pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> tuple[Path, Path]:
+    paths = (tmp_path / "old.json", tmp_path / "new.json")
+    for path, schema in zip(paths, (old, new), strict=True):
+        path.write_text(json.dumps(schema), encoding="utf-8")
+    return paths
+
+
+def test_cli_names_proxy_in_breaks(tmp_path: Path) -> None:
+    old = proxy_schema({"properties": {"a": {"type": "integer"}}})
+    new = proxy_schema({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]})
+    old_path, new_path = _write_pair(tmp_path, old, new)
+    as_json = run_cli("diff", old_path, new_path, "--format", "json")
+    assert as_json.returncode == 1, as_json.describe()  # breaking
+    (change,) = json.loads(as_json.stdout)["changes"]
+    assert (change["rule"], change["path"], change["breaks"]) == ("REQUIRED_FIELD_ADDED", "InitializeResponse.b", ["agent", "proxy"])
+    as_text = run_cli("diff", old_path, new_path, "--format", "text")
+    assert as_text.returncode == 1, as_text.describe()
+    (line,) = [ln for ln in as_text.stdout.splitlines() if "REQUIRED_FIELD_ADDED" in ln]
+    assert "InitializeResponse.b" in line and line.endswith("(breaks agent + proxy)")
+
+
+def test_cli_names_proxy_for_a_proxy_method(tmp_path: Path) -> None:
+    old = proxy_schema({"properties": {}})
+    new = json.loads(json.dumps(old))
+    new["$defs"]["InitializeProxyRequest"]["description"] = "**UNSTABLE**\n\nnow unstable"
+    old_path, new_path = _write_pair(tmp_path, old, new)
+    as_json = run_cli("diff", old_path, new_path, "--format", "json", "--fail-on", "none")
+    assert as_json.returncode == 0, as_json.describe()
+    (change,) = [c for c in json.loads(as_json.stdout)["changes"] if c["rule"] == "UNSTABLE_MARK_ADDED"]
+    assert (change["path"], change["breaks"]) == ("proxy/initialize", ["client", "proxy"])
+    as_text = run_cli("diff", old_path, new_path, "--format", "text", "--fail-on", "none")
+    (line,) = [ln for ln in as_text.stdout.splitlines() if "UNSTABLE_MARK_ADDED" in ln]
+    assert "proxy/initialize" in line and line.endswith("(breaks client + proxy)")
