@@ -13,6 +13,19 @@ from typing import Any
 args = sys.argv[1:]
 DEFECT = args[args.index("--defect") + 1] if "--defect" in args else ""
 AGENT = args[args.index("--") + 1:]
+# fs and terminal exist only in v1: advertising them (or answering them wrongly) speaks v1
+FS = "--fs" in args[:args.index("--")] or DEFECT == "bad-fs-answer"
+TERMINAL = "--terminal" in args[:args.index("--")] or DEFECT == "bad-terminal-answer"
+V1 = "--v1" in args[:args.index("--")] or FS or TERMINAL
+CLIENT_ANSWERS: dict[str, dict[str, Any]] = {
+    "fs/read_text_file": {"content": ["line 1"]} if DEFECT == "bad-fs-answer" else {"content": "line 1\n"},
+    "fs/write_text_file": {},
+    "terminal/create": {} if DEFECT == "bad-terminal-answer" else {"terminalId": "term-1"},
+    "terminal/output": {"output": "", "truncated": False},
+    "terminal/wait_for_exit": {"exitCode": 0},
+    "terminal/kill": {},
+    "terminal/release": {},
+}
 
 
 def main() -> int:
@@ -35,7 +48,12 @@ def main() -> int:
     caps: dict[str, Any] = {"vendorThing": True} if DEFECT == "root-field" else {}
     if DEFECT in ("login-terminal", "login-unadvertised"):
         caps["auth"] = {"terminal": {}}
-    init = request("initialize", {"protocolVersion": 2, "info": {"name": "fake-client", "version": "1"}, "capabilities": caps})
+    info = {"name": "fake-client", "version": "1"}
+    if V1:
+        caps.update(fs={"readTextFile": FS, "writeTextFile": FS}, terminal=TERMINAL)
+        init = request("initialize", {"protocolVersion": 1, "clientInfo": info, "clientCapabilities": caps})
+    else:
+        init = request("initialize", {"protocolVersion": 2, "info": info, "capabilities": caps})
     if DEFECT == "before-init":
         request("session/new", {"cwd": "/tmp"})
     waiting = {init: "initialize"}
@@ -57,13 +75,15 @@ def main() -> int:
                     request("auth/login", {"methodId": "probe-terminal" if DEFECT == "login-terminal" else "nope"})
                 if DEFECT == "delete":
                     request("session/delete", {"sessionId": "whatever"})
-                waiting[request("session/new", {"cwd": "/tmp"})] = "new"
+                waiting[request("session/new", {"cwd": "/tmp", **({"mcpServers": []} if V1 else {})})] = "new"
             elif kind == "new":
                 session = message["result"]["sessionId"]
                 prompt: list[dict[str, Any]] = [{"type": "text", "text": "hello"}]
                 if DEFECT == "image":
                     prompt.append({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})
                 waiting[request("session/prompt", {"sessionId": session, "prompt": prompt})] = "prompt"
+            elif kind == "prompt" and V1:
+                break  # v1: the prompt's response ends the turn
             continue
         if method == "$/cancel_request":
             cancelled.add(params.get("requestId"))
@@ -88,6 +108,8 @@ def main() -> int:
             outcome = {"outcome": "selected"} if DEFECT == "bad-outcome" else {
                 "outcome": "selected", "optionId": "not-offered" if DEFECT == "wrong-option" else option}
             send({"jsonrpc": "2.0", "id": mid, "result": {"outcome": outcome}})
+        elif method in CLIENT_ANSWERS and (FS if method.startswith("fs/") else TERMINAL):
+            send({"jsonrpc": "2.0", "id": mid, "result": CLIENT_ANSWERS[method]})
         elif DEFECT == "unknown-result":
             send({"jsonrpc": "2.0", "id": mid, "result": {}})
         else:
