@@ -16,7 +16,8 @@ AGENT = args[args.index("--") + 1:]
 # fs and terminal exist only in v1: advertising them (or answering them wrongly) speaks v1
 FS = "--fs" in args[:args.index("--")] or DEFECT == "bad-fs-answer"
 TERMINAL = "--terminal" in args[:args.index("--")] or DEFECT == "bad-terminal-answer"
-V1 = "--v1" in args[:args.index("--")] or FS or TERMINAL
+SESSION = {cap: {} for cap in ("notices", "compaction") if f"--{cap}" in args[:args.index("--")]}  # v1's session.*
+V1 = "--v1" in args[:args.index("--")] or FS or TERMINAL or bool(SESSION)
 CLIENT_ANSWERS: dict[str, dict[str, Any]] = {
     "fs/read_text_file": {"content": ["line 1"]} if DEFECT == "bad-fs-answer" else {"content": "line 1\n"},
     "fs/write_text_file": {},
@@ -50,7 +51,7 @@ def main() -> int:
         caps["auth"] = {"terminal": {}}
     info = {"name": "fake-client", "version": "1"}
     if V1:
-        caps.update(fs={"readTextFile": FS, "writeTextFile": FS}, terminal=TERMINAL)
+        caps.update(fs={"readTextFile": FS, "writeTextFile": FS}, terminal=TERMINAL, **({"session": SESSION} if SESSION else {}))
         init = request("initialize", {"protocolVersion": 1, "clientInfo": info, "clientCapabilities": caps})
     else:
         init = request("initialize", {"protocolVersion": 2, "info": info, "capabilities": caps})
