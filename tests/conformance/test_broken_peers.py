@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.probing import agent_command, check_transcript, cli, client_command, failed, probe, recorded
+from tests.conformance.probing import (
+    agent_command,
+    check_transcript,
+    cli,
+    client_command,
+    failed,
+    probe,
+    recorded,
+)
 
 AGENT_DEFECTS: dict[str, set[str]] = {
     "chunk-no-message-id": {"message-id-missing", "schema-invalid"},
