@@ -62,6 +62,7 @@ CLIENT_DEFECTS: dict[str, set[str]] = {
     "root-field": {"custom-root-field"},
     "unknown-result": {"method-not-found"},
     "no-parse-reply": {"parse-error-reply"},
+    "open-enum": {"open-enum-custom-value"},
     "bad-fs-answer": {"schema-invalid"},
     "bad-terminal-answer": {"schema-invalid"},
 }

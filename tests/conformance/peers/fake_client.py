@@ -74,6 +74,8 @@ def main() -> int:
                     request("auth/logout", {})
                 if DEFECT in ("login-terminal", "login-unadvertised"):
                     request("auth/login", {"methodId": "probe-terminal" if DEFECT == "login-terminal" else "nope"})
+                if DEFECT == "open-enum":  # SessionArchiveFilter is open: custom values need `_`
+                    request("session/list", {"archived": "vendor_only"})
                 if DEFECT == "delete":
                     request("session/delete", {"sessionId": "whatever"})
                 waiting[request("session/new", {"cwd": "/tmp", **({"mcpServers": []} if V1 else {})})] = "new"
