@@ -1,6 +1,7 @@
 """`probe agent`: the probe as a demanding client, driving an agent process over its stdio.
 
-The script: initialize (advertising terminal auth and form elicitation); session/new; a prompt
+The script: initialize (advertising terminal auth and form elicitation, or the capabilities the
+user gave, to see what the agent does with a different client); session/new; a prompt
 that streams and may ask permission (granted with an offered option); a prompt that gets
 cancelled (pending permission requests answered `cancelled`); session/list, resume and close when
 advertised; an unknown method; an extension request and notification; a malformed line; a
@@ -18,13 +19,16 @@ from typing import Any
 from codegen.probe.link import Link, PeerGone
 
 PROBE_INFO = {"name": "acp-codegen-probe", "title": "acp-codegen probe", "version": "1"}
+DEFAULT_CAPABILITIES: dict[str, Any] = {"auth": {"terminal": {}}, "elicitation": {"form": {}}}
+DEFAULT_V1_CAPABILITIES: dict[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
 
 
 class AgentScript:
     """One run of the client-side script against a started agent."""
 
-    def __init__(self, link: Link, version: int, turn_timeout: float) -> None:
+    def __init__(self, link: Link, version: int, turn_timeout: float, capabilities: dict[str, Any] | None = None) -> None:
         self.link, self.version, self.turn_timeout = link, version, turn_timeout
+        self.capabilities = capabilities  # what the probe advertises; None: its default set
         self.agent_caps: dict[str, Any] = {}
         self.negotiated = version
         self.log: list[str] = []
@@ -45,11 +49,11 @@ class AgentScript:
 
     async def initialize(self) -> bool:
         """Initialize; False when the agent refused."""
-        caps: dict[str, Any] = {"auth": {"terminal": {}}, "elicitation": {"form": {}}}
+        caps = self.capabilities if self.capabilities is not None else DEFAULT_CAPABILITIES
         params: dict[str, Any] = {"protocolVersion": self.version, "info": PROBE_INFO, "capabilities": caps}
         if self.version == 1:
-            params = {"protocolVersion": 1, "clientInfo": PROBE_INFO,
-                      "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}}
+            v1_caps = self.capabilities if self.capabilities is not None else DEFAULT_V1_CAPABILITIES
+            params = {"protocolVersion": 1, "clientInfo": PROBE_INFO, "clientCapabilities": v1_caps}
         response = await self.link.request("initialize", params)
         result = response.get("result")
         if not isinstance(result, dict):

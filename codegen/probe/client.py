@@ -21,7 +21,7 @@ from codegen.ir.nodes import TaggedUnion
 from codegen.probe.instances import NONE, Instances, instance_for
 from codegen.probe.link import Link, PeerGone
 from codegen.transcript.extensions import ExtensionRules
-from codegen.transcript.handshake import advertised, capabilities
+from codegen.transcript.handshake import advertised, capabilities, gate_path
 from codegen.transcript.schema import Revision, pinned_for_version
 
 AGENT_INFO = {"name": "acp-codegen-probe", "title": "acp-codegen probe agent", "version": "1"}
@@ -32,11 +32,13 @@ NOT_FOUND = {"code": -32601, "message": "Method not found"}
 def update_variants(revision: Revision, seeds: int = 40) -> list[dict[str, Any]]:
     """One conforming instance of every known `session/update` variant (schema order)."""
     union = revision.protocol.by_def_name("SessionUpdate")
-    if not isinstance(union, TaggedUnion):
+    method = revision.method("agent", "session/update", "notification")
+    notification = revision.def_name(method.params) if method is not None else None
+    if not isinstance(union, TaggedUnion) or method is None or method.params is None or notification is None:
         return []
     branches = {b.get("properties", {}).get(union.tag_wire, {}).get("const"): b
-                for b in revision.defs["SessionUpdate"].get("anyOf", ()) if isinstance(b, dict)}
-    owner, rules, notification = Instances({"$defs": revision.defs}, conforming=True), ExtensionRules(revision), "UpdateSessionNotification"
+                for b in _branches(revision.defs["SessionUpdate"]) if isinstance(b, dict)}
+    owner, rules = Instances({"$defs": revision.defs}, conforming=True), ExtensionRules(revision)
     out = []
     for tag in union.known_tags:
         if tag in SKIPPED_VARIANTS or tag not in branches:
@@ -44,11 +46,15 @@ def update_variants(revision: Revision, seeds: int = 40) -> list[dict[str, Any]]
         for seed in range(seeds):
             value = instance_for(owner, branches[tag], seed)
             wrapped = {"sessionId": "probe", "update": value}
-            if value is not NONE and not revision.validate(notification, wrapped) and not rules.check(
-                    revision.protocol.by_def_name(notification).name, wrapped):  # type: ignore[union-attr]
+            if value is not NONE and not revision.validate(notification, wrapped) and not rules.check(method.params, wrapped):
                 out.append(_lifecycle_safe(value))
                 break
     return out
+
+
+def _branches(definition: dict[str, Any]) -> list[Any]:
+    """A union's branches: v2 spells them `anyOf`, v1 `oneOf`."""
+    return list(definition.get("anyOf") or definition.get("oneOf") or ())
 
 
 def _lifecycle_safe(update: dict[str, Any]) -> dict[str, Any]:
@@ -150,8 +156,13 @@ class ClientScript:
         for update in update_variants(self.revision):
             if session in self.cancelled:
                 break
-            await self.update(session, update)
-        await self.update(session, {"sessionUpdate": "_acp_codegen_probe", "probe": True})
+            if self.allowed(f"update:{update['sessionUpdate']}"):
+                await self.update(session, update)
+        # a revision whose SessionUpdate is closed (v1) rejects even `_` tags: then the probe sends
+        # it only to see the client survive it, not as a conforming agent would
+        union = self.revision.protocol.by_def_name("SessionUpdate")
+        closed = not isinstance(union, TaggedUnion) or union.unknown is None
+        await self.update(session, {"sessionUpdate": "_acp_codegen_probe", "probe": True}, deliberate=closed)
         await self.update(session, {"sessionUpdate": "probe_future_variant", "future": True}, deliberate=True)
         if v2:
             await self.update(session, {"sessionUpdate": "compaction_update", "compactionId": "probe-compaction", "status": "completed"})
@@ -185,14 +196,24 @@ class ClientScript:
         await self.link.notify("$/cancel_request", {"requestId": self.link.last_id})
         await pending
 
+    def allowed(self, what: str) -> bool:
+        """Whether the client's capabilities let the probe send `what` (a method or `update:<tag>`)."""
+        path = gate_path(self.revision, "agent", what)
+        return path is None or advertised(self.client_caps, path)
+
     async def client_methods(self, session: str) -> None:
-        """fs/* and terminal/* requests, only where the client advertised them (and the revision has them)."""
+        """fs/* and terminal/* requests, only where the client advertised them (and the revision has
+        them): a read of a file that does not exist, and a terminal running `true` taken through its
+        life (no `fs/write_text_file`: the probe does not make the client change files)."""
         has = {m.wire_name for m in self.revision.protocol.methods if m.side == "client"}
-        if "fs/read_text_file" in has and advertised(self.client_caps, "fs.readTextFile"):
+        if "fs/read_text_file" in has and self.allowed("fs/read_text_file"):
             await self.link.request("fs/read_text_file", {"sessionId": session, "path": "/nonexistent/acp-probe.txt"})
-        if "terminal/create" in has and advertised(self.client_caps, "terminal"):
+        if "terminal/create" in has and self.allowed("terminal/create"):
             created = await self.link.request("terminal/create", {"sessionId": session, "command": "true"})
-            terminal = (created.get("result") or {}).get("terminalId")
+            result = created.get("result")
+            terminal = result.get("terminalId") if isinstance(result, dict) else None
             if isinstance(terminal, str):
-                await self.link.request("terminal/release", {"sessionId": session, "terminalId": terminal})
+                for method in ("terminal/wait_for_exit", "terminal/output", "terminal/kill", "terminal/release"):
+                    if method in has:
+                        await self.link.request(method, {"sessionId": session, "terminalId": terminal}, timeout=self.turn_timeout)
 

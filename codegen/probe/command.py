@@ -6,14 +6,15 @@ run (a bad command line, a schema that does not load).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from codegen.errors import CodegenError
+from codegen.errors import CodegenError, fail
 from codegen.probe.report import ProbeOutcome, render_json, render_text
 from codegen.probe.run import Timeouts, probe_agent, probe_client
 from codegen.transcript.command import Format
@@ -26,7 +27,21 @@ SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="SRC", hel
 TranscriptOption = Annotated[Path | None, typer.Option("--transcript", metavar="FILE", help="Also write the recorded wire to FILE (check-transcript reads it).")]
 ResponseTimeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one response.")]
 TurnTimeout = Annotated[float, typer.Option("--turn-timeout", help="Seconds one prompt turn (or the client's start) may take.")]
+CapabilitiesOption = Annotated[str | None, typer.Option("--capabilities", metavar="JSON", help="The client capabilities the probe advertises in initialize (a JSON object; default: terminal auth and form elicitation).")]
 ExitTimeout = Annotated[float, typer.Option("--exit-timeout", help="Seconds the peer gets to exit at the end.")]
+
+
+def _capabilities(text: str | None) -> dict[str, Any] | None:
+    """The `--capabilities` JSON object, or a one-line error."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise fail("bad-option", f"--capabilities is not JSON: {error}", file="command line") from None
+    if not isinstance(value, dict):
+        raise fail("bad-option", "--capabilities must be a JSON object", file="command line")
+    return value
 
 
 def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
@@ -43,10 +58,10 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
 @probe_app.command("agent")
 def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
-          exit_timeout: ExitTimeout = 5.0) -> None:
+          exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None) -> None:
     """Launch CMD as an agent and drive it as a demanding client would."""
     timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
-    _finish(lambda: probe_agent(command, schema, timeouts, transcript), fmt)
+    _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities)), fmt)
 
 
 @probe_app.command("client")

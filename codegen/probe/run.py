@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from codegen.errors import fail
 from codegen.probe.agent import AgentScript
@@ -50,7 +51,8 @@ async def _stop(process: asyncio.subprocess.Process, timeout: float, notes: list
         await process.wait()
 
 
-async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None) -> ProbeOutcome:
+async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
+                       capabilities: dict[str, Any] | None) -> ProbeOutcome:
     revision = resolve_revision(schema)
     conformance = Conformance(revision, fixed=schema is not None)
     notes: list[str] = []
@@ -62,7 +64,7 @@ async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Tim
             stack.enter_context(handle)
         link = Link("client", process.stdout, process.stdin, conformance, handle, timeouts.response)
         link.start()
-        script = AgentScript(link, revision.version, timeouts.turn)
+        script = AgentScript(link, revision.version, timeouts.turn, capabilities)
         await script.run()
         notes.extend(script.log)
         with contextlib.suppress(OSError):
@@ -119,9 +121,10 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
     return ProbeOutcome("client", tuple(command), conformance.finish(), tuple(notes), str(transcript) if transcript else None)
 
 
-def probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None) -> ProbeOutcome:
-    """Probe an agent command."""
-    return asyncio.run(_probe_agent(command, schema, timeouts, transcript))
+def probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
+                capabilities: dict[str, Any] | None = None) -> ProbeOutcome:
+    """Probe an agent command (advertising `capabilities` in `initialize` when given)."""
+    return asyncio.run(_probe_agent(command, schema, timeouts, transcript, capabilities))
 
 
 def probe_client(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None) -> ProbeOutcome:

@@ -67,6 +67,16 @@ def advertised(caps: dict[str, Any], path: str, params: Any = None) -> bool:
     return True
 
 
+def gate_path(revision: Revision, sender: str, what: str) -> str | None:
+    """The capability path the peer must advertise before `sender` sends `what` in this revision
+    (a method, `update:<tag>` or `content:<type>`); None when nothing gates it here."""
+    root = "ClientCapabilities" if sender == "agent" else "AgentCapabilities"
+    for gate_sender, gated, paths in GATES:
+        if gate_sender == sender and gated == what:
+            return next((p for p in paths if _schema_has(revision, root, p)), None)
+    return None
+
+
 def _schema_has(revision: Revision, root: str, path: str) -> bool:
     schema: Any = revision.defs.get(root, {})
     for step in path.split("."):
@@ -160,17 +170,11 @@ class Handshake:
     def gate(self, revision: Revision, sender: str, what: str, params: Any, where: str | None = None) -> None:
         """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's capability."""
         peer_caps = self.client_caps if sender == "agent" else self.agent_caps
-        root = "ClientCapabilities" if sender == "agent" else "AgentCapabilities"
-        if peer_caps is None:
+        path = gate_path(revision, sender, what)
+        if peer_caps is None or path is None:
             return
-        for gate_sender, gated, paths in GATES:
-            if gate_sender != sender or gated != what:
-                continue
-            path = next((p for p in paths if _schema_has(revision, root, p)), None)
-            if path is None:
-                continue
-            rule = GATE_RULES.get(what.split(":", 1)[0], "capability-gated-request") if ":" in what else "capability-gated-request"
-            self.exercised.add(rule)
-            if not advertised(peer_caps, path, params):
-                peer = "client" if sender == "agent" else "agent"
-                self.report(rule, sender, f"sent {what} although the {peer} did not advertise {path}", where)
+        rule = GATE_RULES.get(what.split(":", 1)[0], "capability-gated-request") if ":" in what else "capability-gated-request"
+        self.exercised.add(rule)
+        if not advertised(peer_caps, path, params):
+            peer = "client" if sender == "agent" else "agent"
+            self.report(rule, sender, f"sent {what} although the {peer} did not advertise {path}", where)

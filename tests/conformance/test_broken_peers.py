@@ -1,6 +1,7 @@
 """Every planted defect of the small broken agents and clients in `peers/` is caught by the rule
-that names it, by `probe agent` / `probe client`, and by `check-transcript` of the probe's own
-recording; the same peers without a defect come out clean under all of them.
+that names it, by `probe agent` / `probe client`, and by `check-transcript` (the CLI) of the
+probe's own recording, with the side that broke it; the same peers without a defect come out
+clean under all of them.
 
 The first eight agent defects are the issue's table (a user's recordings that the old checker
 missed); the others add one per rule the probes can provoke.
@@ -8,21 +9,19 @@ missed); the others add one per rule the probes can provoke.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from codegen.sources import project_root
-from codegen.transcript.conformance import check_items
-from codegen.transcript.read import read_transcript
-
-ROOT = project_root()
-PEERS = Path(__file__).with_name("peers")
-FAST = ["--timeout", "3", "--turn-timeout", "5", "--exit-timeout", "3"]
+from tests.conformance.probing import (
+    agent_command,
+    check_transcript,
+    cli,
+    client_command,
+    failed,
+    probe,
+    recorded,
+)
 
 AGENT_DEFECTS: dict[str, set[str]] = {
     "chunk-no-message-id": {"message-id-missing", "schema-invalid"},
@@ -42,7 +41,13 @@ AGENT_DEFECTS: dict[str, set[str]] = {
     "bad-jsonrpc": {"jsonrpc-envelope"},
     "garbage": {"unreadable-message"},
     "extension-method": {"extension-method-name"},
+    "open-enum": {"open-enum-custom-value"},
+    "auth-terminal-unadvertised": {"auth-terminal-unadvertised"},
+    "notice-unadvertised": {"capability-gated-update"},  # v1: its schema gates notices
+    "fs-unadvertised": {"capability-gated-request"},  # v1: fs/* and terminal/* exist there only
 }
+# what the probe must advertise to provoke a defect (its default client advertises auth.terminal)
+AGENT_PROBE_OPTIONS: dict[str, list[str]] = {"auth-terminal-unadvertised": ["--capabilities", "{}"]}
 CLIENT_DEFECTS: dict[str, set[str]] = {
     "bad-outcome": {"schema-invalid", "permission-outcome-offered"},
     "wrong-option": {"permission-outcome-offered"},
@@ -57,43 +62,29 @@ CLIENT_DEFECTS: dict[str, set[str]] = {
     "root-field": {"custom-root-field"},
     "unknown-result": {"method-not-found"},
     "no-parse-reply": {"parse-error-reply"},
+    "open-enum": {"open-enum-custom-value"},
+    "bad-fs-answer": {"schema-invalid"},
+    "bad-terminal-answer": {"schema-invalid"},
 }
 
 
-def probe(kind: str, command: list[str], transcript: Path) -> tuple[int, dict[str, object]]:
-    """Run `acp-codegen probe KIND --format json --transcript FILE -- COMMAND`."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "codegen", "probe", kind, "--format", "json", "--transcript",
-                           str(transcript), *FAST, "--", *command], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
-    assert done.stdout, done.stderr
-    return done.returncode, json.loads(done.stdout)
-
-
-def failed(report: dict[str, object]) -> set[str]:
-    """The rules a probe report marks failed."""
-    return {r["rule"] for r in report["rules"] if r["status"] == "fail"}  # type: ignore[attr-defined, index]
-
-
-def agent_command(defect: str) -> list[str]:
-    return [sys.executable, str(PEERS / "fake_agent.py"), *(["--defect", defect] if defect else [])]
-
-
-def client_command(defect: str) -> list[str]:
-    return [sys.executable, str(PEERS / "fake_client.py"), *(["--defect", defect] if defect else []), "--", "{agent}"]
+def assert_caught_by_check_transcript(transcript: Path, rules: set[str], side: str) -> None:
+    """`check-transcript FILE` exits 1 with exactly `rules`, each finding against `side`."""
+    status, report = check_transcript(transcript)
+    assert status == 1, report
+    assert {f["rule"] for f in report["findings"]} == rules, report["findings"]
+    assert {f["side"] for f in report["findings"]} == {side}, report["findings"]
 
 
 @pytest.mark.parametrize("defect", sorted(AGENT_DEFECTS))
 def test_each_broken_agent_is_caught_by_its_rule_the_probe_and_check_transcript(defect: str, tmp_path: Path) -> None:
-    status, report = probe("agent", agent_command(defect), tmp_path / "t.jsonl")
+    status, report = probe("agent", agent_command(defect), tmp_path / "t.jsonl", *AGENT_PROBE_OPTIONS.get(defect, []))
     assert status == 1
     assert failed(report) == AGENT_DEFECTS[defect]
-    for rule in report["rules"]:  # type: ignore[attr-defined]
+    for rule in report["rules"]:
         if rule["status"] == "fail":
             assert all(f["side"] == "agent" for f in rule["findings"]), rule
-    result = check_items(read_transcript(tmp_path / "t.jsonl"))
-    assert {f.rule for f in result.findings} == AGENT_DEFECTS[defect]
-    assert {f.side for f in result.findings} == {"agent"}
+    assert_caught_by_check_transcript(tmp_path / "t.jsonl", AGENT_DEFECTS[defect], "agent")
 
 
 @pytest.mark.parametrize("defect", sorted(CLIENT_DEFECTS))
@@ -101,9 +92,10 @@ def test_each_broken_client_is_caught_by_its_rule_the_probe_and_check_transcript
     status, report = probe("client", client_command(defect), tmp_path / "t.jsonl")
     assert status == 1
     assert failed(report) == CLIENT_DEFECTS[defect]
-    result = check_items(read_transcript(tmp_path / "t.jsonl"))
-    assert {f.rule for f in result.findings} == CLIENT_DEFECTS[defect]
-    assert {f.side for f in result.findings} == {"client"}
+    for rule in report["rules"]:
+        if rule["status"] == "fail":
+            assert all(f["side"] == "client" for f in rule["findings"]), rule
+    assert_caught_by_check_transcript(tmp_path / "t.jsonl", CLIENT_DEFECTS[defect], "client")
 
 
 @pytest.mark.parametrize("kind", ["agent", "client"])
@@ -111,35 +103,46 @@ def test_the_peers_without_a_defect_are_clean_everywhere(kind: str, tmp_path: Pa
     command = agent_command("") if kind == "agent" else client_command("")
     status, report = probe(kind, command, tmp_path / "t.jsonl")
     assert status == 0 and failed(report) == set(), report
-    passed = {r["rule"] for r in report["rules"] if r["status"] == "pass"}  # type: ignore[attr-defined]
+    passed = {r["rule"] for r in report["rules"] if r["status"] == "pass"}
     assert {"schema-invalid", "custom-root-field", "request-unanswered", "parse-error-reply", "method-not-found"} <= passed
-    cli = subprocess.run([sys.executable, "-m", "codegen", "check-transcript", str(tmp_path / "t.jsonl")], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, check=False)
-    assert cli.returncode == 0, cli.stdout + cli.stderr
+    checked = cli("check-transcript", str(tmp_path / "t.jsonl"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_the_probe_sends_every_session_update_variant_of_the_schema(tmp_path: Path) -> None:
+def updates_sent(transcript: Path) -> set[str]:
+    """The `sessionUpdate` tags the probe (as agent) sent."""
+    return {e["message"]["params"]["update"]["sessionUpdate"] for e in recorded(transcript)
+            if e["from"] == "agent" and e["message"].get("method") == "session/update"}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int, tmp_path: Path) -> None:
     from codegen.ir.nodes import TaggedUnion
-    from codegen.transcript.schema import resolve_revision
+    from codegen.transcript.schema import pinned_for_version, resolve_revision
 
-    probe("client", client_command(""), tmp_path / "t.jsonl")
-    sent = set()
-    for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").split("\n"):  # not splitlines: U+2028
-        if not line:
-            continue
-        item = json.loads(line)
-        if item["from"] == "agent" and item.get("message", {}).get("method") == "session/update":
-            sent.add(item["message"]["params"]["update"]["sessionUpdate"])
-    union = resolve_revision(None).protocol.by_def_name("SessionUpdate")
+    # v1 gates notices and compaction on session.* capabilities: the client advertises them
+    flags = ["--notices", "--compaction"] if version == 1 else []
+    status, report = probe("client", client_command("", *flags), tmp_path / "t.jsonl")
+    assert status == 0 and failed(report) == set(), report
+    revision = pinned_for_version(1) if version == 1 else resolve_revision(None)
+    assert revision is not None and report["schema"] == revision.label
+    union = revision.protocol.by_def_name("SessionUpdate")
     assert isinstance(union, TaggedUnion)
-    assert set(union.known_tags) <= sent
-    assert {"_acp_codegen_probe", "probe_future_variant"} <= sent
+    assert set(union.known_tags) <= updates_sent(tmp_path / "t.jsonl")
+    assert {"_acp_codegen_probe", "probe_future_variant"} <= updates_sent(tmp_path / "t.jsonl")
+
+
+def test_the_probe_sends_gated_updates_only_where_the_client_advertised_them(tmp_path: Path) -> None:
+    status, report = probe("client", client_command("", "--v1"), tmp_path / "t.jsonl")
+    assert status == 0 and failed(report) == set() and report["schema"] == "acp_v1", report
+    sent = updates_sent(tmp_path / "t.jsonl")
+    assert "agent_message_chunk" in sent and not {"notice", "compaction_update", "compaction_summary_chunk"} & sent
 
 
 def test_an_agent_answering_protocol_version_1_is_reported_and_checked_against_v1(tmp_path: Path) -> None:
     status, report = probe("agent", [*agent_command(""), "--v1"], tmp_path / "t.jsonl")
     assert status == 0 and failed(report) == set(), report
     assert report["schema"] == "acp_v1"
-    assert any("negotiated protocol version 1" in note for note in report["notes"])  # type: ignore[attr-defined]
-    methods = {json.loads(x).get("message", {}).get("method") for x in (tmp_path / "t.jsonl").read_text(encoding="utf-8").split("\n") if x}
+    assert any("negotiated protocol version 1" in note for note in report["notes"])
+    methods = {e["message"].get("method") for e in recorded(tmp_path / "t.jsonl")}
     assert {"session/prompt", "session/cancel", "session/list", "session/close"} <= methods

@@ -10,7 +10,8 @@ import threading
 from typing import Any
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
-V1 = "--v1" in sys.argv  # answer protocol version 1 and speak v1
+# the v1 defects break rules whose capability gates only the v1 schema has (fs, terminal, notices)
+V1 = "--v1" in sys.argv or DEFECT in ("fs-unadvertised", "notice-unadvertised")  # answer version 1, speak v1
 lock = threading.Lock()
 waiting: dict[Any, threading.Event] = {}
 session_id = "fake-session"
@@ -38,6 +39,8 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
                               "info": {"name": "fake-agent", "version": "1"}, "capabilities": caps}
     if DEFECT == "auth-type":
         result["authMethods"] = [{"methodId": "vendor", "name": "Vendor login", "type": "vendor_sso"}]
+    if DEFECT == "auth-terminal-unadvertised":  # whatever the client advertised
+        result["authMethods"] = [{"methodId": "tty", "name": "Terminal", "type": "terminal"}]
     if DEFECT == "auth-env":
         result["authMethods"] = [{"methodId": "tty", "name": "Terminal", "type": "terminal",
                                   "env": [{"name": "LOGIN", "value": "1"}, {"name": "LOGIN", "value": "2"}]}]
@@ -46,6 +49,13 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
 
 def turn_v1(request_id: Any, cancelled: threading.Event) -> None:
     update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi from v1"}})
+    if DEFECT == "notice-unadvertised":  # the client did not advertise session.notices
+        update({"sessionUpdate": "notice", "severity": "info", "title": "Heads up"})
+    if DEFECT == "fs-unadvertised":  # the client advertised neither fs.readTextFile nor terminal
+        for rid, method, params in (("fs-1", "fs/read_text_file", {"path": "/tmp/notes.txt"}),
+                                    ("term-1", "terminal/create", {"command": "true"})):
+            waiting[rid] = threading.Event()
+            send({"jsonrpc": "2.0", "id": rid, "method": method, "params": {"sessionId": session_id, **params}})
     if not cancelled.is_set():
         waiting["perm-v1"] = event = threading.Event()
         send({"jsonrpc": "2.0", "id": "perm-v1", "method": "session/request_permission", "params": {
@@ -67,7 +77,8 @@ def turn(request_id: Any, prompt: list[Any], cancelled: threading.Event) -> None
         chunk["messageId"] = f"agent-{request_id}"
     update(chunk)
     update({"sessionUpdate": "tool_call_update", "title": "Pretend tool"} if DEFECT == "tool-call-no-id"
-           else {"sessionUpdate": "tool_call_update", "toolCallId": f"call-{request_id}", "title": "Pretend tool"})
+           else {"sessionUpdate": "tool_call_update", "toolCallId": f"call-{request_id}", "title": "Pretend tool",
+                 **({"kind": "vendor_kind"} if DEFECT == "open-enum" else {})})
     plan = {"type": "items", "entries": []} if DEFECT == "plan-no-id" else {"type": "items", "planId": "p", "entries": []}
     update({"sessionUpdate": "plan_update", "plan": plan})
     if DEFECT == "custom-tag":

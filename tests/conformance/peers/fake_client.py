@@ -13,6 +13,20 @@ from typing import Any
 args = sys.argv[1:]
 DEFECT = args[args.index("--defect") + 1] if "--defect" in args else ""
 AGENT = args[args.index("--") + 1:]
+# fs and terminal exist only in v1: advertising them (or answering them wrongly) speaks v1
+FS = "--fs" in args[:args.index("--")] or DEFECT == "bad-fs-answer"
+TERMINAL = "--terminal" in args[:args.index("--")] or DEFECT == "bad-terminal-answer"
+SESSION = {cap: {} for cap in ("notices", "compaction") if f"--{cap}" in args[:args.index("--")]}  # v1's session.*
+V1 = "--v1" in args[:args.index("--")] or FS or TERMINAL or bool(SESSION)
+CLIENT_ANSWERS: dict[str, dict[str, Any]] = {
+    "fs/read_text_file": {"content": ["line 1"]} if DEFECT == "bad-fs-answer" else {"content": "line 1\n"},
+    "fs/write_text_file": {},
+    "terminal/create": {} if DEFECT == "bad-terminal-answer" else {"terminalId": "term-1"},
+    "terminal/output": {"output": "", "truncated": False},
+    "terminal/wait_for_exit": {"exitCode": 0},
+    "terminal/kill": {},
+    "terminal/release": {},
+}
 
 
 def main() -> int:
@@ -35,7 +49,12 @@ def main() -> int:
     caps: dict[str, Any] = {"vendorThing": True} if DEFECT == "root-field" else {}
     if DEFECT in ("login-terminal", "login-unadvertised"):
         caps["auth"] = {"terminal": {}}
-    init = request("initialize", {"protocolVersion": 2, "info": {"name": "fake-client", "version": "1"}, "capabilities": caps})
+    info = {"name": "fake-client", "version": "1"}
+    if V1:
+        caps.update(fs={"readTextFile": FS, "writeTextFile": FS}, terminal=TERMINAL, **({"session": SESSION} if SESSION else {}))
+        init = request("initialize", {"protocolVersion": 1, "clientInfo": info, "clientCapabilities": caps})
+    else:
+        init = request("initialize", {"protocolVersion": 2, "info": info, "capabilities": caps})
     if DEFECT == "before-init":
         request("session/new", {"cwd": "/tmp"})
     waiting = {init: "initialize"}
@@ -55,15 +74,19 @@ def main() -> int:
                     request("auth/logout", {})
                 if DEFECT in ("login-terminal", "login-unadvertised"):
                     request("auth/login", {"methodId": "probe-terminal" if DEFECT == "login-terminal" else "nope"})
+                if DEFECT == "open-enum":  # SessionArchiveFilter is open: custom values need `_`
+                    request("session/list", {"archived": "vendor_only"})
                 if DEFECT == "delete":
                     request("session/delete", {"sessionId": "whatever"})
-                waiting[request("session/new", {"cwd": "/tmp"})] = "new"
+                waiting[request("session/new", {"cwd": "/tmp", **({"mcpServers": []} if V1 else {})})] = "new"
             elif kind == "new":
                 session = message["result"]["sessionId"]
                 prompt: list[dict[str, Any]] = [{"type": "text", "text": "hello"}]
                 if DEFECT == "image":
                     prompt.append({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})
                 waiting[request("session/prompt", {"sessionId": session, "prompt": prompt})] = "prompt"
+            elif kind == "prompt" and V1:
+                break  # v1: the prompt's response ends the turn
             continue
         if method == "$/cancel_request":
             cancelled.add(params.get("requestId"))
@@ -88,6 +111,8 @@ def main() -> int:
             outcome = {"outcome": "selected"} if DEFECT == "bad-outcome" else {
                 "outcome": "selected", "optionId": "not-offered" if DEFECT == "wrong-option" else option}
             send({"jsonrpc": "2.0", "id": mid, "result": {"outcome": outcome}})
+        elif method in CLIENT_ANSWERS and (FS if method.startswith("fs/") else TERMINAL):
+            send({"jsonrpc": "2.0", "id": mid, "result": CLIENT_ANSWERS[method]})
         elif DEFECT == "unknown-result":
             send({"jsonrpc": "2.0", "id": mid, "result": {}})
         else:
