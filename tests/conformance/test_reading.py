@@ -127,3 +127,22 @@ def test_schema_fixes_the_revision_even_when_initialize_negotiates_another(tmp_p
     assert {f["rule"] for f in fixed["findings"]} >= {"schema-invalid"}
     auto = json.loads(cli("check-transcript", "--format", "json", str(path)).stdout)
     assert auto["schema"] == "acp_v1"
+
+
+def test_leniency_hints_are_for_receivers_not_for_the_sender_checked(tmp_path: Path) -> None:
+    # `status` carries x-deserialize-default-on-error: a receiver repairs 7 to "no status", but a
+    # conforming sender must not send it, so the checker reports it where the bindings accept it.
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": 7}
+    bindings = subprocess.run(
+        [sys.executable, "-c", "import json, sys, acp_v2_draft as acp; "
+         "print(acp.parse_update(json.loads(sys.argv[1])).to_dict())", json.dumps(update)],
+        capture_output=True, text=True, check=True, cwd=project_root() / "generated",
+    )
+    assert "status" not in bindings.stdout  # repaired on parse
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join([*INIT, line("agent", {"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "s", "update": update}})]), encoding="utf-8")
+    result = cli("check-transcript", "--format", "json", str(path))
+    assert result.returncode == 1
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["rule"], finding["side"], finding["pointer"]) == ("schema-invalid", "agent", "/params/update/status")

@@ -257,3 +257,21 @@ def test_the_remote_extra_of_projects_is_acp_codegens_own() -> None:
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert list(REMOTE_DEPENDENCIES) == pyproject["project"]["optional-dependencies"]["remote"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [("agent", "echo/agent_v1.py"), ("agent", "echo/agent_v2.py"), ("agent", "tests/test_agent.py"),
+     ("agent", "tests/test_agent_v1.py"), ("client", "viewer/client.py"), ("client", "tests/fake_agent.py"),
+     ("client", "tests/fake_agent_v1.py")],
+)
+def test_the_projects_send_typed_models_not_wire_dicts(made: dict[str, tuple[Path, CliResult]], kind: str, path: str) -> None:
+    # Outbound messages are built with the builders and models (`peer.session(id).<variant>`,
+    # `agent.session_prompt(id, "text")`); a wire-form update is left only where no typed form
+    # exists (the fake agent's custom `_` variant). v1.py translates received v1 updates through
+    # their wire form on purpose: the two versions' models are different classes.
+    text = (made[kind][0] / path).read_text(encoding="utf-8")
+    sent = [line for line in text.splitlines() if not line.lstrip().startswith("assert")]  # received: as is
+    wire = [line for line in sent if '{"sessionUpdate"' in line and '"_fake_extension"' not in line]
+    assert wire == []
+    assert [line for line in sent if ".from_dict(" in line and "(custom)" not in line] == []
