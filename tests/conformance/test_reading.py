@@ -129,13 +129,15 @@ def test_schema_fixes_the_revision_even_when_initialize_negotiates_another(tmp_p
     assert auto["schema"] == "acp_v1"
 
 
+PARSE_AND_PRINT = "import json, sys, acp_v2_draft as acp; print(acp.parse_update(json.loads(sys.argv[1])).to_dict())"
+
+
 def test_leniency_hints_are_for_receivers_not_for_the_sender_checked(tmp_path: Path) -> None:
     # `status` carries x-deserialize-default-on-error: a receiver repairs 7 to "no status", but a
     # conforming sender must not send it, so the checker reports it where the bindings accept it.
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": 7}
     bindings = subprocess.run(
-        [sys.executable, "-c", "import json, sys, acp_v2_draft as acp; "
-         "print(acp.parse_update(json.loads(sys.argv[1])).to_dict())", json.dumps(update)],
+        [sys.executable, "-c", PARSE_AND_PRINT, json.dumps(update)],
         capture_output=True, text=True, check=True, cwd=project_root() / "generated",
     )
     assert "status" not in bindings.stdout  # repaired on parse
