@@ -332,3 +332,58 @@ async def test_close_with_output_nobody_reads_aborts_after_close_timeout(
     assert any("not flushed" in record.getMessage() for record in caplog.records)
     writer.close()
     os.close(unread_fd)
+
+
+async def test_notifications_for_many_distinct_sessions_are_capped_too() -> None:
+    # Each session id has its own ordered queue and worker; the cap counts every notification
+    # received and not yet handled, across sessions, so 5,000 sessions never mean 5,000 tasks.
+    limits = rpc.Limits(max_queued_notifications=50)
+    reader, writer = await pipe()
+    _out_reader, out_writer = await pipe()
+    handler, table = build_server(rpc)
+    connection = rpc.Connection(handler, table, reader, out_writer, limits=limits)
+    async with connection:
+        writer.write(b"".join(
+            b'{"jsonrpc":"2.0","method":"note","params":{"sessionId":"s%d","seq":%d,"delay":0.02}}\n'
+            % (i, i) for i in range(5000)
+        ))
+        await writer.drain()
+        await handler.wait_notes(5000)
+        assert handler.max_active_notes <= 50
+        assert len(asyncio.all_tasks()) < 200  # workers end with their sessions' queues
+        assert sorted(seq for _, seq in handler.notes) == list(range(5000))
+    writer.close()
+
+
+async def test_a_flood_while_a_handler_awaits_the_peer_closes_past_the_overflow_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Reading goes on while a handler awaits an answer that may be behind the backlog; a peer
+    # that floods instead of answering is cut off at overflow_factor times the cap.
+    gate = asyncio.Event()
+
+    class Asking:
+        async def note(self, params: dict[str, Any]) -> None:
+            if params["seq"] == 0:
+                await connection.request("peer/never_answered", {}, None)
+            await gate.wait()
+
+    table = {"note": rpc.MethodSpec("note", "notification", dict[str, Any], None, "note")}
+    limits = rpc.Limits(max_queued_notifications=10, overflow_factor=3)
+    reader, writer = await pipe()
+    _out_reader, out_writer = await pipe()
+    connection = rpc.Connection(Asking(), table, reader, out_writer, limits=limits)
+    run = asyncio.create_task(connection.run())
+    writer.write(b'{"jsonrpc":"2.0","method":"note","params":{"seq":0}}\n')
+    await writer.drain()
+    await asyncio.sleep(0.05)  # the handler now awaits the peer
+    with caplog.at_level(logging.WARNING):
+        writer.write(b"".join(
+            b'{"jsonrpc":"2.0","method":"note","params":{"seq":%d}}\n' % i for i in range(1, 200)
+        ))
+        await writer.drain()
+        await asyncio.wait_for(run, TIMEOUT)
+    assert connection.closed
+    assert any("over the inbound limits" in record.getMessage() for record in caplog.records)
+    gate.set()
+    writer.close()
