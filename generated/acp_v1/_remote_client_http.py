@@ -95,12 +95,21 @@ class HttpSink(QueuedSink):
         self._server_requests: dict[Any, str] = {}  # id of a server request -> its session
         self._awaiting: dict[Any, str] = {}  # id of our request -> the session stream to answer
         self._closing = False
+        self._closed: asyncio.Future[None] | None = None
         super().__init__(bound)
 
     # ------------------------------------------------------------------ closing
 
     async def wait_closed(self) -> None:
-        """DELETE the connection, end the streams and the HTTP client."""
+        """DELETE the connection, end the streams and the HTTP client (once, however often called).
+
+        The connection's output watcher and its ``close()`` both wait here: a second DELETE
+        racing the first would open a socket after the client closed, and leak it."""
+        if self._closed is None:
+            self._closed = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closed)
+
+    async def _close(self) -> None:
         await asyncio.wait([self._sender])
         self._closing = True
         if self.connection_id is not None:

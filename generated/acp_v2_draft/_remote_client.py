@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl as _ssl
 import urllib.request
 from collections.abc import Mapping
 from email.message import Message
@@ -122,8 +123,12 @@ async def open_ws(
     cookies: CookieJar | None = None,
     limits: RemoteLimits = DEFAULT_LIMITS,
     open_timeout: float = 10.0,
+    ssl: _ssl.SSLContext | None = None,
 ) -> tuple[InboundPipe, WsSink]:
-    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``): its reader and writer."""
+    """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``): its reader and writer.
+
+    ``ssl`` is the context that verifies a ``wss://`` server (default: the system's CAs).
+    """
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
@@ -132,6 +137,7 @@ async def open_ws(
     cookie = _cookie_header(jar, url)
     if cookie:
         extra["Cookie"] = cookie
+    tls: dict[str, Any] = {"ssl": ssl} if ssl is not None else {}  # None would mean no TLS
     try:
         ws = await connect(
             url,
@@ -139,6 +145,7 @@ async def open_ws(
             max_size=limits.max_request_body_bytes,
             open_timeout=open_timeout,
             compression=None,
+            **tls,
         )
     except InvalidStatus as exc:
         response = exc.response
@@ -176,12 +183,14 @@ async def open_http(
     cookies: CookieJar | None = None,
     limits: RemoteLimits = DEFAULT_LIMITS,
     http2: bool = False,
+    ssl: _ssl.SSLContext | None = None,
 ) -> tuple[InboundPipe, HttpSink]:
     """A reader and a writer for an ACP endpoint over Streamable HTTP (``http://``, ``https://``).
 
     Nothing is sent until the first message, which must be ``initialize``. ``http2=True`` needs
     the ``h2`` package (the RFD requires HTTP/2 for this profile; HTTP/1.1 works with one TCP
-    connection per open stream).
+    connection per open stream). ``ssl`` is the context that verifies an ``https://`` server
+    (default: the system's CAs).
     """
     import httpx
 
@@ -190,6 +199,7 @@ async def open_http(
         cookies=jar,
         headers=dict(headers or {}),
         http2=http2,
+        verify=ssl if ssl is not None else True,
         http1=not (http2 and url.lower().startswith("http:")),  # h2c needs prior knowledge
         timeout=httpx.Timeout(30.0, read=None),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),

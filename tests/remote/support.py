@@ -245,12 +245,20 @@ def prompt(session_id: str, text: str) -> acp.PromptRequest:
 
 
 @contextlib.asynccontextmanager
-async def uvicorn_server(app: Any) -> AsyncIterator[str]:
-    """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port); yields the base URL."""
+async def uvicorn_server(app: Any, **options: Any) -> AsyncIterator[str]:
+    """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port); yields the base URL.
+
+    `options` go to `uvicorn.Config` (e.g. `ssl_certfile`, `ssl_keyfile`)."""
     import uvicorn
 
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio", lifespan="on"
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        ws="websockets-sansio",
+        lifespan="on",
+        **options,
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())

@@ -319,3 +319,61 @@ async def test_input_the_agent_does_not_read_is_bounded() -> None:
         ]
         assert statuses[:3] == [202, 202, 202] and statuses[-1] == 404, statuses
         assert app.registry.connections == {}
+
+
+FRAME = 2048  # more than one flood chunk's frame: what may be admitted while below the limit
+
+
+async def _watch_buffered(app: remote.RemoteApp, seconds: float) -> list[int]:
+    """The connection's buffered output bytes, sampled every 10 ms."""
+    samples: list[int] = []
+    for _ in range(int(seconds / 0.01)):
+        samples.extend(c.buffered for c in app.registry.connections.values())
+        await asyncio.sleep(0.01)
+    return samples
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+async def test_buffered_output_limit_alone_bounds_a_client_that_stops_reading(
+    transport: str,
+) -> None:
+    """The stall timeout is far away: only the buffered-bytes limit acts. The agent is held at
+    the limit (the reference's backpressure), the server never holds more than the limit plus
+    the frame admitted below it, and the connection ends only when the client leaves."""
+    agent = EchoAgent()
+    limit = 64 * 1024
+    limits = remote.RemoteLimits(max_buffered_bytes=limit, max_output_stall=600.0)
+    app = remote.acp_asgi_app(agent, limits=limits)
+    flood = {"type": "text", "text": "flood 100000"}  # about 100 MiB if nothing held it back
+    async with uvicorn_server(app) as base:
+        if transport == "http":
+            async with httpx.AsyncClient(base_url=f"http://{base}") as http:
+                conn = {"Acp-Connection-Id": await initialize(http)}
+                session = await _new_session(http, conn, 1)
+                body = rpc(2, "session/prompt", {"sessionId": session, "prompt": [flood]})
+                scoped = {**conn, "Acp-Session-Id": session}
+                assert (await http.post("/acp", json=body, headers=scoped)).status_code == 202
+                samples = await _watch_buffered(app, 1.5)  # nobody reads the session stream
+                assert len(app.registry.connections) == 1 and not agent.flood_failed
+                assert (await http.delete("/acp", headers=conn)).status_code in (200, 202, 204)
+        else:
+            ws = await RawWebSocket.open(base)
+            try:
+                ws.send(INIT)
+                await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
+                ws.send(rpc(1, "session/new", NEW))
+                answer = await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
+                session = answer["result"]["sessionId"]  # type: ignore[index]
+                ws.send(rpc(2, "session/prompt", {"sessionId": session, "prompt": [flood]}))
+                samples = await _watch_buffered(app, 1.5)  # this client reads no more
+                assert len(app.registry.connections) == 1 and not agent.flood_failed
+            finally:
+                ws.writer.close()
+        for _ in range(200):  # the client left: the agent is freed
+            if agent.flood_failed and not app.registry.connections:
+                break
+            await asyncio.sleep(0.05)
+    assert agent.flood_failed and not app.registry.connections
+    assert max(samples) >= limit - FRAME, max(samples)  # the output did reach the limit
+    assert max(samples) <= limit + FRAME, max(samples)  # and never grew past it
+    assert samples[-1] == max(samples[len(samples) // 2 :])  # held there, not drained
