@@ -120,3 +120,20 @@ def test_a_received_unknown_update_round_trips_through_a_built_notification() ->
         acp.UpdateSessionNotification(session_id="s", update={"sessionUpdate": "future_update"})
     ok = acp.UpdateSessionNotification(session_id="s", update={"sessionUpdate": "_vendor/update", "k": 1})
     assert ok.to_dict()["update"] == {"sessionUpdate": "_vendor/update", "k": 1}
+
+
+@pytest.mark.parametrize("pkg", [p for p in PACKAGES if hasattr(package(p), "Role") and hasattr(package(p), "Annotations")])
+def test_an_open_enum_inside_an_array_follows_the_emitter_rule(pkg: str) -> None:
+    # `Role` appears only as array items (`Annotations.audience`), which the field-site cases above
+    # do not reach; the rule holds per item, with the item's index in the error.
+    acp = package(pkg)
+    try:
+        acp.Annotations.from_dict({"audience": [RESERVED]})
+    except ValidationError:
+        pytest.skip(f"{pkg}: the schema closes `audience` (no emitter rule applies)")
+    with pytest.raises(ValidationError) as caught:
+        acp.Annotations(audience=["user", RESERVED])
+    assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [(("audience", 1), "acp_reserved_value")]
+    assert acp.Annotations(audience=["user", EXTENSION]).to_dict() == {"audience": ["user", EXTENSION]}
+    received = acp.Annotations.from_dict({"audience": [RESERVED]})
+    assert acp.Annotations(**_kwargs(received)).to_dict() == {"audience": [RESERVED]}
