@@ -127,10 +127,8 @@ def test_an_open_enum_inside_an_array_follows_the_emitter_rule(pkg: str) -> None
     # `Role` appears only as array items (`Annotations.audience`), which the field-site cases above
     # do not reach; the rule holds per item, with the item's index in the error.
     acp = package(pkg)
-    try:
-        acp.Annotations.from_dict({"audience": [RESERVED]})
-    except ValidationError:
-        pytest.skip(f"{pkg}: the schema closes `audience` (no emitter rule applies)")
+    if acp.Annotations.from_dict({"audience": [RESERVED]}).to_dict() != {"audience": [RESERVED]}:
+        pytest.skip(f"{pkg}: the schema closes `Role` (an unknown item is not kept: no emitter rule)")
     with pytest.raises(ValidationError) as caught:
         acp.Annotations(audience=["user", RESERVED])
     assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [(("audience", 1), "acp_reserved_value")]
