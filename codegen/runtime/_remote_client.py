@@ -35,7 +35,6 @@ __all__ = [
     "connect_http",
     "connect_url",
     "connect_ws",
-    "is_endpoint_url",
     "open_http",
     "open_url",
     "open_ws",
@@ -168,8 +167,7 @@ async def connect_ws(
     **options: Any,
 ) -> Connection:
     """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``) and connect ``handler``."""
-    pipe, sink = await open_ws(url, limits=limits, **options)
-    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
+    return _connection(handler, inbound, await open_ws(url, limits=limits, **options), limits)
 
 
 async def open_http(
@@ -217,13 +215,7 @@ async def connect_http(
 
     Nothing is sent until the first message, which must be ``initialize`` (see ``open_http``).
     """
-    pipe, sink = await open_http(url, limits=limits, **options)
-    return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)
-
-
-def is_endpoint_url(target: str) -> bool:
-    """Whether ``target`` is a remote ACP endpoint URL (ws, wss, http or https)."""
-    return target.partition(":")[0].lower() in ("ws", "wss", "http", "https") and "://" in target
+    return _connection(handler, inbound, await open_http(url, limits=limits, **options), limits)
 
 
 async def open_url(url: str, **options: Any) -> tuple[InboundPipe, QueuedSink]:
@@ -237,9 +229,22 @@ async def open_url(url: str, **options: Any) -> tuple[InboundPipe, QueuedSink]:
 
 
 async def connect_url(
-    url: str, handler: object, inbound: Mapping[str, MethodSpec], **options: Any
+    url: str,
+    handler: object,
+    inbound: Mapping[str, MethodSpec],
+    *,
+    limits: RemoteLimits = DEFAULT_LIMITS,
+    **options: Any,
 ) -> Connection:
     """``connect_ws`` for ``ws://``/``wss://`` URLs, ``connect_http`` for ``http://``/``https://``."""
-    limits: RemoteLimits = options.pop("limits", DEFAULT_LIMITS)
-    pipe, sink = await open_url(url, limits=limits, **options)
+    return _connection(handler, inbound, await open_url(url, limits=limits, **options), limits)
+
+
+def _connection(
+    handler: object,
+    inbound: Mapping[str, MethodSpec],
+    opened: tuple[InboundPipe, QueuedSink],
+    limits: RemoteLimits,
+) -> Connection:
+    pipe, sink = opened
     return Connection(handler, inbound, pipe, sink, max_line_bytes=limits.max_request_body_bytes)

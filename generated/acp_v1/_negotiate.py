@@ -71,13 +71,12 @@ class Negotiated:
 
 
 def _wire_params(offers: Mapping[int, Any]) -> dict[str, Any]:
-    for version in sorted(offers):
-        if not isinstance(to_jsonable(offers[version]), dict):
+    wire = {version: to_jsonable(offer) for version, offer in sorted(offers.items())}
+    for version, params in wire.items():
+        if not isinstance(params, dict):
             raise TypeError(f"initialize params for version {version} must be an object")
-    newest = max(offers)
-    params: dict[str, Any] = dict(to_jsonable(offers[newest]))
-    params["protocolVersion"] = newest
-    return params
+    newest = max(wire)
+    return {**wire[newest], "protocolVersion": newest}
 
 
 async def negotiate(

@@ -24,7 +24,14 @@ from typing import Any, Literal, TypeVar, overload
 
 from ._base import AcpModel
 from ._peer_build import build, extension_method
-from ._process import DEFAULT_GRACE, Serving, StderrOption, StderrTail, agent_process
+from ._process import (
+    DEFAULT_GRACE,
+    Serving,
+    StderrOption,
+    StderrTail,
+    agent_process,
+    stop_process,
+)
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
 from .enums import *  # noqa: F403
 from .models import *  # noqa: F403
@@ -46,6 +53,7 @@ __all__ = [
     "connect_agent",
     "serve_agent",
     "spawn_agent",
+    "stop_process",
     "AGENT_METHODS",
     "AGENT_NOTIFICATIONS",
     "AGENT_REQUESTS",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._remote_asgi import Authenticate, Refused
-from ._remote_client import RemoteHttpError, is_endpoint_url, open_url
+from ._remote_client import RemoteHttpError, open_url
 from ._remote_client import connect_http as _connect_http
 from ._remote_client import connect_url as _connect_url
 from ._remote_client import connect_ws as _connect_ws
@@ -45,7 +45,6 @@ __all__ = [
     "connect_http",
     "connect_url",
     "connect_ws",
-    "is_endpoint_url",
     "open_url",
     "serve_remote",
 ]

@@ -94,20 +94,22 @@ def _chain_steps(cls: type[BaseModel]) -> tuple[list[type[BaseModel]], int]:
     def below(node: type) -> Iterator[type]:
         return dependencies(node, namespace, _UNBUILT)
 
+    children: dict[type, list[type]] = {cls: list(below(cls))}
     height: dict[type, int] = {}
     steps: list[type[BaseModel]] = []
     on_path: set[type] = {cls}
-    stack: list[tuple[type, Iterator[type]]] = [(cls, below(cls))]
+    stack: list[tuple[type, Iterator[type]]] = [(cls, iter(children[cls]))]
     while stack:
-        node, children = stack[-1]
-        child = next((c for c in children if c not in height and c not in on_path), None)
+        node, pending = stack[-1]
+        child = next((c for c in pending if c not in height and c not in on_path), None)
         if child is not None:
             on_path.add(child)
-            stack.append((child, below(child)))
+            children[child] = list(below(child))
+            stack.append((child, iter(children[child])))
             continue
         stack.pop()
         on_path.discard(node)
-        height[node] = 1 + max((height[c] for c in below(node) if c in height), default=-1)
+        height[node] = 1 + max((height[c] for c in children[node] if c in height), default=-1)
         if node is not cls and height[node] and height[node] % _CHAIN_STEP == 0:
             steps.append(cast("type[BaseModel]", node))
     return steps, height[cls]
