@@ -3,6 +3,8 @@ rule names a spec page that exists (or the schema)."""
 
 from __future__ import annotations
 
+import pytest
+
 from codegen.sources import project_root
 from codegen.transcript.catalog import CATALOG
 from codegen.transcript.report import rules_markdown, with_rules_table
@@ -18,6 +20,8 @@ def test_the_doc_table_equals_the_generated_one() -> None:
 
 def test_every_rule_cites_an_existing_page_and_section() -> None:
     spec = ROOT.parent / "shared" / "spec"
+    if not spec.is_dir():
+        pytest.skip(f"the spec pages {spec} are absent")
     for rule in CATALOG:
         page = rule.page.split(" ", 1)[0]
         if page == "schema":

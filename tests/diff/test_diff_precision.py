@@ -10,7 +10,6 @@ from diff_support import FIXTURES, fixture_changes, proxy_schema, run_cli
 
 from codegen.diff.compare import diff_protocols
 from codegen.pipeline import ir_for
-from codegen.sources import default_shared_dir
 
 
 def _changes(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -31,8 +30,8 @@ def test_renamed_method_is_one_breaking_change_for_both_sides() -> None:
     assert [c["new"] for c in changes if c["rule"] == "CLASS_RENAMED"] == ["PongPlayRequest"]
 
 
-def test_real_method_renames_are_recognised() -> None:
-    shared = default_shared_dir()
+def test_real_method_renames_are_recognised(shared_dir: Path) -> None:
+    shared = shared_dir
     old = ir_for(str(shared / "git-7b8a7094" / "schema.unstable.json"))
     new = ir_for(str(shared / "git-a57b538d" / "schema.unstable.json"))
     changes = diff_protocols(old, new)

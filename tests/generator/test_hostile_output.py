@@ -128,6 +128,7 @@ def test_integral_floats_are_integers(out: Path) -> None:
     assert typed.split() == ["int", "integer"]
 
 
+@pytest.mark.usefixtures("shared_dir")  # the pinned draft, read from ../shared
 def test_integral_floats_in_the_pinned_draft(tmp_path: Path) -> None:
     """The draft's own integer fields (`protocolVersion`, a uint16) take `2.0`."""
     from generator_support import draft

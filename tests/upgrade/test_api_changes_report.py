@@ -19,6 +19,8 @@ from upgrade_support import run_cli
 
 from codegen.sources import default_shared_dir
 
+pytestmark = pytest.mark.usefixtures("shared_dir")  # the schema revisions of ../shared (skips without)
+
 FILE = "schema.unstable.json"
 
 

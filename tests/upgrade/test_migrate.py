@@ -18,6 +18,8 @@ from upgrade_support import HERE, run_cli, tree
 
 from codegen.sources import default_shared_dir
 
+pytestmark = pytest.mark.usefixtures("shared_dir")  # the schema revisions of ../shared (skips without)
+
 PAIRS = {
     "npm200": ("npm-2.0.0", "npm-2.1.0", ["caps.py"], ["chunks.py:10: attribute `SessionMessageChunk.sender_session_id` removed"]),
     "7b8a": ("git-7b8a7094", "git-a57b538d", ["renames.py"], [

@@ -8,17 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from upgrade_support import HERE, FakeNpm, published_registry, run_cli
+from upgrade_support import HERE, FakeNpm, run_cli
 
 from codegen.pins import default_pin_path
 
 PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
-
-@pytest.fixture
-def fake_npm(tmp_path: Path) -> FakeNpm:
-    """A fake registry with the shared npm revisions published."""
-    return published_registry(tmp_path)
-
 
 def _outdated(npm: FakeNpm, tmp_path: Path, pins: Path, *args: str) -> tuple[int, str, str]:
     run = run_cli("outdated", "--pins", pins, *args, env=npm.env(tmp_path / "cache"), cwd=tmp_path)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from upgrade_support import PINS_2_2, FakeNpm, published_registry, run_cli
+from upgrade_support import PINS_2_2, FakeNpm, run_cli
 
 from codegen.errors import CodegenError
 from codegen.pins import PinnedSource, load_pins
@@ -14,12 +14,6 @@ from codegen.upgrade.pinedit import check_pins_text, edited_pins
 from codegen.upgrade.registry import Releases, parse_view
 
 V1 = "npm:@agentclientprotocol/sdk@{}#schema/v1/schema.json"
-
-@pytest.fixture
-def fake_npm(tmp_path: Path) -> FakeNpm:
-    """A fake registry with the shared npm revisions published."""
-    return published_registry(tmp_path)
-
 
 def test_history_is_created_in_the_file_style_and_validates() -> None:
     text = PINS_2_2.read_text(encoding="utf-8")

@@ -7,22 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-from upgrade_support import FakeNpm, published_registry, run_cli
+from upgrade_support import FakeNpm, run_cli
 
 from codegen.pins import load_pins
 from codegen.sources import default_shared_dir
+
+pytestmark = pytest.mark.usefixtures("shared_dir")  # the schema revisions of ../shared (skips without)
 
 DRAFT = "schema/v2/schema.unstable.json"
 
 
 def _sha(revision: str) -> str:
     return hashlib.sha256((default_shared_dir() / revision / "schema.unstable.json").read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def fake_npm(tmp_path: Path) -> FakeNpm:
-    """A fake registry with the shared npm revisions published."""
-    return published_registry(tmp_path)
 
 
 @pytest.fixture

@@ -11,19 +11,12 @@ from upgrade_support import (
     STALE_MARK,
     FakeNpm,
     project_copy,
-    published_registry,
     run_cli,
     tree,
 )
 
 from codegen.pins import load_pins
 from codegen.sources import project_root
-
-
-@pytest.fixture
-def fake_npm(tmp_path: Path) -> FakeNpm:
-    """A fake registry with the shared npm revisions published."""
-    return published_registry(tmp_path)
 
 
 @pytest.fixture
