@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_json
+from cli_support import CliResult, run_cli, write_json
 
 Schema = dict[str, Any]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
+from cli_support import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
 
 from codegen.pins import PinFile
 

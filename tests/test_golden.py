@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, run_cli, tree_bytes, tree_state, write_json
+from cli_support import CliResult, run_cli, tree_bytes, tree_state, write_json
 
 from codegen.pins import PinFile
 from codegen.pipeline import load

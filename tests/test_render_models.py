@@ -126,7 +126,7 @@ def test_reserved_class_names_cover_every_name_the_package_already_uses(generate
 
 def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Path, minimal_schema: dict[str, Any]) -> None:
     """A `$defs` entry called `Field` must not replace pydantic's `Field` (nor be replaced by it)."""
-    from conftest import run_cli, write_json
+    from cli_support import run_cli, write_json
 
     minimal_schema["$defs"]["Field"] = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
     minimal_schema["$defs"]["PingRequest"]["properties"]["field"] = {"$ref": "#/$defs/Field"}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, run_cli, write_json
+from cli_support import CliResult, run_cli, write_json
 
 from codegen.sources import default_shared_dir
 

@@ -1,14 +1,13 @@
 """Generator test support: hostile schemas built in code, the CLI run as a user runs it, and the
 generated package imported in a fresh interpreter.
 
-Self-contained (its own CLI runner): `from conftest import ...` is ambiguous once several test
-directories have a conftest.py of their own.
+It has its own CLI runner (generation into a scratch package, then a fresh interpreter); the
+minimal schema comes from cli_support.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import subprocess
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_support import MINIMAL_SCHEMA
+
 from codegen.sources import default_shared_dir, project_root
 
 ROOT = project_root()
@@ -27,17 +28,7 @@ PACKAGE = "hostile"
 Schema = dict[str, Any]
 
 
-def _root_conftest() -> Any:
-    """tests/conftest.py, loaded by path (`import conftest` is ambiguous across test directories)."""
-    spec = importlib.util.spec_from_file_location("_acp_tests_conftest", ROOT / "tests" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-_MINIMAL: Schema = _root_conftest().MINIMAL_SCHEMA
+_MINIMAL: Schema = MINIMAL_SCHEMA
 
 
 def minimal() -> Schema:
@@ -80,15 +71,24 @@ def _env() -> dict[str, str]:
 def cli(*args: str | os.PathLike[str], cwd: Path) -> Run:
     """Run `acp-codegen ARGS` (as `python -m codegen`) and capture the result."""
     argv = tuple(map(str, args))
-    done = subprocess.run([sys.executable, "-m", "codegen", *argv], cwd=cwd, env=_env(),
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", *argv],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return Run(argv, done.returncode, done.stdout, done.stderr)
 
 
 def write_schema(tmp_path: Path, schema: Schema | str, name: str = "hostile.json") -> Path:
     """Write a schema (a document, or JSON text as it is) into `tmp_path`."""
     path = tmp_path / name
-    path.write_text(schema if isinstance(schema, str) else json.dumps(schema, indent=1), encoding="utf-8")
+    path.write_text(
+        schema if isinstance(schema, str) else json.dumps(schema, indent=1), encoding="utf-8"
+    )
     return path
 
 
@@ -96,7 +96,9 @@ def generate(tmp_path: Path, schema: Schema | str, package: str = PACKAGE) -> tu
     """`acp-codegen generate --schema FILE --package PACKAGE --out OUT`; returns (run, OUT)."""
     source = write_schema(tmp_path, schema)
     out = tmp_path / "out"
-    return cli("generate", "--schema", source.name, "--package", package, "--out", out, cwd=tmp_path), out
+    return cli(
+        "generate", "--schema", source.name, "--package", package, "--out", out, cwd=tmp_path
+    ), out
 
 
 def assert_one_error(run: Run, code: str, *needles: str, out: Path | None = None) -> str:
@@ -124,8 +126,15 @@ def run_python(out: Path, code: str) -> Run:
     """Run `code` in a fresh interpreter with `out` on the path (the generated package importable)."""
     env = {**_env(), "PYTHONPATH": str(out)}
     source = textwrap.dedent(code)
-    done = subprocess.run([sys.executable, "-c", source], cwd=out, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", source],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return Run(("python", "-c", "..."), done.returncode, done.stdout, done.stderr)
 
 

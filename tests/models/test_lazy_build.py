@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import GENERATED
+from cli_support import GENERATED
 
 PACKAGES = ("acp_v2_draft", "acp_v2", "acp_v1")
 

@@ -6,8 +6,8 @@ installs each into its own venv (`python3 -m venv` + `pip install -e`), runs the
 suites and runs the client against the agent. The tests then use the two installed projects.
 test_scaffold_projects.py holds the session fixtures that call these.
 
-Self-contained (its own CLI runner): `from conftest import ...` is ambiguous once several test
-directories have a conftest.py of their own.
+It has its own CLI runner: the scaffold commands run from a scratch directory with the project's
+venv on PATH, as the README's reader runs them.
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ def tool_env() -> dict[str, str]:
     """The environment of a user whose PATH starts with this project's venv (after `activate`)."""
     bin_dir = Path(sys.executable).parent
     assert (bin_dir / "acp-codegen").is_file(), f"acp-codegen is not installed in {bin_dir}"
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "FORCE_COLOR"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "FORCE_COLOR"}
+    }
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", NO_COLOR="1", COLUMNS="200")
     return env
 

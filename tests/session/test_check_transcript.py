@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GENERATED, run_cli
+from cli_support import GENERATED, run_cli
 
 from codegen.errors import CodegenError
 from codegen.transcript.catalog import CATALOG

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from cli_support import run_cli
 
 from codegen.ir.nodes import TaggedUnion
 from codegen.pipeline import ir_for

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import GENERATED, run_cli
+from cli_support import GENERATED, run_cli
 
 from codegen.transcript.check import check
 from codegen.transcript.read import read_transcript
