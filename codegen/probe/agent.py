@@ -106,12 +106,20 @@ class AgentScript:
             if cancel and not cancelled and (self._is_work(message) or message.get("method") == "session/request_permission"):
                 cancelled = True
                 await self.link.notify("session/cancel", {"sessionId": session})
-            if message.get("method") == "session/request_permission" and "id" in message:
-                outcome = {"outcome": "cancelled"} if cancelled else self._allow(message.get("params"))
-                await self.link.respond(message, {"outcome": outcome})
-            elif "id" in message:
-                await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
+            await self._answer(message, cancelled)
             idle = idle or self._idle(message)
+        # the prompt's response can arrive in the same read as requests sent before it: answer
+        # those too, or a turn that ends leaves them pending
+        for message in self.link.queued():
+            await self._answer(message, cancelled)
+
+    async def _answer(self, message: dict[str, Any], cancelled: bool) -> None:
+        """Answer one of the agent's requests during a turn (permission granted or cancelled)."""
+        if message.get("method") == "session/request_permission" and "id" in message:
+            outcome = {"outcome": "cancelled"} if cancelled else self._allow(message.get("params"))
+            await self.link.respond(message, {"outcome": outcome})
+        elif "id" in message:
+            await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
 
     def _ends_turn(self, prompt: asyncio.Future[dict[str, Any]]) -> bool:
         """Whether the prompt's response itself ends the turn (v1, or an error); raises `PeerGone`."""

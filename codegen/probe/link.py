@@ -164,10 +164,25 @@ class Link:
 
     async def next_message(self, timeout: float | None = None) -> dict[str, Any] | None:
         """The peer's next request or notification (None when it closed; `PeerGone` on timeout)."""
+        # asyncio.timeout, not wait_for: on 3.11 a wait_for cancelled just after its inner get
+        # finished swallows the cancel and hands the message to a caller that gave up waiting, so
+        # a request the peer sent would never be answered
         try:
-            return await asyncio.wait_for(self.inbox.get(), timeout or self.timeout)
+            async with asyncio.timeout(timeout or self.timeout):
+                return await self.inbox.get()
         except TimeoutError:
             raise PeerGone(f"nothing from the peer within {timeout or self.timeout:g}s") from None
+
+    def queued(self) -> list[dict[str, Any]]:
+        """The peer's requests and notifications already received, taken without waiting."""
+        messages: list[dict[str, Any]] = []
+        while not self.inbox.empty():
+            message = self.inbox.get_nowait()
+            if message is None:  # the close marker stays for whoever waits next
+                self.inbox.put_nowait(None)
+                break
+            messages.append(message)
+        return messages
 
     async def stop(self) -> None:
         """Stop reading."""
