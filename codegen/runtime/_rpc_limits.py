@@ -8,10 +8,22 @@ ever dropped because of a limit, reading pauses instead, and every wait has a ti
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
 DEFAULT_MAX_LINE_BYTES: Final = 50 * 1024 * 1024
+
+
+class _LimitDefault(enum.Enum):
+    TOKEN = "the connection's Limits.request_timeout"
+
+
+LIMIT_TIMEOUT: Final = _LimitDefault.TOKEN
+"""A request's ``timeout`` when none is given: the connection's ``Limits.request_timeout``
+(``None`` instead means no time limit for that request)."""
+
+Timeout = float | None | Literal[_LimitDefault.TOKEN]
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,7 +92,9 @@ from ._rpc_limits import (
     _READ_CHUNK,
     DEFAULT_LIMITS,
     DEFAULT_MAX_LINE_BYTES,
+    LIMIT_TIMEOUT,
     Limits,
+    Timeout,
 )
 from ._rpc_pipes import _open_reader, _open_writer, _PipeReader
 
@@ -106,6 +108,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "LIMIT_TIMEOUT",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
@@ -118,6 +121,7 @@ __all__ = [
     "RequestId",
     "ResultValidationError",
     "RpcError",
+    "Timeout",
     "WriterLike",
     "connect_stdio",
     "default_order_key",

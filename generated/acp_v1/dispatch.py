@@ -32,7 +32,7 @@ from ._process import (
     agent_process,
     stop_process,
 )
-from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from ._rpc import LIMIT_TIMEOUT, Connection, MethodSpec, RpcError, Timeout, connect_stdio, spawn
 from .enums import *  # noqa: F403
 from .models import *  # noqa: F403
 
@@ -660,15 +660,33 @@ class ClientPeer:
 
     @overload
     async def ext_request(
-        self, method: str, params: Any = None, *, result_type: type[_T]
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: type[_T],
+        timeout: Timeout = LIMIT_TIMEOUT,
     ) -> _T: ...
 
     @overload
-    async def ext_request(self, method: str, params: Any = None) -> Any: ...
+    async def ext_request(
+        self, method: str, params: Any = None, *, timeout: Timeout = LIMIT_TIMEOUT
+    ) -> Any: ...
 
-    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
-        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
-        return await self.connection.request(extension_method(method), params, result_type)
+    async def ext_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: Timeout = LIMIT_TIMEOUT,
+    ) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON
+        without). `timeout` seconds (default: the connection's `Limits.request_timeout`; `None`: no
+        limit) raises `TimeoutError` after telling the peer to cancel."""
+        return await self.connection.request(
+            extension_method(method), params, result_type, timeout=timeout
+        )
 
     async def ext_notify(self, method: str, params: Any = None) -> None:
         """Send a `_`-prefixed extension notification."""
@@ -1463,15 +1481,33 @@ class AgentPeer:
 
     @overload
     async def ext_request(
-        self, method: str, params: Any = None, *, result_type: type[_T]
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: type[_T],
+        timeout: Timeout = LIMIT_TIMEOUT,
     ) -> _T: ...
 
     @overload
-    async def ext_request(self, method: str, params: Any = None) -> Any: ...
+    async def ext_request(
+        self, method: str, params: Any = None, *, timeout: Timeout = LIMIT_TIMEOUT
+    ) -> Any: ...
 
-    async def ext_request(self, method: str, params: Any = None, *, result_type: Any = None) -> Any:
-        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON without)."""
-        return await self.connection.request(extension_method(method), params, result_type)
+    async def ext_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: Timeout = LIMIT_TIMEOUT,
+    ) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON
+        without). `timeout` seconds (default: the connection's `Limits.request_timeout`; `None`: no
+        limit) raises `TimeoutError` after telling the peer to cancel."""
+        return await self.connection.request(
+            extension_method(method), params, result_type, timeout=timeout
+        )
 
     async def ext_notify(self, method: str, params: Any = None) -> None:
         """Send a `_`-prefixed extension notification."""

@@ -40,7 +40,7 @@ from ._rpc_framing import (
     default_order_key,
 )
 from ._rpc_intake import LineSplitter, ReadLoop
-from ._rpc_limits import DEFAULT_LIMITS, Limits
+from ._rpc_limits import DEFAULT_LIMITS, LIMIT_TIMEOUT, Limits, Timeout
 from ._rpc_log import PeerLog, logger
 from ._rpc_notifications import NotificationQueues
 from ._rpc_ordering import Ledger
@@ -49,7 +49,6 @@ from ._rpc_output import Output
 from ._rpc_requests import InboundRequests
 from ._rpc_shutdown import finish_received, wind_down
 
-_DEFAULT: Any = object()
 Phase = Literal["new", "reading", "draining", "closing", "closed"]
 
 
@@ -129,15 +128,15 @@ class Connection:
         return ConnectionError("connection closed")
 
     async def request(
-        self, method: str, params: Any, result_type: Any, *, timeout: float | None = _DEFAULT
+        self, method: str, params: Any, result_type: Any, *, timeout: Timeout = LIMIT_TIMEOUT
     ) -> Any:
         """Send a request and return its result, validated into ``result_type`` (None: raw).
 
-        ``timeout`` (default ``Limits.request_timeout``) raises ``TimeoutError`` after telling
+        ``timeout`` (default ``Limits.request_timeout``; ``None``: none) raises ``TimeoutError`` after telling
         the peer to cancel. The result is returned only once the handlers of every notification
         received before it have finished (see ``_rpc``).
         """
-        limit = self.limits.request_timeout if timeout is _DEFAULT else timeout
+        limit = self.limits.request_timeout if timeout is LIMIT_TIMEOUT else timeout
         params_json = None if params is None else _to_json(params)
         if self._phase != "new" and self._phase != "reading":
             raise (

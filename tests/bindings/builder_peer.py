@@ -43,6 +43,13 @@ class Peer(acp.Agent):  # type: ignore[misc,name-defined]
             return {"result": None if result is None else result.to_dict()}
         if method == "_test/seen":
             return self.seen
+        if method == "_test/sleep":
+            try:
+                await asyncio.sleep(params["seconds"])
+            except asyncio.CancelledError:
+                self.seen.append({"cancelled": method})
+                raise
+            return {"slept": params["seconds"]}
         if method == "_test/unprefixed":
             try:
                 await self.peer.ext_request("vendor/x", {})

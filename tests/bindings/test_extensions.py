@@ -66,6 +66,21 @@ async def test_extension_requests_and_notifications_both_ways() -> None:
         assert client.notes == [("_agent/done", {"n": 1})]
 
 
+async def test_an_extension_request_takes_a_timeout_and_the_peer_is_told_to_cancel() -> None:
+    async with acp.spawn_agent(PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()) as agent:
+        assert await agent.ext_request("_test/seen", None) == []  # the agent is up: the next handler starts at once
+        with pytest.raises(TimeoutError, match="_test/sleep got no answer within 1 s"):
+            await agent.ext_request("_test/sleep", {"seconds": 30}, timeout=1)
+        for _ in range(200):  # the peer's handler was cancelled by `$/cancel_request`
+            if {"cancelled": "_test/sleep"} in await agent.ext_request("_test/seen", None):
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the peer never saw the cancellation")
+        assert await agent.ext_request("_test/sleep", {"seconds": 0}, timeout=None) == {"slept": 0}
+        assert await agent.ext_request("_test/sleep", {"seconds": 0}, result_type=dict[str, int], timeout=5) == {"slept": 0}
+
+
 async def test_result_type_may_be_a_model() -> None:
     async with acp.spawn_agent(PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()) as agent:
         answer = await agent.ext_request("_test/emit", {"model": "SessionUpdateAgentMessageChunk", "wire": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}}, "params": ["content", "message_id"], "builder": "agent_message_chunk", "session": "s"}, result_type=dict[str, bool])
