@@ -172,12 +172,17 @@ def plain_model(directory: Path) -> Any:
     """`UpdateSessionNotification` of plain `datamodel-codegen` output for the pinned draft schema."""
     import datamodel_code_generator as dmcg
 
-    schema = ROOT.parent / "shared" / "schemas" / "acp" / "npm-2.4.0" / "schema.unstable.json"
+    from codegen.pins import default_pin_path, load_pins
+    from codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
+
+    pin = load_pins(default_pin_path()).default_pin  # the schema acp_v2_draft is built from
+    schema = fetch(parse_source(pin.source), expected_sha256=pin.sha256,
+                   cache_dir=default_cache_dir(), shared_dir=default_shared_dir())
     out = directory / "plain_draft.py"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dmcg.generate(
-            schema.read_text(encoding="utf-8"),
+            schema.data.decode("utf-8"),
             input_file_type=dmcg.InputFileType.JsonSchema,
             output_model_type=dmcg.DataModelType.PydanticV2BaseModel,
             output=out,
