@@ -20,10 +20,10 @@ import contextlib
 import logging
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, overload
 
 from ._base import AcpModel
-from ._peer_build import build, extension_method
+from ._peer_build import build
 from ._process import (
     DEFAULT_GRACE,
     Serving,
@@ -32,12 +32,12 @@ from ._process import (
     agent_process,
     stop_process,
 )
-from ._rpc import LIMIT_TIMEOUT, Connection, MethodSpec, RpcError, Timeout, connect_stdio, spawn
+from ._peer_base import PeerBase
+from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
 from .enums import *  # noqa: F403
 from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 
 __all__ = [
@@ -428,15 +428,12 @@ class Agent:
         _log.debug("ignored extension notification %s", method)
 
 
-class ClientPeer:
+class ClientPeer(PeerBase):
     """The client as seen from the agent: typed outbound calls.
 
     Each method takes its params model or the model's fields (optional ones keyword-only, `None`
     meaning omitted); values are built strictly (see `AcpModel`).
     """
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
 
     @overload
     async def elicitation_complete(self, params: CompleteElicitationNotification, /) -> None: ...
@@ -653,44 +650,6 @@ class ClientPeer:
     def session(self, session_id: str) -> SessionHandle:
         """A handle on one session: a typed sender per `session/update` variant."""
         return SessionHandle(self, session_id)
-
-    async def cancel_request(self, request_id: int | str) -> None:
-        """Send `$/cancel_request` for one of our outstanding requests."""
-        await self.connection.cancel_request(request_id)
-
-    @overload
-    async def ext_request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        result_type: type[_T],
-        timeout: Timeout = LIMIT_TIMEOUT,
-    ) -> _T: ...
-
-    @overload
-    async def ext_request(
-        self, method: str, params: Any = None, *, timeout: Timeout = LIMIT_TIMEOUT
-    ) -> Any: ...
-
-    async def ext_request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        result_type: Any = None,
-        timeout: Timeout = LIMIT_TIMEOUT,
-    ) -> Any:
-        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON
-        without). `timeout` seconds (default: the connection's `Limits.request_timeout`; `None`: no
-        limit) raises `TimeoutError` after telling the peer to cancel."""
-        return await self.connection.request(
-            extension_method(method), params, result_type, timeout=timeout
-        )
-
-    async def ext_notify(self, method: str, params: Any = None) -> None:
-        """Send a `_`-prefixed extension notification."""
-        await self.connection.notify(extension_method(method), params)
 
 
 class SessionHandle:
@@ -1209,7 +1168,7 @@ class Client:
         _log.debug("ignored extension notification %s", method)
 
 
-class AgentPeer:
+class AgentPeer(PeerBase):
     """The agent as seen from the client: typed outbound calls.
 
     Each method takes its params model or the model's fields (optional ones keyword-only, `None`
@@ -1221,9 +1180,6 @@ class AgentPeer:
 
     stderr: StderrTail | None = None
     """The agent's captured stderr (`spawn_agent(..., stderr=subprocess.PIPE)`)."""
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
 
     @overload
     async def authenticate(self, params: AuthenticateRequest, /) -> AuthenticateResponse: ...
@@ -1474,44 +1430,6 @@ class AgentPeer:
     resume_session = session_resume
 
     set_session_mode = session_set_mode
-
-    async def cancel_request(self, request_id: int | str) -> None:
-        """Send `$/cancel_request` for one of our outstanding requests."""
-        await self.connection.cancel_request(request_id)
-
-    @overload
-    async def ext_request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        result_type: type[_T],
-        timeout: Timeout = LIMIT_TIMEOUT,
-    ) -> _T: ...
-
-    @overload
-    async def ext_request(
-        self, method: str, params: Any = None, *, timeout: Timeout = LIMIT_TIMEOUT
-    ) -> Any: ...
-
-    async def ext_request(
-        self,
-        method: str,
-        params: Any = None,
-        *,
-        result_type: Any = None,
-        timeout: Timeout = LIMIT_TIMEOUT,
-    ) -> Any:
-        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON
-        without). `timeout` seconds (default: the connection's `Limits.request_timeout`; `None`: no
-        limit) raises `TimeoutError` after telling the peer to cancel."""
-        return await self.connection.request(
-            extension_method(method), params, result_type, timeout=timeout
-        )
-
-    async def ext_notify(self, method: str, params: Any = None) -> None:
-        """Send a `_`-prefixed extension notification."""
-        await self.connection.notify(extension_method(method), params)
 
 
 def serve_agent(agent: Agent, **options: Any) -> Serving[ClientPeer]:

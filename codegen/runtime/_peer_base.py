@@ -1,0 +1,57 @@
+"""What both generated peers (`AgentPeer`, `ClientPeer`) share whatever the schema: the
+connection they send on, cancelling one of our requests, and extension requests and notifications.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, overload
+
+from ._peer_build import extension_method
+from ._rpc import LIMIT_TIMEOUT, Connection, Timeout
+
+_T = TypeVar("_T")
+
+
+class PeerBase:
+    """The other side of a connection: the typed senders of each peer class build on this."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def cancel_request(self, request_id: int | str) -> None:
+        """Send `$/cancel_request` for one of our outstanding requests."""
+        await self.connection.cancel_request(request_id)
+
+    @overload
+    async def ext_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: type[_T],
+        timeout: Timeout = LIMIT_TIMEOUT,
+    ) -> _T: ...
+
+    @overload
+    async def ext_request(
+        self, method: str, params: Any = None, *, timeout: Timeout = LIMIT_TIMEOUT
+    ) -> Any: ...
+
+    async def ext_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: Any = None,
+        timeout: Timeout = LIMIT_TIMEOUT,
+    ) -> Any:
+        """Send a `_`-prefixed extension request; its result validated into `result_type` (raw JSON
+        without). `timeout` seconds (default: the connection's `Limits.request_timeout`; `None`: no
+        limit) raises `TimeoutError` after telling the peer to cancel."""
+        return await self.connection.request(
+            extension_method(method), params, result_type, timeout=timeout
+        )
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a `_`-prefixed extension notification."""
+        await self.connection.notify(extension_method(method), params)
