@@ -52,10 +52,15 @@ _DEFERRED = ("__pydantic_core_schema__", "__pydantic_validator__", "__pydantic_s
 _CHAIN_STEP = 16
 """The most links of unbuilt classes one build walks through (see the module docstring)."""
 
+_BUILDING: set[type] = set()
+"""The classes whose `model_rebuild` runs now (under `BUILD_LOCK`, so in this thread)."""
+
 
 def built(cls: type[BaseModel], name: str) -> Any:
     """Build `cls` if it is not built yet, and return its attribute `name` (a class attribute)."""
     with BUILD_LOCK:
+        if cls in _BUILDING:  # pydantic < 2.14's model_rebuild reads the placeholders it replaces
+            return cls.__dict__[name]
         if not _complete(cls):
             steps, height = _chain_steps(cls)
             # The completion hooks walk a class's whole schema, one level per link of a chain.
@@ -64,11 +69,19 @@ def built(cls: type[BaseModel], name: str) -> Any:
             try:
                 for step in steps:
                     if not _complete(step):
-                        step.model_rebuild(_parent_namespace_depth=0)
-                cls.model_rebuild(_parent_namespace_depth=0)  # names resolve in the module
+                        _rebuild(step)
+                _rebuild(cls)
             finally:
                 sys.setrecursionlimit(limit)
     return cls.__dict__[name]
+
+
+def _rebuild(cls: type[BaseModel]) -> None:
+    _BUILDING.add(cls)
+    try:
+        cls.model_rebuild(_parent_namespace_depth=0)  # names resolve in the module
+    finally:
+        _BUILDING.discard(cls)
 
 
 def _complete(cls: type) -> bool:

@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaValidator
 
+from ._compat import KEEPS_NAME_OPTIONS, named_schema
 from ._fastschema import _NoFastPath, fast_schema
+from ._serialize import _model_config
 
 _UNBUILT = object()
 # Validations a class runs on the full path before its fast path is built: building it costs
@@ -49,6 +51,17 @@ def _given(
     return given
 
 
+def _names(kwargs: dict[str, Any]) -> bool:
+    """Whether a call sets `by_alias` or `by_name` (see `FastPathValidator._by_names`)."""
+    return "by_alias" in kwargs or "by_name" in kwargs
+
+
+def _fast_takes(kwargs: dict[str, Any]) -> bool:
+    """Whether the fast path may answer a call with these options: not one that sets `by_alias`
+    or `by_name` where they do not reach the models below a wrap validator."""
+    return KEEPS_NAME_OPTIONS or not _names(kwargs)
+
+
 class FastPathValidator:
     """`__pydantic_validator__` of a generated class: the fast path, then the full one.
 
@@ -57,13 +70,35 @@ class FastPathValidator:
     path only (`fast` is None). Construction (`self_instance`) always uses the full path.
     """
 
-    __slots__ = ("_fast", "_uses", "cls", "full")
+    __slots__ = ("_fast", "_named", "_uses", "cls", "full")
 
     def __init__(self, cls: type[BaseModel], full: Any) -> None:
         self.cls = cls
         self.full = full
         self._fast: Any = _UNBUILT
         self._uses = 0
+        self._named: dict[tuple[bool | None, bool | None], SchemaValidator] = {}
+
+    def _by_names(self, kwargs: dict[str, Any]) -> Any:
+        """The full validator for a call's `by_alias` / `by_name` (`_compat.KEEPS_NAME_OPTIONS`):
+        pydantic's own where they reach every model, else one configured with them, which
+        `kwargs` then no longer carries."""
+        by_alias, by_name = kwargs.get("by_alias"), kwargs.get("by_name")
+        if KEEPS_NAME_OPTIONS or not _names(kwargs):
+            return self.full
+        if by_alias is False and by_name is False:  # pydantic's own error for that call
+            return self.full
+        found = self._named.get((by_alias, by_name))
+        if found is None:
+            names = {"validate_by_alias": by_alias, "validate_by_name": by_name}
+            names = {k: v for k, v in names.items() if v is not None}
+            schema = self.cls.__pydantic_core_schema__
+            config = {**(_model_config(schema, self.cls) or {}), **names}
+            found = SchemaValidator(named_schema(schema, names), config)  # type: ignore[arg-type]
+            self._named[(by_alias, by_name)] = found
+        kwargs.pop("by_alias", None)
+        kwargs.pop("by_name", None)
+        return found
 
     def _warm(self) -> SchemaValidator | None:
         """The fast validator once warmed up, else None (this validation takes the full path)."""
@@ -118,12 +153,12 @@ class FastPathValidator:
         kwargs = _given(
             strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
         )
-        if fast is not None and self_instance is None:
+        if fast is not None and self_instance is None and _fast_takes(kwargs):
             try:
                 return fast.validate_json(input, **kwargs)
             except ValidationError:
                 pass
-        return self.full.validate_json(input, **kwargs)
+        return self._by_names(kwargs).validate_json(input, **kwargs)
 
     def validate_python(
         self,
@@ -164,12 +199,12 @@ class FastPathValidator:
         )
         if from_attributes is not None:
             kwargs["from_attributes"] = from_attributes
-        if fast is not None and self_instance is None:
+        if fast is not None and self_instance is None and _fast_takes(kwargs):
             try:
                 return fast.validate_python(input, **kwargs)
             except ValidationError:
                 pass
-        return self.full.validate_python(input, **kwargs)
+        return self._by_names(kwargs).validate_python(input, **kwargs)
 
     def validate_strings(self, input: Any, **kwargs: Any) -> Any:
         return self.full.validate_strings(input, **kwargs)

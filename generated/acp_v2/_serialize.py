@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import CoreSchema, SchemaSerializer
 
+from ._compat import NO_PREBUILT_OPTION
 from ._fastschema import _SCHEMA_KEYS, _SCHEMA_LIST_KEYS
 
 _INFER: dict[str, Any] = {"type": "any"}  # `simple_ser_schema("any")`: pydantic's inference
@@ -160,7 +161,6 @@ def build_serializer(cls: type[BaseModel]) -> SchemaSerializer | None:
     if changed is schema:
         return None
     config = _model_config(schema, cls)
-    try:
-        return SchemaSerializer(changed, config, _use_prebuilt=False)
-    except TypeError:  # a pydantic-core without the option: nested classes' serializers are reused
-        return SchemaSerializer(changed, config)
+    # without the option (pydantic 2.12), nested complete classes' serializers are reused
+    options: dict[str, Any] = {"_use_prebuilt": False} if NO_PREBUILT_OPTION else {}
+    return SchemaSerializer(changed, config, **options)

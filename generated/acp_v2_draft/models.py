@@ -11,7 +11,6 @@ import re as _re  # `pattern`s that need Python's engine (a field can never be n
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
-    Discriminator,
     Field,
     ModelWrapValidatorHandler,
     StrictBool,
@@ -36,6 +35,7 @@ from ._base import (
     lenient,
     tag_discriminator,
 )
+from ._compat import Discriminator
 from ._jsonint import Integer, JsonInt
 from ._strict import Items
 from .enums import *  # noqa: F403

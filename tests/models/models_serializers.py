@@ -6,11 +6,17 @@ differential check: both must write the same bytes and the same Python data, wit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic._internal._config import ConfigWrapper
+from pydantic.version import VERSION
 from pydantic_core import SchemaSerializer
+
+# pydantic-core of pydantic 2.13 and later can build a serializer without reusing the serializers of
+# the (complete) classes it meets; before, it reuses them (the generated ones, not the reference).
+_NO_PREBUILT_OPTION = tuple(int(p) for p in VERSION.split(".")[:2]) >= (2, 13)
 
 _REFERENCE: dict[type[BaseModel], SchemaSerializer] = {}
 
@@ -32,8 +38,33 @@ def reference(cls: type[BaseModel]) -> SchemaSerializer:
     found = _REFERENCE.get(cls)
     if found is None:
         config = ConfigWrapper(cls.model_config).core_config(title=cls.__name__)
-        found = _REFERENCE[cls] = SchemaSerializer(cls.__pydantic_core_schema__, config, _use_prebuilt=False)
+        schema = cls.__pydantic_core_schema__
+        if _NO_PREBUILT_OPTION:
+            found = SchemaSerializer(schema, config, _use_prebuilt=False)
+        else:  # it reuses only the serializers of classes that read as complete: none, meanwhile
+            classes = [c for c in set(_model_classes(schema)) if c.__dict__.get("__pydantic_complete__")]
+            for c in classes:
+                c.__pydantic_complete__ = False
+            try:
+                found = SchemaSerializer(schema, config)
+            finally:
+                for c in classes:
+                    c.__pydantic_complete__ = True
+        _REFERENCE[cls] = found
     return found
+
+
+def _model_classes(schema: Any) -> Iterator[type]:
+    """The classes of the model schemas in a core schema (an iterative walk)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "model" and isinstance(node.get("cls"), type):
+                yield node["cls"]
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
 
 
 def differences(obj: BaseModel, options: tuple[dict[str, Any], ...] = OPTIONS) -> list[str]:

@@ -259,6 +259,18 @@ def test_the_remote_extra_of_projects_is_acp_codegens_own() -> None:
     assert list(REMOTE_DEPENDENCIES) == pyproject["project"]["optional-dependencies"]["remote"]
 
 
+def test_projects_require_the_pydantic_acp_codegen_requires() -> None:
+    """A project's pydantic bound is acp-codegen's own: the lowest minor `nox -s pydantic` tests."""
+    import tomllib
+
+    from codegen.scaffold.project import DEPENDENCIES
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    ours = [d for d in pyproject["project"]["dependencies"] if d.startswith("pydantic")]
+    assert [d for d in DEPENDENCIES["agent"] if d.startswith("pydantic")] == ours
+    assert [d for d in DEPENDENCIES["client"] if d.startswith("pydantic")] == ours
+
+
 @pytest.mark.parametrize(
     ("kind", "path"),
     [("agent", "echo/agent_v1.py"), ("agent", "echo/agent_v2.py"), ("agent", "tests/test_agent.py"),
