@@ -32,7 +32,7 @@ from codegen.ir.nodes import (
     TypeExpr,
     UnionOf,
 )
-from codegen.ir.order import MAX_TYPE_NESTING, nesting_too_deep, order_definitions
+from codegen.ir.order import evaluated_apart, order_definitions
 from codegen.ir.shapes import DOC_KEYS, EnumShape, enum_shape, options_of, union_shape
 from codegen.ir.types import is_object_schema, type_of
 from codegen.ir.unions import build_union
@@ -83,12 +83,7 @@ class Builder:
                     self._build_key(self.queued.pop())
         methods, roots = build_methods(self.resolved, self.def_names, self.out)
         doc = self.resolved.loaded.document
-        definitions = order_definitions(self.out)
-        too_deep = nesting_too_deep(definitions)
-        if too_deep is not None:
-            raise fail("too-deep", f"arrays and maps nested {too_deep[1]} deep, inline or through "
-                       f"aliases (at most {MAX_TYPE_NESTING}: Python evaluates such a type recursively)",
-                       file=self.label, pointer=too_deep[0])
+        definitions = evaluated_apart(order_definitions(self.out))
         return Protocol(
             title=str(doc.get("title", "")),
             source=self.resolved.loaded.source,

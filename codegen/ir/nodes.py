@@ -190,6 +190,7 @@ class Alias:
     description: str | None
     pointer: str
     def_name: str | None = None
+    apart: bool = False  # evaluated apart from the types using it (arrays nested very deep)
     kind: Literal["alias"] = "alias"
 
 

@@ -9,6 +9,7 @@ key order or on hash seeds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 
 from codegen.ir.nodes import (
     Alias,
@@ -82,18 +83,20 @@ def order_definitions(defs: Mapping[str, Definition]) -> tuple[Definition, ...]:
     return (*enums, *structs, *rest)
 
 
-# Containers (arrays, maps) one type may nest, inline or through aliases: Python's typing
-# evaluates such a type recursively when the generated module is imported. Classes and tagged
-# unions do not count: each is evaluated on its own.
-MAX_TYPE_NESTING = 100
+# Containers (arrays, maps, unions) one type expression nests, inline or through aliases, before the
+# alias at that level is evaluated apart (`Apart[...]`, see `codegen/runtime/_apart.py`): Python's
+# typing and pydantic evaluate such a type recursively, a RecursionError past a hundred or two.
+# Inline nesting is cut into aliases every `types.MAX_NESTED_ARRAYS` levels, so no evaluation
+# goes deeper than this plus that. Classes and tagged unions do not count: each is built apart.
+APART_STEP = 64
 
 
-def nesting_too_deep(definitions: tuple[Definition, ...]) -> tuple[str, int] | None:
-    """(pointer, depth) of the type nesting the most containers, if that is more than
-    `MAX_TYPE_NESTING` (the first such in output order on a tie).
+def evaluated_apart(definitions: tuple[Definition, ...]) -> tuple[Definition, ...]:
+    """`definitions` (in output order) with `apart` set on every alias that ends a run of more
+    than `APART_STEP` nested containers below it; the aliases of ordinary schemas are unchanged.
 
-    `definitions` is in output order (an alias after the aliases it is evaluated from), so one
-    pass over the aliases with a memo covers alias chains of any length; fields come after.
+    An alias comes after the aliases it is evaluated from, so one pass with a memo of each
+    alias's depth (counted from the nearest apart alias below it) covers chains of any length.
     """
     alias_depth: dict[str, int] = {}
 
@@ -103,19 +106,17 @@ def nesting_too_deep(definitions: tuple[Definition, ...]) -> tuple[str, int] | N
         if isinstance(expr, MapOf):
             return 1 + depth(expr.value)
         if isinstance(expr, UnionOf):
-            return max(depth(o) for o in expr.options)
+            return 1 + max(depth(o) for o in expr.options)  # one more level of typing's evaluation
         if isinstance(expr, Ref):
             return alias_depth.get(expr.name, 0)
         return 0
 
-    deepest: tuple[str, int] | None = None
-    for d in sorted(definitions, key=lambda d: not isinstance(d, Alias)):  # aliases first, in order
-        found = [(d.pointer, depth(d.type))] if isinstance(d, Alias) else []
+    out: list[Definition] = []
+    for d in definitions:
         if isinstance(d, Alias):
-            alias_depth[d.name] = found[0][1]
-        elif isinstance(d, Struct):
-            found = [(f.pointer, depth(f.type)) for f in d.fields]
-        for pointer, levels in found:
-            if levels > MAX_TYPE_NESTING and (deepest is None or levels > deepest[1]):
-                deepest = (pointer, levels)
-    return deepest
+            levels = depth(d.type)
+            if levels > APART_STEP:
+                d, levels = replace(d, apart=True), 0
+            alias_depth[d.name] = levels
+        out.append(d)
+    return tuple(out)

@@ -21,10 +21,11 @@ from codegen.resolve import ref_name
 _STRING_CONSTRAINTS = ("minLength", "maxLength", "pattern")
 _NUMBER_CONSTRAINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _ARRAY_CONSTRAINTS = ("minItems", "maxItems", "uniqueItems")
-# Arrays nested inline in one annotation before the inner ones become a named alias
-# (`<Owner>Level<N>`): Python's parser refuses more than 200 nested brackets.
+# Arrays, maps and unions nested inline in one annotation before the inner ones become a named
+# alias (`<Owner>Level<N>`): Python's parser refuses more than 200 nested brackets.
 MAX_NESTED_ARRAYS = 16
-_LEVEL_SUFFIX = re.compile(r"(?:Level[0-9]+)?(?:Item)*$")
+_LEVEL_SUFFIX = re.compile(r"(?:Level[0-9]+)?(?:Item|Value)*$")
+_LEVEL_MARKS = ("/items", "/additionalProperties", "/anyOf/", "/oneOf/")
 _SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "bool", "null": "none"}
 
 
@@ -87,7 +88,7 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int 
         return Ref(builder.hoist(owner, schema, pointer))
     if opts is not None:
         key = "anyOf" if "anyOf" in schema else "oneOf"
-        return union([type_of(o, builder, _option_owner(owner, o), f"{pointer}/{key}/{i}") for i, o in enumerate(opts)])
+        return union([_inner(o, builder, _option_owner(owner, o), "", f"{pointer}/{key}/{i}", depth) for i, o in enumerate(opts)])
     if isinstance(schema.get("enum"), list):
         return union([Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any") for v in schema["enum"]])
     types = schema.get("type")
@@ -95,6 +96,23 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int 
     if not type_list:
         return Ref(builder.hoist(owner, schema, pointer)) if is_object_schema(schema) else Scalar("any")
     return union([_one_type(t, schema, builder, owner, pointer, depth) for t in type_list])
+
+
+def _inner(schema: Any, builder: Hoister, owner: str, suffix: str, pointer: str, depth: int) -> TypeExpr:
+    """The type of an array's items, a map's values or a union's option, one level deeper:
+    inline, or a named alias (`<Owner>Level<N>`) where one annotation would nest too deep for
+    Python's parser (and the builder's recursion)."""
+    if depth + 1 >= MAX_NESTED_ARRAYS and _nests(schema):
+        level = sum(pointer.count(mark) for mark in _LEVEL_MARKS)
+        return Ref(builder.hoist_later(f"{_stem(owner)}Level{level}", schema, pointer))
+    return type_of(schema, builder, owner + suffix, pointer, depth + 1)
+
+
+def _nests(schema: Any) -> bool:
+    """Whether an inline schema holds arrays, maps or unions of its own (a scalar stays inline)."""
+    return isinstance(schema, dict) and "$ref" not in schema and (
+        "items" in schema or isinstance(schema.get("additionalProperties"), dict) or "anyOf" in schema or "oneOf" in schema
+    )
 
 
 def _stem(owner: str) -> str:
@@ -126,18 +144,11 @@ def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, poin
             return Ref(builder.hoist(owner, schema, pointer))
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict) and set(extra) - DOC_KEYS:
-            return MapOf(type_of(extra, builder, owner + "Value", pointer + "/additionalProperties"))
+            return MapOf(_inner(extra, builder, owner, "Value", pointer + "/additionalProperties", depth))
         return Scalar("object")
     if t == "array":
-        items, items_pointer = schema.get("items", {}), pointer + "/items"
-        if depth + 1 >= MAX_NESTED_ARRAYS and isinstance(items, dict) and "$ref" not in items:
-            # one annotation would nest too deep for Python's parser: name the inner arrays
-            level = items_pointer.count("/items")
-            item: TypeExpr = Ref(builder.hoist_later(f"{_stem(owner)}Level{level}", items, items_pointer))
-        else:
-            item = type_of(items, builder, owner + "Item", items_pointer, depth + 1)
         return ArrayOf(
-            item,
+            _inner(schema.get("items", {}), builder, owner, "Item", pointer + "/items", depth),
             _constraints(schema, _ARRAY_CONSTRAINTS),
             skip_invalid=bool(schema.get("x-deserialize-skip-invalid-items")),
         )

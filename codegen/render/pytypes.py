@@ -98,6 +98,8 @@ def _union_parts(expr: UnionOf) -> tuple[str, list[str], bool]:
 def alias_annotation(alias: Alias) -> str:
     """The value of a module-level `Name: TypeAlias = ...` (one item a line when too long)."""
     text = annotation(alias.type)
+    if alias.apart:
+        return f"Apart[{text}]"
     if isinstance(alias.type, UnionOf) and len(f"{alias.name}: TypeAlias = {text}") > LINE_LENGTH:
         members, markers, nullable = _union_parts(alias.type)
         if markers and not nullable:

@@ -22,6 +22,7 @@ from pydantic import (
 )
 from typing_extensions import Self
 
+from ._apart import Apart
 from ._base import (
     NONE_TAG,
     NOT_KNOWN_TAG,
