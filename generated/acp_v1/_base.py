@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import SchemaSerializer
 
+from ._annotations import evaluate_annotations
 from ._completion import completion_order
 from ._deferred import BUILD_LOCK, defer
 from ._fastpath import FastPathValidator
@@ -92,6 +93,11 @@ class AcpModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,  # built at first use: importing the models builds no validator
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # before pydantic reads the annotations (its metaclass does after `type.__new__`)
+        evaluate_annotations(cls)
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, /, **data: Any) -> None:
         """Build a value in Python: strict, Python or wire names (see `_strict`)."""
