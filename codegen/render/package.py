@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 
 from codegen import __version__
+from codegen.ir.chains import chain_bound
 from codegen.ir.nodes import Enum, Protocol
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
@@ -90,7 +91,9 @@ def runtime_file(protocol: Protocol, package: str, name: str) -> str:
 def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
     """`models.py`: its head from our template, its body from datamodel-code-generator (its
     output cached in `cache_dir` when one is given)."""
-    head = environment().get_template(MODELS_HEAD).render(header=header(protocol, package))
+    head = environment().get_template(MODELS_HEAD).render(
+        header=header(protocol, package), chain_bound=chain_bound(protocol.definitions)
+    )
     return {"models.py": render_models(protocol, head, cache_dir)}
 
 

@@ -20,7 +20,8 @@ build, one recursion level of pydantic's schema generator per link (a RecursionE
 dozen). So before building a class, `built` builds, bottom up, every unbuilt class it reaches
 whose chain of unbuilt classes below it is a multiple of `_CHAIN_STEP` long: no single build
 then goes deeper than that, however long the chain, and shallow classes (every one of ACP's
-today) build exactly as before.
+today) build exactly as before. A generated module states a bound of its longest chain
+(`_CHAIN_BOUND`, from `codegen/ir/chains.py`); below the step, the walk is skipped.
 
 A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
 the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that
@@ -58,7 +59,12 @@ def built(cls: type[BaseModel], name: str) -> Any:
         if cls in _BUILDING:  # pydantic < 2.14's model_rebuild reads the placeholders it replaces
             return cls.__dict__[name]
         if not _complete(cls):
-            steps, height = _chain_steps(cls)
+            bound = vars(sys.modules[cls.__module__]).get("_CHAIN_BOUND")
+            steps: list[type[BaseModel]] = []
+            if isinstance(bound, int) and bound < _CHAIN_STEP:
+                height = bound  # no chain to cut: no walk
+            else:
+                steps, height = _chain_steps(cls)
             # The completion hooks walk a class's whole schema, one level per link of a chain.
             limit = sys.getrecursionlimit()
             sys.setrecursionlimit(max(limit, 1000 + 40 * height))

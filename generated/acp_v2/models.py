@@ -41,6 +41,10 @@ from ._jsonint import Integer, JsonInt
 from ._strict import Items
 from .enums import *  # noqa: F403
 
+# No chain of classes here, each naming the next, is longer than this (`codegen/ir/chains.py`):
+# below `_deferred`'s step, a class's first use builds it without walking the chain first.
+_CHAIN_BOUND = 6
+
 from pydantic import BaseModel, Field
 from typing_extensions import TypeAliasType
 

@@ -148,3 +148,28 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 """,
     )
     assert out["results"] == [[out["wire"], "SessionUpdateToolCallUpdate", "FastPathValidator"]]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) -> None:
+    """The module states its longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
+    `_deferred`'s step a first use builds without walking the classes below it first."""
+    out = _run(
+        package,
+        """
+        import importlib
+        deferred = importlib.import_module(pkg.__name__ + "._deferred")
+        models = importlib.import_module(pkg.__name__ + ".models")
+        def refuse(cls):
+            raise AssertionError(f"walked the chain below {cls.__name__}")
+        deferred._chain_steps = refuse
+        from pydantic import ValidationError
+        try:
+            models.InitializeRequest.model_validate({})  # built (then refused: fields missing)
+        except ValidationError:
+            pass
+        assert models.InitializeRequest.__pydantic_complete__
+        print(json.dumps({"bound": models._CHAIN_BOUND, "step": deferred._CHAIN_STEP}))
+        """,
+    )
+    assert out == {"bound": 6, "step": 16}
