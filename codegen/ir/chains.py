@@ -10,23 +10,14 @@ component) count as a chain through all of them; between components, the longest
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from codegen.ir.nodes import Alias, Definition, Struct, TaggedUnion
-from codegen.ir.order import type_refs
+from codegen.ir.nodes import Definition, Struct
+from codegen.ir.order import eager_deps, type_refs
 
 
-def _named(d: Definition) -> Iterable[str]:
-    """The definitions `d` names directly (fields and base; variants; an alias's type)."""
-    if isinstance(d, Struct):
-        yield from ([d.base] if d.base else [])
-        for f in d.fields:
-            yield from type_refs(f.type)
-    elif isinstance(d, TaggedUnion):
-        yield from (v.target for v in d.variants)
-        yield from ([d.unknown] if d.unknown else [])
-    elif isinstance(d, Alias):
-        yield from type_refs(d.type)
+def _named(d: Definition) -> set[str]:
+    """The definitions `d` names directly: what it needs at import, and a struct's field types."""
+    fields = [name for f in d.fields for name in type_refs(f.type)] if isinstance(d, Struct) else []
+    return eager_deps(d).union(fields)
 
 
 def _class_edges(definitions: tuple[Definition, ...]) -> dict[str, list[str]]:
@@ -98,15 +89,11 @@ def _components(edges: dict[str, list[str]]) -> list[list[str]]:
 def chain_bound(definitions: tuple[Definition, ...]) -> int:
     """An upper bound of the links in any chain of classes of the module (0: none name another)."""
     edges = _class_edges(definitions)
-    longest: dict[str, int] = (
-        {}
-    )  # classes on the longest chain from each one down, itself included
+    # the classes on the longest chain from each class down, itself included
+    longest: dict[str, int] = {}
     for component in _components(edges):
         members = set(component)
-        below = max(
-            (longest[c] for m in component for c in edges[m] if c not in members),
-            default=0,
-        )
+        below = max((longest[c] for m in component for c in edges[m] if c not in members), default=0)
         for m in component:
             longest[m] = below + len(component)
     return max(longest.values(), default=1) - 1

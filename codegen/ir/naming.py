@@ -118,7 +118,7 @@ def handler_name(wire_method: str) -> str:
 # tests/test_render_models.py checks this list against the generated modules.
 RESERVED_CLASS_NAMES = frozenset(
     {
-        "AcpModel", "Agent", "Apart", "AgentPeer", "Annotated", "Any", "BaseModel", "ClassVar", "Client", "Items",
+        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client", "Items",
         "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
         "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",

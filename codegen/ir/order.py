@@ -40,7 +40,8 @@ def type_refs(expr: TypeExpr) -> Iterable[str]:
             stack.extend(reversed(current.options))
 
 
-def _eager_deps(d: Definition) -> set[str]:
+def eager_deps(d: Definition) -> set[str]:
+    """The definitions `d` needs defined before it at import (a base; variants; an alias's type)."""
     if isinstance(d, Struct):
         return {d.base} if d.base else set()
     if isinstance(d, TaggedUnion):
@@ -58,13 +59,13 @@ def _topological(items: Mapping[str, Definition], group: set[str]) -> list[Defin
     for root in sorted(group):
         if root in done:
             continue
-        path: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(_eager_deps(items[root]))))]
+        path: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(eager_deps(items[root]))))]
         on_path = {root}
         while path:
             name, deps = path[-1]
             for dep in deps:
                 if dep in group and dep not in done and dep not in on_path:
-                    path.append((dep, iter(sorted(_eager_deps(items[dep])))))
+                    path.append((dep, iter(sorted(eager_deps(items[dep])))))
                     on_path.add(dep)
                     break
             else:
