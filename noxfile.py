@@ -78,12 +78,9 @@ def bench(session: nox.Session) -> None:
 # Every pydantic minor release the project supports, from pyproject's lower bound to the newest on
 # PyPI; each session installs that minor's newest patch. The fast path reads pydantic-core's schema
 # structure, which changes between minors, so each one runs the model, runtime and reliability
-# suites; what differs between them is handled in codegen/runtime/_compat.py. 2.11 is not
-# supported: its pydantic-core's smart unions lose the count of fields set under a wrap validator
-# (every lenient generated model has one), so an untagged union such as a request's `params` takes
-# the first option that fits (a looser request class) instead of the best one. Add each new minor
+# suites; what differs between them is handled in codegen/runtime/_compat.py. Add each new minor
 # here when it is released.
-PYDANTIC_MINORS = ["2.12", "2.13", "2.14"]
+PYDANTIC_MINORS = ["2.11", "2.12", "2.13", "2.14"]
 
 
 @nox.session

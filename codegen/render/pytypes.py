@@ -151,7 +151,8 @@ def field_line(field: Field, protocol: Protocol) -> str:
             if value is None and not field.nullable:
                 ann = f"{ann} | None"
             elif value is not None and _has_ref(field.type):  # the model or enum, not raw JSON
-                default = f"Field(default={default}, validate_default=True)"
+                # typed Any: pydantic before 2.12 types `Field(default=x)` as x's type, not the field's
+                default = f"Field(default=_typing.cast(_typing.Any, {default}), validate_default=True)"
         elif field.nullable:
             default = "None"
         else:

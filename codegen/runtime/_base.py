@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import SchemaSerializer
 
 from ._annotations import evaluate_annotations
+from ._compat import CALLS_ON_COMPLETE
 from ._completion import completion_order
 from ._deferred import BUILD_LOCK, defer
 from ._fastpath import FastPathValidator
@@ -156,12 +157,15 @@ class AcpModel(BaseModel):
         """pydantic's `model_rebuild`, the completion hook included, under `BUILD_LOCK`."""
         depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0  # this frame
         with BUILD_LOCK:
-            return super().model_rebuild(
+            rebuilt = super().model_rebuild(
                 force=force,
                 raise_errors=raise_errors,
                 _parent_namespace_depth=depth,
                 _types_namespace=_types_namespace,
             )
+            if rebuilt and not CALLS_ON_COMPLETE:  # pydantic 2.11 has no completion hook
+                cls.__pydantic_on_complete__()
+            return rebuilt
 
     @classmethod
     def __pydantic_on_complete__(cls) -> None:

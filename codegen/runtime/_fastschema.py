@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic_core import CoreSchema
 
-from ._hooks import NONE_TAG, UNKNOWN_TAG, _strict_first
+from ._hooks import NONE_TAG, UNKNOWN_TAG
 from ._openenum import _COERCE, OpenEnum
 
 
@@ -108,7 +108,7 @@ class _FastSchema:
         if kind == "function-wrap" and getattr(hook, "__name__", None) == "_acp_lenient":
             out = dict(self.node(node["schema"], owner))
             out.pop("ref", None)
-        elif kind == "function-wrap" and hook is _strict_first:
+        elif kind == "function-wrap" and getattr(hook, "__acp_strict_first__", False):
             self._keep(node)
             out = dict(node)  # full semantics inside; only its own name changes
         elif kind == "function-after" and getattr(hook, "__func__", None) is _COERCE:

@@ -80,8 +80,8 @@ VERSION_FILES: Mapping[str, int] = {
 
 # Runtime dependencies of each kind (the bindings need pydantic only).
 DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
-    "agent": ("pydantic>=2.12",),
-    "client": ("pydantic>=2.12", "rich>=13.0"),
+    "agent": ("pydantic>=2.11",),
+    "client": ("pydantic>=2.11", "rich>=13.0"),
 }
 
 # What the bindings' remote transport needs (the `remote` extra of a project, as of acp-codegen's

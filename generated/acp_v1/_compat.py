@@ -2,9 +2,9 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""What differs between the pydantic minor releases the bindings support (2.12 to 2.14): flags
-the other modules branch on, `named_schema` and `Discriminator`. Depends on pydantic and
-`_fastschema`.
+"""What differs between the pydantic minor releases the bindings support (2.11 to 2.14): flags
+the other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depends on pydantic
+(and, inside `named_schema`, on `_fastschema`, which imports `_hooks`, which imports this module).
 
 - `KEEPS_NAME_OPTIONS`: the `by_alias` / `by_name` options of a validation call reach the models
   below a wrap validator (pydantic-core of 2.14 and later); before, those models validate by
@@ -14,29 +14,37 @@ the other modules branch on, `named_schema` and `Discriminator`. Depends on pyda
 - `NO_PREBUILT_OPTION`: a `SchemaSerializer` can be told not to reuse the serializers of the
   complete classes it meets (`_use_prebuilt`, pydantic-core of 2.13 and later); before, it
   reuses them (the generated serializers of those classes, which write the same).
+- `CALLS_ON_COMPLETE`: pydantic calls a class's `__pydantic_on_complete__` when it builds it
+  (2.12 and later); before, `AcpModel.model_rebuild`, through which every build of a generated
+  class goes, calls it.
+- `COUNTS_FIELDS_SET`: an untagged ("smart") union takes the option that set the most of its
+  declared fields, a count pydantic-core of 2.12 and later keeps through the wrap validators
+  every lenient generated model has. pydantic-core of 2.11 loses it there and takes the first
+  option that fits, so a request's `params` could become a looser request class. There,
+  `StrictFirst` (every untagged union the generator writes) applies the rule itself (`BestFit`).
 - `Discriminator`: pydantic's callable discriminator, which also takes a union of one tagged
   variant (`Annotated[X, Tag("t")]` discriminated, `| None_`, a union whose other option is its
-  no-tag variant). pydantic 2.13 and later make it a tagged union of one choice; 2.12 refuses
-  it ("Discriminator must be used with a Union type"), so this class makes that same
+  no-tag variant). pydantic 2.13 and later make it a tagged union of one choice; 2.11 and 2.12
+  refuse it ("Discriminator must be used with a Union type"), so this class makes that same
   one-choice tagged union there.
 """
 
 from __future__ import annotations
 
-from typing import Any, Union, get_origin
+from typing import Any, Union, get_args, get_origin
 
 import pydantic
 from pydantic import GetCoreSchemaHandler
 from pydantic.version import VERSION
 from pydantic_core import CoreSchema
 
-from ._fastschema import _SCHEMA_KEYS, _SCHEMA_LIST_KEYS
-
 PYDANTIC: tuple[int, int] = (int(VERSION.split(".")[0]), int(VERSION.split(".")[1]))
 """The installed pydantic's major and minor version."""
 
 KEEPS_NAME_OPTIONS = PYDANTIC >= (2, 14)
 NO_PREBUILT_OPTION = PYDANTIC >= (2, 13)
+CALLS_ON_COMPLETE = PYDANTIC >= (2, 12)
+COUNTS_FIELDS_SET = PYDANTIC >= (2, 12)
 _TAKES_ONE_TYPE = PYDANTIC >= (2, 13)
 
 
@@ -46,7 +54,7 @@ def _is_union(source_type: Any) -> bool:
 
 
 class Discriminator(pydantic.Discriminator):
-    """pydantic's `Discriminator`, which also takes a single tagged type on pydantic 2.12."""
+    """pydantic's `Discriminator`, which also takes a single tagged type on pydantic 2.11 and 2.12."""
 
     __slots__ = ()
 
@@ -55,13 +63,76 @@ class Discriminator(pydantic.Discriminator):
     ) -> CoreSchema:
         if _TAKES_ONE_TYPE or isinstance(self.discriminator, str) or _is_union(source_type):
             return super().__get_pydantic_core_schema__(source_type, handler)
-        # pydantic 2.12: what its check refuses, its conversion does (it wraps a schema
+        # pydantic 2.11 and 2.12: what its check refuses, its conversion does (it wraps a schema
         # that is not a union into a union of one choice), as 2.13's whole method does
         return self._convert_schema(handler(source_type))
 
 
+class BestFit:
+    """Smart mode's rule among an untagged union's model options (`COUNTS_FIELDS_SET`)."""
+
+    __slots__ = ("_options", "_source")
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self._options: tuple[tuple[type[pydantic.BaseModel], frozenset[str]], ...] | None = None
+
+    def _models(self) -> tuple[tuple[type[pydantic.BaseModel], frozenset[str]], ...]:
+        """The model options, in the union's order, with their fields' wire names (at first use:
+        at schema time the classes may not be complete)."""
+        if self._options is None:
+            self._options = tuple(
+                (
+                    option,
+                    frozenset(_wire(name, field) for name, field in option.model_fields.items()),
+                )
+                for option in get_args(self._source)
+                if isinstance(option, type) and issubclass(option, pydantic.BaseModel)
+            )
+        return self._options
+
+    def refit(self, value: Any, result: Any) -> Any:
+        """`result`, or the first option that sets more of its declared fields from `value`."""
+        if not isinstance(value, dict) or not isinstance(result, pydantic.BaseModel):
+            return result
+        keys = value.keys()
+        count = _fields_set(result)
+        # an option sets at most the declared fields `value` holds: most promising first, and
+        # none once no option could set more than the best so far
+        ranked = sorted(
+            (
+                (-len(wires & keys), index, option)
+                for index, (option, wires) in enumerate(self._models())
+                if option is not type(result)
+            ),
+            key=lambda item: item[:2],
+        )
+        for most, _, option in ranked:
+            if -most <= count:
+                break
+            try:
+                candidate = option.model_validate(value)
+            except pydantic.ValidationError:
+                continue
+            if _fields_set(candidate) > count:
+                result, count = candidate, _fields_set(candidate)
+        return result
+
+
+def _wire(name: str, field: Any) -> str:
+    alias = field.validation_alias
+    return alias if isinstance(alias, str) else field.alias or name
+
+
+def _fields_set(model: pydantic.BaseModel) -> int:
+    """How many declared fields `model` has set (pydantic-core's count: extras are not fields)."""
+    return len(model.model_fields_set - (model.__pydantic_extra__ or {}).keys())
+
+
 def named_schema(schema: CoreSchema, names: dict[str, bool]) -> CoreSchema:
     """`schema` with `names` (`validate_by_alias`, `validate_by_name`) in every config it holds."""
+    from ._fastschema import _SCHEMA_KEYS, _SCHEMA_LIST_KEYS  # imports this module: not at the top
+
     memo: dict[int, Any] = {}
 
     def node(value: Any) -> Any:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
+import typing as _typing  # a validated default's `cast`: a field can be named `cast`, not this
 
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
@@ -93,23 +94,30 @@ class AgentCapabilities(AcpModel):
         PromptCapabilities,
         Field(alias="promptCapabilities"),
     ] = Field(
-        default={"audio": False, "embeddedContext": False, "image": False}, validate_default=True
+        default=_typing.cast(
+            _typing.Any, {"audio": False, "embeddedContext": False, "image": False}
+        ),
+        validate_default=True,
     )
     """Prompt capabilities supported by the agent."""
 
     mcp_capabilities: Annotated[
         McpCapabilities,
         Field(alias="mcpCapabilities"),
-    ] = Field(default={"http": False, "sse": False}, validate_default=True)
+    ] = Field(
+        default=_typing.cast(_typing.Any, {"http": False, "sse": False}), validate_default=True
+    )
     """MCP capabilities supported by the agent."""
 
     session_capabilities: Annotated[
         SessionCapabilities,
         Field(alias="sessionCapabilities"),
-    ] = Field(default={}, validate_default=True)
+    ] = Field(default=_typing.cast(_typing.Any, {}), validate_default=True)
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
-    auth: AgentAuthCapabilities = Field(default={}, validate_default=True)
+    auth: AgentAuthCapabilities = Field(
+        default=_typing.cast(_typing.Any, {}), validate_default=True
+    )
     """Authentication-related capabilities supported by the agent."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -738,7 +746,8 @@ class ClientCapabilities(AcpModel):
     """
 
     fs: FileSystemCapabilities = Field(
-        default={"readTextFile": False, "writeTextFile": False}, validate_default=True
+        default=_typing.cast(_typing.Any, {"readTextFile": False, "writeTextFile": False}),
+        validate_default=True,
     )
     """File system capabilities supported by the client.
 Determines which file operations the agent can request."""
@@ -752,7 +761,9 @@ Determines which file operations the agent can request."""
 Optional. Omitted or `null` both mean the client does not advertise any
 session-related extensions."""
 
-    auth: AuthCapabilities = Field(default={"terminal": False}, validate_default=True)
+    auth: AuthCapabilities = Field(
+        default=_typing.cast(_typing.Any, {"terminal": False}), validate_default=True
+    )
     """Authentication capabilities supported by the client.
 Determines which authentication method types the agent may include
 in its `InitializeResponse`."""
@@ -2165,7 +2176,9 @@ class ElicitationSchema(AcpModel):
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
-    type: ElicitationSchemaType = Field(default="object", validate_default=True)
+    type: ElicitationSchemaType = Field(
+        default=_typing.cast(_typing.Any, "object"), validate_default=True
+    )
     """Type discriminator. Always `"object"`."""
 
     title: StrictStr | None = None
@@ -2173,7 +2186,9 @@ class ElicitationSchema(AcpModel):
 
 Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    properties: dict[str, ElicitationPropertySchema] = Field(default={}, validate_default=True)
+    properties: dict[str, ElicitationPropertySchema] = Field(
+        default=_typing.cast(_typing.Any, {}), validate_default=True
+    )
     """Property definitions (must be primitive types)."""
 
     required: Items[StrictStr] | None = None
@@ -2613,11 +2628,14 @@ class InitializeRequest(AcpModel):
         ClientCapabilities,
         Field(alias="clientCapabilities"),
     ] = Field(
-        default={
-            "auth": {"terminal": False},
-            "fs": {"readTextFile": False, "writeTextFile": False},
-            "terminal": False,
-        },
+        default=_typing.cast(
+            _typing.Any,
+            {
+                "auth": {"terminal": False},
+                "fs": {"readTextFile": False, "writeTextFile": False},
+                "terminal": False,
+            },
+        ),
         validate_default=True,
     )
     """Capabilities supported by the client."""
@@ -2665,13 +2683,16 @@ The client should disconnect, if it doesn't support this version."""
         AgentCapabilities,
         Field(alias="agentCapabilities"),
     ] = Field(
-        default={
-            "auth": {},
-            "loadSession": False,
-            "mcpCapabilities": {"http": False, "sse": False},
-            "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
-            "sessionCapabilities": {},
-        },
+        default=_typing.cast(
+            _typing.Any,
+            {
+                "auth": {},
+                "loadSession": False,
+                "mcpCapabilities": {"http": False, "sse": False},
+                "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
+                "sessionCapabilities": {},
+            },
+        ),
         validate_default=True,
     )
     """Capabilities supported by the agent."""
@@ -2679,7 +2700,7 @@ The client should disconnect, if it doesn't support this version."""
     auth_methods: Annotated[
         Items[AuthMethod],
         Field(alias="authMethods"),
-    ] = Field(default=[], validate_default=True)
+    ] = Field(default=_typing.cast(_typing.Any, []), validate_default=True)
     """Authentication methods supported by the agent."""
 
     agent_info: Annotated[Implementation | None, Field(alias="agentInfo")] = None

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
+import typing as _typing  # a validated default's `cast`: a field can be named `cast`, not this
 
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
@@ -3196,7 +3197,9 @@ class InitializeRequest(AcpModel):
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: ClientCapabilities = Field(default={}, validate_default=True)
+    capabilities: ClientCapabilities = Field(
+        default=_typing.cast(_typing.Any, {}), validate_default=True
+    )
     """Capabilities supported by the client."""
 
     meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
@@ -3237,7 +3240,9 @@ if it does not."""
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: AgentCapabilities = Field(default={}, validate_default=True)
+    capabilities: AgentCapabilities = Field(
+        default=_typing.cast(_typing.Any, {}), validate_default=True
+    )
     """Capabilities supported by the agent."""
 
     auth_methods: Annotated[

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from functools import partial
 from typing import Any, get_args
 
 from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from ._compat import COUNTS_FIELDS_SET, BestFit
 from ._openenum import _STR_SER, OpenEnum
 from ._strict import BUILDING
 
@@ -109,19 +111,28 @@ class StrictFirst:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        return core_schema.no_info_wrap_validator_function(_strict_first, handler(source))
+        if COUNTS_FIELDS_SET:
+            return core_schema.no_info_wrap_validator_function(_strict_first, handler(source))
+        hook = partial(_strict_first, fit=BestFit(source))  # pydantic 2.11 (see `_compat`)
+        hook.__acp_strict_first__ = True  # type: ignore[attr-defined]  # for `_fastschema`
+        return core_schema.no_info_wrap_validator_function(hook, handler(source))
 
 
-def _strict_first(value: Any, handler: Callable[[Any], Any]) -> Any:
+def _strict_first(value: Any, handler: Callable[[Any], Any], fit: BestFit | None = None) -> Any:
     if _REPAIRS.get():
         token = _REPAIRS.set(False)
         try:
-            return handler(value)
+            result = handler(value)
+            return result if fit is None else fit.refit(value, result)
         except ValidationError:
             pass
         finally:
             _REPAIRS.reset(token)
-    return handler(value)
+    result = handler(value)
+    return result if fit is None else fit.refit(value, result)
+
+
+_strict_first.__acp_strict_first__ = True  # type: ignore[attr-defined]  # for `_fastschema`
 
 
 STRICT_FIRST = StrictFirst()
