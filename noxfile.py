@@ -91,5 +91,12 @@ def pydantic(session: nox.Session, minor: str) -> None:
     session.install(f"pydantic~={minor}.0")
     session.run("python", "-c", "import pydantic; print('pydantic', pydantic.VERSION)")
     session.run(
-        "pytest", "-q", "tests/models", "tests/runtime", "tests/reliability", *session.posargs
+        "pytest",
+        "-q",
+        "-n",
+        "auto",
+        "tests/models",
+        "tests/runtime",
+        "tests/reliability",
+        *session.posargs,
     )

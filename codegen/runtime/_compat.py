@@ -11,8 +11,8 @@ the other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depe
   complete classes it meets (`_use_prebuilt`, pydantic-core of 2.13 and later); before, it
   reuses them (the generated serializers of those classes, which write the same).
 - `CALLS_ON_COMPLETE`: pydantic calls a class's `__pydantic_on_complete__` when it builds it
-  (2.12 and later); before, `AcpModel.model_rebuild`, through which every build of a generated
-  class goes, calls it.
+  (2.12 and later, except on a forced rebuild of a complete class); otherwise
+  `AcpModel.model_rebuild`, through which every build of a generated class goes, calls it.
 - `COUNTS_FIELDS_SET`: an untagged ("smart") union takes the option that set the most of its
   declared fields, a count pydantic-core of 2.12 and later keeps through the wrap validators
   every lenient generated model has. pydantic-core of 2.11 loses it there and takes the first

@@ -161,6 +161,6 @@ def build_serializer(cls: type[BaseModel]) -> SchemaSerializer | None:
     if changed is schema:
         return None
     config = _model_config(schema, cls)
-    # without the option (pydantic 2.12), nested complete classes' serializers are reused
+    # without the option (pydantic 2.11 and 2.12), nested complete classes' serializers are reused
     options: dict[str, Any] = {"_use_prebuilt": False} if NO_PREBUILT_OPTION else {}
     return SchemaSerializer(changed, config, **options)

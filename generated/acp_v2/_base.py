@@ -161,13 +161,16 @@ class AcpModel(BaseModel):
         """pydantic's `model_rebuild`, the completion hook included, under `BUILD_LOCK`."""
         depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0  # this frame
         with BUILD_LOCK:
+            was_complete = cls.__pydantic_complete__
             rebuilt = super().model_rebuild(
                 force=force,
                 raise_errors=raise_errors,
                 _parent_namespace_depth=depth,
                 _types_namespace=_types_namespace,
             )
-            if rebuilt and not CALLS_ON_COMPLETE:  # pydantic 2.11 has no completion hook
+            # pydantic 2.11 has no completion hook, and later ones skip it on a forced rebuild of
+            # a complete class, which would leave it pydantic's validator and serializer
+            if rebuilt and (was_complete or not CALLS_ON_COMPLETE):
                 cls.__pydantic_on_complete__()
             return rebuilt
 

@@ -1,0 +1,130 @@
+"""What `_compat` emulates for older pydantic minors, tested on whichever pydantic is installed:
+`BestFit` (the smart-union rule pydantic-core of 2.11 loses under wrap validators), the
+completion hook `model_rebuild` runs where pydantic has none, and one lower bound everywhere
+(pyproject, the nox matrix, scaffolded projects).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from codegen.scaffold.project import DEPENDENCIES
+
+pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPT = {"sessionId": "s", "prompt": [{"type": "text", "text": "a"}]}
+
+
+def test_a_request_s_params_take_the_option_that_sets_the_most_fields(draft: ModuleType) -> None:
+    # ListProvidersRequest (only `_meta`) accepts anything as extras and comes first in the union
+    request = draft.ClientRequest.model_validate(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": PROMPT}
+    )
+    assert type(request.params) is draft.PromptRequest
+    assert request.params.session_id == "s"
+
+
+def _fit(draft: ModuleType) -> Any:
+    return draft._compat.BestFit(draft.ListProvidersRequest | draft.PromptRequest)
+
+
+def test_best_fit_replaces_a_looser_result(draft: ModuleType) -> None:
+    loose = draft.ListProvidersRequest.model_validate(PROMPT)
+    assert "sessionId" in (loose.model_extra or {})  # kept whole, as unknown fields
+    fitted = _fit(draft).refit(PROMPT, loose)
+    assert type(fitted) is draft.PromptRequest
+    assert fitted.model_dump(mode="json", by_alias=True, exclude_unset=True) == PROMPT
+
+
+def test_best_fit_keeps_a_result_no_option_improves(draft: ModuleType) -> None:
+    fit = _fit(draft)
+    meta_only = {"_meta": {"k": 1}}
+    result = draft.ListProvidersRequest.model_validate(meta_only)
+    assert fit.refit(meta_only, result) is result  # PromptRequest cannot set more than `_meta`
+    prompt = draft.PromptRequest.model_validate(PROMPT)
+    assert fit.refit(PROMPT, prompt) is prompt
+    assert fit.refit(["not", "a", "dict"], "x") == "x"
+
+
+def test_best_fit_skips_options_the_value_does_not_fit(draft: ModuleType) -> None:
+    bad = {"sessionId": "s", "prompt": []}  # minLength 1: PromptRequest refuses it
+    with pytest.raises(ValidationError):
+        draft.PromptRequest.model_validate(bad)
+    result = draft.ListProvidersRequest.model_validate(bad)
+    assert _fit(draft).refit(bad, result) is result
+
+
+def test_best_fit_ties_keep_pydantic_core_s_pick(draft: ModuleType) -> None:
+    fit = draft._compat.BestFit(draft.ListProvidersRequest | draft.LogoutAuthRequest)
+    value = {"_meta": {}}
+    result = draft.LogoutAuthRequest.model_validate(value)
+    assert fit.refit(value, result) is result
+
+
+def test_strict_first_refits_what_its_handler_returns(draft: ModuleType) -> None:
+    hooks = draft._hooks
+    fit = _fit(draft)
+    fitted = hooks._strict_first(PROMPT, draft.ListProvidersRequest.model_validate, fit)
+    assert type(fitted) is draft.PromptRequest
+    plain = hooks._strict_first(PROMPT, draft.ListProvidersRequest.model_validate)
+    assert type(plain) is draft.ListProvidersRequest  # no fit: the handler's pick stands
+
+
+def _hook_calls(draft: ModuleType, monkeypatch: pytest.MonkeyPatch, calls_on_complete: bool) -> int:
+    """How often a forced rebuild of `PromptRequest` runs its completion hook."""
+    cls = draft.PromptRequest
+    calls: list[type] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(draft._base, "CALLS_ON_COMPLETE", calls_on_complete)
+        patch.setattr(cls, "__pydantic_on_complete__", classmethod(lambda c: calls.append(c)))
+        assert cls.model_rebuild(force=True)
+    cls.model_rebuild(force=True)  # the real hook again: later tests see the class as built
+    return calls.count(cls)
+
+
+@pytest.mark.parametrize("calls_on_complete", [True, False])
+def test_a_forced_rebuild_runs_the_completion_hook_once(
+    draft: ModuleType, monkeypatch: pytest.MonkeyPatch, calls_on_complete: bool
+) -> None:
+    # pydantic 2.11 never calls it, later ones skip it when forced to rebuild a complete class
+    draft.PromptRequest.model_validate(PROMPT)  # complete before patching
+    assert _hook_calls(draft, monkeypatch, calls_on_complete) == 1
+
+
+def test_a_forced_rebuild_keeps_the_fast_path_and_the_bytes(draft: ModuleType) -> None:
+    cls = draft.PromptRequest
+    before = cls.model_validate(PROMPT).model_dump_json(by_alias=True, exclude_unset=True)
+    assert cls.model_rebuild(force=True)
+    assert type(cls.__pydantic_validator__) is draft._fastpath.FastPathValidator
+    assert cls.model_validate(PROMPT).model_dump_json(by_alias=True, exclude_unset=True) == before
+
+
+def _lower_bound(requirement: str) -> str:
+    match = re.fullmatch(r"pydantic>=(\d+\.\d+)", requirement.split(";")[0].strip())
+    assert match, requirement
+    return match.group(1)
+
+
+def test_one_pydantic_lower_bound_is_claimed_and_tested() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (claimed,) = [_lower_bound(d) for d in project["project"]["dependencies"] if d.startswith("pydantic")]
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    minors = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "PYDANTIC_MINORS" for t in node.targets)
+    )
+    assert minors[0] == claimed, "the nox matrix must start at pyproject's lower bound"
+    assert minors == sorted(minors, key=lambda m: tuple(map(int, m.split("."))))
+    for kind, deps in DEPENDENCIES.items():
+        assert [_lower_bound(d) for d in deps if d.startswith("pydantic")] == [claimed], kind
