@@ -81,13 +81,18 @@ class BestFit:
         """The model options, in the union's order, with their fields' wire names (at first use:
         at schema time the classes may not be complete)."""
         if self._options is None:
-            self._options = tuple(
-                (
-                    option,
-                    frozenset(_wire(name, field) for name, field in option.model_fields.items()),
-                )
+            options = [
+                option
                 for option in get_args(self._source)
                 if isinstance(option, type) and issubclass(option, pydantic.BaseModel)
+            ]
+            for option in options:
+                # builds a class not built yet (`_deferred`): until then its fields may lack the
+                # aliases of annotations that name classes defined later
+                option.__pydantic_core_schema__  # noqa: B018
+            self._options = tuple(
+                (option, frozenset(_wire(name, f) for name, f in option.model_fields.items()))
+                for option in options
             )
         return self._options
 

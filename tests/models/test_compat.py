@@ -7,7 +7,11 @@ completion hook `model_rebuild` runs where pydantic has none, and one lower boun
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -68,6 +72,25 @@ def test_best_fit_ties_keep_pydantic_core_s_pick(draft: ModuleType) -> None:
     value = {"_meta": {}}
     result = draft.LogoutAuthRequest.model_validate(value)
     assert fit.refit(value, result) is result
+
+
+def test_best_fit_reads_the_wire_names_of_classes_not_built_yet() -> None:
+    # a fresh process: nothing is built, and a class's fields lack their aliases until it is
+    code = textwrap.dedent(
+        f"""
+        import acp_v2_draft as d
+        value = {PROMPT!r}
+        assert not d.PromptRequest.__pydantic_complete__
+        fit = d._compat.BestFit(d.UnarchiveSessionRequest | d.PromptRequest)
+        print(type(fit.refit(value, d.UnarchiveSessionRequest.model_validate(value))).__name__)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "generated")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "PromptRequest"
 
 
 def test_strict_first_refits_what_its_handler_returns(draft: ModuleType) -> None:
