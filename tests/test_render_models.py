@@ -115,12 +115,13 @@ def test_reserved_class_names_cover_every_name_the_package_already_uses(generate
         for module in ("dispatch.py", "session.py", "__init__.py"):
             path = generated_dir / package / module
             if path.exists():
-                for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                     if isinstance(node, ast.ClassDef):
                         used.add(node.name)
-                    elif isinstance(node, ast.Assign):
-                        used |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id.isupper()}
-        used = {name for name in used if name[:1].isupper() and not name.endswith("_METHODS")}
+                    elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                        # every exported name: the package root binds the first module's that has it
+                        used |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        used = {name for name in used if name[:1].isupper()}
         assert used <= RESERVED_CLASS_NAMES, f"{package}: add {sorted(used - RESERVED_CLASS_NAMES)} to RESERVED_CLASS_NAMES"
 
 

@@ -118,6 +118,10 @@ def handler_name(wire_method: str) -> str:
 # tests/test_render_models.py checks this list against the generated modules.
 RESERVED_CLASS_NAMES = frozenset(
     {
+        "AGENT_METHODS", "AGENT_NOTIFICATIONS", "AGENT_REQUESTS", "CLIENT_METHODS", "CLIENT_NOTIFICATIONS",
+        "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS", "PROTOCOL_REQUESTS",
+        "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS", "TimelineEntity", "Negotiated", "Routed",
+        "UnsupportedVersionError", "VersionRouter",
         "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client", "Items",
         "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",

@@ -6,25 +6,31 @@ is a string, and pydantic evaluates every one through `typing.ForwardRef`, which
 about 1,500 compilations of some 300 distinct strings when the draft's module is imported, a
 tenth of its import time. Evaluated here (each distinct string compiled once per process, in the
 module's namespace, as pydantic would), an annotation reaches pydantic as the object it stands
-for. One that names a class not defined yet (a forward or recursive reference) stays a string,
-and pydantic resolves it when the class is built, as before. Only the package's own `models`
-module is touched: a user's subclass keeps pydantic's own resolution (which also sees the locals
-of the function that defines it).
+for. One that names a class not defined yet (a forward or recursive reference) becomes the
+`typing.ForwardRef` pydantic would make of the string, one per distinct text (a `ForwardRef`
+compiles its text when made), and pydantic resolves it when the class is built, as before.
+
+Only the package's own `models` and `_base` modules are touched: a user's subclass keeps
+pydantic's own resolution (which also sees the locals of the function that defines it).
 """
 
 from __future__ import annotations
 
 import sys
 from types import CodeType
-from typing import Any
+from typing import Any, ForwardRef
 
-_MODELS = f"{__package__}.models"
+# The package's models, and its runtime base classes (`TaggedModel.__acp_tags__`, a string
+# pydantic would evaluate again for each of its subclasses).
+_MODULES = frozenset({f"{__package__}.models", f"{__package__}._base"})
 _CODE: dict[str, CodeType] = {}
+_REFS: dict[str, ForwardRef] = {}
 
 
 def evaluate_annotations(cls: type) -> None:
-    """Replace the string annotations of `cls` (a class of the package's `models`) by their values."""
-    if cls.__module__ != _MODELS:
+    """Replace the string annotations of `cls` (a class of the package's `models` or `_base`) by
+    their values."""
+    if cls.__module__ not in _MODULES:
         return
     # the class's own dict, changed in place (`inspect.get_annotations` answers a copy)
     own = vars(cls)
@@ -42,4 +48,7 @@ def evaluate_annotations(cls: type) -> None:
         try:
             annotations[name] = eval(code, namespace)  # the generated module's own text
         except NameError:  # not defined yet: pydantic resolves it at build time
-            pass
+            ref = _REFS.get(text)
+            if ref is None:  # as pydantic converts a string annotation (`_type_convert`)
+                ref = _REFS[text] = ForwardRef(text, is_argument=False, is_class=True)
+            annotations[name] = ref

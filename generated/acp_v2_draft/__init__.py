@@ -7,9 +7,11 @@
 Every schema definition is importable from here. Models keep unknown fields, unknown variants
 and unknown enum values; use `to_json()` / `from_json()` for lossless wire conversion.
 
-Importing the package loads nothing else: the first name asked of it (`from acp_v2_draft import
-X`, `acp_v2_draft.X`, `import *`) loads its modules (PEP 562), and each model class is built at
-its first use. Type checkers see the plain re-exports below.
+Importing the package loads nothing else. The first time a name is asked of it (`from
+acp_v2_draft import X`, `acp_v2_draft.X`) it loads the module that defines the name (a model
+needs neither asyncio nor the JSON-RPC runtime that `dispatch` brings); `import *`, `__all__` and
+`dir()` load them all (PEP 562). Each model class is built at its first use. Type checkers see
+the plain re-exports below.
 """
 
 from functools import cache
@@ -57,24 +59,46 @@ _RUNTIME_EXPORTS = (
     ("_negotiate", ("Negotiated", "UnsupportedVersionError", "negotiate", "spawn_negotiated")),
     ("_router", ("Routed", "VersionRouter", "serve_versions")),
 )
-# The modules re-exported here, in the order of `__all__`.
+# The modules re-exported here, in the order of `__all__`. Their names are disjoint, and none is
+# a runtime name (`RESERVED_CLASS_NAMES`), so a name is bound from the first module that has it:
+# `from acp_v2_draft import X` loads X's module and those before it, not the rest.
 _EXPORTING = ("enums", "models", "dispatch", "session")
 
 
 @cache  # concurrent first calls may both run it: they bind the same objects
+def _bind(module_name: str, names: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Import one re-exported module and bind its exported names (or `names`) here."""
+    module = import_module(f".{module_name}", __name__)
+    bound = {name: getattr(module, name) for name in (module.__all__ if names is None else names)}
+    globals().update(bound)
+    return bound
+
+
+def _find(name: str) -> dict[str, Any]:
+    """The names of the module that exports `name` (every module's when none does)."""
+    for module_name, runtime_names in _RUNTIME_EXPORTS:
+        if name in runtime_names:
+            return _bind(module_name, runtime_names)
+    for module_name in _EXPORTING:
+        bound = _bind(module_name)
+        if name in bound:
+            return bound
+    return _load()
+
+
+@cache
 def _load() -> dict[str, Any]:
-    """Import the re-exported modules and bind their names here (the same each time)."""
+    """Bind every re-exported name here and `__all__` (the same each time)."""
     names: dict[str, Any] = {}
     for module_name, runtime_names in _RUNTIME_EXPORTS:
-        module = import_module(f".{module_name}", __name__)
-        names.update((name, getattr(module, name)) for name in runtime_names)
+        names.update(_bind(module_name, runtime_names))
     exported = sorted([*names, "SHA256", "SOURCE"])
     for module_name in _EXPORTING:
-        module = import_module(f".{module_name}", __name__)
-        names.update((name, getattr(module, name)) for name in module.__all__)
-        exported.extend(module.__all__)
+        bound = _bind(module_name)
+        names.update(bound)
+        exported.extend(bound)
     names["__all__"] = exported
-    globals().update(names)
+    globals()["__all__"] = exported
     return names
 
 
@@ -83,10 +107,10 @@ def _load() -> dict[str, Any]:
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        """PEP 562: load the package's modules the first time a name is asked of it."""
+        """PEP 562: load the module that exports `name` the first time it is asked of the package."""
         if name.startswith("__") and name != "__all__":
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        names = _load()
+        names = _load() if name == "__all__" else _find(name)
         if name in names:
             return names[name]
         if name in globals():  # a submodule, bound by its import

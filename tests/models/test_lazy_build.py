@@ -173,3 +173,54 @@ def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) ->
         """,
     )
     assert out == {"bound": 6, "step": 16}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_name_loads_only_the_modules_up_to_its_own(package: str) -> None:
+    """`from pkg import <model>` loads neither `dispatch` (nor asyncio, nor the JSON-RPC runtime)
+    nor `session`; a dispatch name loads `dispatch`; a runtime name only its runtime module."""
+    out = _run(
+        package,
+        f"""
+        loaded = lambda: sorted(m for m in sys.modules if m.startswith("{package}.") or m == "asyncio")
+        from {package} import AcpModel
+        first = loaded()
+        from {package} import InitializeRequest
+        second = loaded()
+        from {package} import Agent
+        print(json.dumps({{"runtime": first, "model": second, "dispatch": loaded()}}))
+        """,
+    )
+    assert f"{package}.models" not in out["runtime"]
+    assert {f"{package}.enums", f"{package}.models"} <= set(out["model"])
+    assert not {"asyncio", f"{package}.dispatch", f"{package}.session", f"{package}._rpc"} & set(out["model"])
+    assert {"asyncio", f"{package}.dispatch"} <= set(out["dispatch"])
+    assert f"{package}.session" not in out["dispatch"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_names_asked_one_by_one_are_what_a_full_load_binds(package: str) -> None:
+    """Every exported name, asked alone (in reverse order, so most lookups load their module
+    first), is the object of the one module that exports it, as `import *` binds it."""
+    names = _run(package, "print(json.dumps({'names': pkg.__all__}))")["names"]
+    assert isinstance(names, list) and len(names) == len(set(names)) > 100
+    out = _run(
+        package,
+        f"""
+        import importlib
+        names = {names!r}
+        values = {{name: getattr(pkg, name) for name in reversed(names)}}
+        homes = {{}}
+        for module_name, runtime_names in pkg._RUNTIME_EXPORTS:
+            for name in runtime_names:
+                homes.setdefault(name, []).append(importlib.import_module(f"{package}.{{module_name}}"))
+        for module_name in pkg._EXPORTING:
+            module = importlib.import_module(f"{package}.{{module_name}}")
+            for name in module.__all__:
+                homes.setdefault(name, []).append(module)
+        wrong = [n for n in names if n not in ("SHA256", "SOURCE")
+                 and (len(homes.get(n, [])) != 1 or values[n] is not getattr(homes[n][0], n))]
+        print(json.dumps({{"wrong": wrong, "all": pkg.__all__ == names}}))
+        """,
+    )
+    assert out == {"wrong": [], "all": True}
