@@ -25,6 +25,10 @@ from typing import Any, ForwardRef
 _MODULES = frozenset({f"{__package__}.models", f"{__package__}._base"})
 _CODE: dict[str, CodeType] = {}
 _REFS: dict[str, ForwardRef] = {}
+# Values of texts without a call (`StrictStr | None`, `Items[ContentBlock]`), by module and text:
+# typing objects, never changed, shared as typing shares its own. A text with a call is evaluated
+# each time: pydantic copies a `FieldInfo` it finds in an annotation, but shallowly.
+_VALUES: dict[tuple[str, str], Any] = {}
 
 
 def evaluate_annotations(cls: type) -> None:
@@ -42,11 +46,17 @@ def evaluate_annotations(cls: type) -> None:
     for name, text in annotations.items():
         if type(text) is not str:
             continue
+        key = (cls.__module__, text)
+        if key in _VALUES:
+            annotations[name] = _VALUES[key]
+            continue
         code = _CODE.get(text)
         if code is None:
             code = _CODE[text] = compile(text, "<annotation>", "eval")
         try:
-            annotations[name] = eval(code, namespace)  # the generated module's own text
+            value = annotations[name] = eval(code, namespace)  # the generated module's own text
+            if "(" not in text:  # no call (generated names are never rebound: see the IR's naming)
+                _VALUES[key] = value
         except NameError:  # not defined yet: pydantic resolves it at build time
             ref = _REFS.get(text)
             if ref is None:  # as pydantic converts a string annotation (`_type_convert`)

@@ -89,3 +89,33 @@ def test_a_users_subclass_keeps_pydantics_resolution() -> None:
         print(repr(User.__annotations__["child"]), User.model_validate({"child": {"n": 1}}).child.n)
     """)
     assert re.fullmatch(r"'Local \| None' 1\n", shown)
+
+
+def test_a_text_without_a_call_is_evaluated_once_one_with_a_call_each_time() -> None:
+    """`StrictStr | None` in two classes is one object; a `Field(...)` in two is two `FieldInfo`s
+    (pydantic copies them shallowly, so sharing one could leak one field's settings to another)."""
+    shown = json.loads(_run("""
+        import ast, json
+        from typing import ForwardRef
+        import acp_v2_draft.models as m
+        texts = {}  # (class, field) -> the annotation's text, as `from __future__` keeps it
+        for node in ast.parse(open(m.__file__, encoding="utf-8").read()).body:
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        texts[node.name, item.target.id] = ast.unparse(item.annotation)
+        by_text = {}  # text -> the evaluated values of its fields (forward references left out)
+        for (cls, field), text in texts.items():
+            value = vars(getattr(m, cls))["__annotations__"][field]
+            if not isinstance(value, ForwardRef):
+                by_text.setdefault(text, []).append(value)
+        repeated = {t: values for t, values in by_text.items() if len(values) > 1}
+        print(json.dumps({
+            "plain": sorted({len({id(v) for v in vs}) for t, vs in repeated.items() if "(" not in t}),
+            "called": all(len({id(v) for v in vs}) == len(vs) for t, vs in repeated.items() if "(" in t),
+            "counts": [sum(1 for t in repeated if ("(" in t) is c) for c in (False, True)],
+        }))
+    """))
+    assert shown["plain"] == [1]  # each repeated text without a call: one object
+    assert shown["called"]  # each repeated text with a call: an object per field
+    assert min(shown["counts"]) > 10, shown
