@@ -89,7 +89,9 @@ def cancelled_result(protocol: Protocol, method: Method) -> dict[str, object] | 
 
 
 # Names a peer already has: a builder's short name never takes one of them.
-_PEER_NAMES = frozenset({"connection", "session", "send", "ext_request", "ext_notify", "cancel_request", "process", "stderr"})
+_PEER_NAMES = frozenset(
+    {"connection", "session", "send", "ext_request", "ext_notify", "cancel_request", "request_timeout", "process", "stderr"}
+)
 
 
 def peer_builders(protocol: Protocol, methods: tuple[Method, ...]) -> tuple[dict[str, Builder], dict[str, str]]:

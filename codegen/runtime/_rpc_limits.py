@@ -9,7 +9,11 @@ ever dropped because of a limit, reading pauses instead, and every wait has a ti
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, Literal
 
 DEFAULT_MAX_LINE_BYTES: Final = 50 * 1024 * 1024
@@ -24,6 +28,34 @@ LIMIT_TIMEOUT: Final = _LimitDefault.TOKEN
 (``None`` instead means no time limit for that request)."""
 
 Timeout = float | None | Literal[_LimitDefault.TOKEN]
+
+# The time limits `timeout_block` sets, by connection (the object itself, compared by identity):
+# a copy per block, so nested blocks and concurrent tasks never see each other's.
+_BLOCK_TIMEOUTS: ContextVar[Mapping[object, float | None]] = ContextVar(
+    "acp_block_timeouts", default=MappingProxyType({})
+)
+
+
+@contextmanager
+def timeout_block(connection: object, seconds: float | None) -> Iterator[None]:
+    """Within the block (in this task and the tasks it starts), `connection`'s requests sent
+    without their own `timeout=` wait at most `seconds` (None: no limit) instead of
+    `Limits.request_timeout`."""
+    if seconds is not None and seconds <= 0:
+        raise ValueError("a request timeout must be positive or None")
+    token = _BLOCK_TIMEOUTS.set(MappingProxyType({**_BLOCK_TIMEOUTS.get(), connection: seconds}))
+    try:
+        yield
+    finally:
+        _BLOCK_TIMEOUTS.reset(token)
+
+
+def request_limit(connection: object, timeout: Timeout, default: float | None) -> float | None:
+    """The time limit of one request: its own `timeout`, else the innermost `timeout_block`'s
+    for its connection, else `default` (`Limits.request_timeout`)."""
+    if timeout is not LIMIT_TIMEOUT:
+        return timeout
+    return _BLOCK_TIMEOUTS.get().get(connection, default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +94,8 @@ class Limits:
 
     request_timeout: float | None = None
     """Default time limit of our outbound requests (``TimeoutError``, and ``$/cancel_request``
-    to the peer); ``request(..., timeout=)`` overrides it. None: no limit (a prompt turn may
+    to the peer); ``request(..., timeout=)`` and, for every request sent inside it, a
+    ``with peer.request_timeout(seconds):`` block override it. None: no limit (a prompt turn may
     legitimately run for hours)."""
 
     ordering_timeout: float = 30.0

@@ -3,15 +3,18 @@
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
 """What both generated peers (`AgentPeer`, `ClientPeer`) share whatever the schema: the
-connection they send on, cancelling one of our requests, and extension requests and notifications.
+connection they send on, a time limit for the requests of a block, cancelling one of our
+requests, and extension requests and notifications.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from ._peer_build import extension_method
 from ._rpc import LIMIT_TIMEOUT, Connection, Timeout
+from ._rpc_limits import timeout_block
 
 _T = TypeVar("_T")
 
@@ -21,6 +24,13 @@ class PeerBase:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
+
+    def request_timeout(self, seconds: float | None) -> AbstractContextManager[None]:
+        """`with peer.request_timeout(30): await peer.session_prompt(...)`: every request sent on
+        this peer's connection inside the block (in this task and the tasks it starts) without
+        its own `timeout=` raises `TimeoutError` after `seconds` (None: no limit), and the peer
+        is told to cancel. Outside, the connection's `Limits.request_timeout` applies."""
+        return timeout_block(self.connection, seconds)
 
     async def cancel_request(self, request_id: int | str) -> None:
         """Send `$/cancel_request` for one of our outstanding requests."""

@@ -40,7 +40,7 @@ from ._rpc_framing import (
     default_order_key,
 )
 from ._rpc_intake import LineSplitter, ReadLoop
-from ._rpc_limits import DEFAULT_LIMITS, LIMIT_TIMEOUT, Limits, Timeout
+from ._rpc_limits import DEFAULT_LIMITS, LIMIT_TIMEOUT, Limits, Timeout, request_limit
 from ._rpc_log import PeerLog, logger
 from ._rpc_notifications import NotificationQueues
 from ._rpc_ordering import Ledger
@@ -132,11 +132,12 @@ class Connection:
     ) -> Any:
         """Send a request and return its result, validated into ``result_type`` (None: raw).
 
-        ``timeout`` (default ``Limits.request_timeout``; ``None``: none) raises ``TimeoutError`` after telling
+        ``timeout`` (default: the enclosing ``timeout_block``'s, else ``Limits.request_timeout``;
+        ``None``: none) raises ``TimeoutError`` after telling
         the peer to cancel. The result is returned only once the handlers of every notification
         received before it have finished (see ``_rpc``).
         """
-        limit = self.limits.request_timeout if timeout is LIMIT_TIMEOUT else timeout
+        limit = request_limit(self, timeout, self.limits.request_timeout)
         params_json = None if params is None else _to_json(params)
         if self._phase != "new" and self._phase != "reading":
             raise (
