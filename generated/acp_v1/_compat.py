@@ -31,7 +31,7 @@ the other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depe
 
 from __future__ import annotations
 
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pydantic
 from pydantic import GetCoreSchemaHandler
@@ -75,24 +75,16 @@ class BestFit:
 
     def __init__(self, source: Any) -> None:
         self._source = source
-        self._options: tuple[tuple[type[pydantic.BaseModel], frozenset[str]], ...] | None = None
+        self._options: tuple[_Option, ...] | None = None
 
-    def _models(self) -> tuple[tuple[type[pydantic.BaseModel], frozenset[str]], ...]:
-        """The model options, in the union's order, with their fields' wire names (at first use:
-        at schema time the classes may not be complete)."""
+    def _models(self) -> tuple[_Option, ...]:
+        """The options that make models, in the union's order (at first use: at schema time the
+        classes may not be complete)."""
         if self._options is None:
-            options = [
-                option
-                for option in get_args(self._source)
-                if isinstance(option, type) and issubclass(option, pydantic.BaseModel)
-            ]
-            for option in options:
-                # builds a class not built yet (`_deferred`): until then its fields may lack the
-                # aliases of annotations that name classes defined later
-                option.__pydantic_core_schema__  # noqa: B018
             self._options = tuple(
-                (option, frozenset(_wire(name, f) for name, f in option.model_fields.items()))
-                for option in options
+                _Option(option, classes)
+                for option in get_args(self._source)
+                if (classes := _model_classes(option))
             )
         return self._options
 
@@ -106,9 +98,9 @@ class BestFit:
         # none once no option could set more than the best so far
         ranked = sorted(
             (
-                (-len(wires & keys), index, option)
-                for index, (option, wires) in enumerate(self._models())
-                if option is not type(result)
+                (-len(option.wires & keys), index, option)
+                for index, option in enumerate(self._models())
+                if type(result) not in option.classes
             ),
             key=lambda item: item[:2],
         )
@@ -116,12 +108,52 @@ class BestFit:
             if -most <= count:
                 break
             try:
-                candidate = option.model_validate(value)
+                candidate = option.validate(value)
             except pydantic.ValidationError:
                 continue
-            if _fields_set(candidate) > count:
+            if isinstance(candidate, pydantic.BaseModel) and _fields_set(candidate) > count:
                 result, count = candidate, _fields_set(candidate)
         return result
+
+
+class _Option:
+    """One option of the union: the model classes it makes and every wire name they declare."""
+
+    __slots__ = ("_adapter", "classes", "option", "wires")
+
+    def __init__(self, option: Any, classes: tuple[type[pydantic.BaseModel], ...]) -> None:
+        for cls in classes:
+            # builds a class not built yet (`_deferred`): until then its fields may lack the
+            # aliases of annotations that name classes defined later
+            cls.__pydantic_core_schema__  # noqa: B018
+        self.option = option
+        self.classes = classes
+        self.wires = frozenset(
+            _wire(name, field) for cls in classes for name, field in cls.model_fields.items()
+        )
+        self._adapter: pydantic.TypeAdapter[Any] | None = None
+
+    def validate(self, value: Any) -> Any:
+        """`value` validated as this option (a class itself, an alias through an adapter)."""
+        if self.classes == (self.option,):
+            return self.option.model_validate(value)
+        if self._adapter is None:
+            self._adapter = pydantic.TypeAdapter(self.option)
+        return self._adapter.validate_python(value)
+
+
+def _model_classes(option: Any) -> tuple[type[pydantic.BaseModel], ...]:
+    """The model classes `option` makes: itself, or those an alias (`Annotated`, a union) holds."""
+    if isinstance(option, type):
+        return (option,) if issubclass(option, pydantic.BaseModel) else ()
+    if get_origin(option) is Annotated:
+        return _model_classes(get_args(option)[0])
+    if not _is_union(option):
+        return ()  # an array, a map, a literal: never a model
+    found: dict[type[pydantic.BaseModel], None] = {}
+    for arg in get_args(option):
+        found.update(dict.fromkeys(_model_classes(arg)))
+    return tuple(found)
 
 
 def _wire(name: str, field: Any) -> str:

@@ -45,13 +45,23 @@ def timeout_block(connection: object, seconds: float | None) -> Iterator[None]:
     """Within the block (in this task and the tasks it starts), `connection`'s requests sent
     without their own `timeout=` wait at most `seconds` (None: no limit) instead of
     `Limits.request_timeout`."""
-    if seconds is not None and seconds <= 0:
+    if seconds is not None and not seconds > 0:  # NaN too
         raise ValueError("a request timeout must be positive or None")
     token = _BLOCK_TIMEOUTS.set(MappingProxyType({**_BLOCK_TIMEOUTS.get(), connection: seconds}))
     try:
         yield
     finally:
         _BLOCK_TIMEOUTS.reset(token)
+
+
+def outside_blocks(connection: object) -> None:
+    """Forget, in the current task (and those it starts), the blocks' limits for `connection`:
+    a connection's read loop started inside a block must not pass it to every handler."""
+    blocks = _BLOCK_TIMEOUTS.get()
+    if connection in blocks:
+        _BLOCK_TIMEOUTS.set(
+            MappingProxyType({c: t for c, t in blocks.items() if c is not connection})
+        )
 
 
 def request_limit(connection: object, timeout: Timeout, default: float | None) -> float | None:

@@ -46,6 +46,9 @@ from .enums import *  # noqa: F403
 # below `_deferred`'s step, a class's first use builds it without walking the chain first.
 _CHAIN_BOUND = 6
 
+# The annotation values the classes below share, for this execution of the module (`_annotations`).
+_ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
+
 from pydantic import BaseModel, Field
 from typing_extensions import TypeAliasType
 

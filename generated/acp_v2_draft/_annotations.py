@@ -11,8 +11,15 @@ about 1,500 compilations of some 300 distinct strings when the draft's module is
 tenth of its import time. Evaluated here (each distinct string compiled once per process, in the
 module's namespace, as pydantic would), an annotation reaches pydantic as the object it stands
 for. One that names a class not defined yet (a forward or recursive reference) becomes the
-`typing.ForwardRef` pydantic would make of the string, one per distinct text (a `ForwardRef`
-compiles its text when made), and pydantic resolves it when the class is built, as before.
+`typing.ForwardRef` pydantic would make of the string, and pydantic resolves it when the class
+is built, as before.
+
+A text without a call (`StrictStr | None`, `Items[ContentBlock]`) stands for typing objects
+that nothing changes, so within one execution of the module (`_ANNOTATION_VALUES`, which the
+models module defines; a reload starts afresh) its value, or while it cannot be evaluated its
+`ForwardRef`, is shared, as typing shares its own. A text with a call (`Field(...)`) is
+evaluated, or made a `ForwardRef`, for each field: pydantic copies a `FieldInfo` it finds in an
+annotation shallowly, so a shared one could carry one field's settings to another.
 
 Only the package's own `models` and `_base` modules are touched: a user's subclass keeps
 pydantic's own resolution (which also sees the locals of the function that defines it).
@@ -28,11 +35,6 @@ from typing import Any, ForwardRef
 # pydantic would evaluate again for each of its subclasses).
 _MODULES = frozenset({f"{__package__}.models", f"{__package__}._base"})
 _CODE: dict[str, CodeType] = {}
-_REFS: dict[str, ForwardRef] = {}
-# Values of texts without a call (`StrictStr | None`, `Items[ContentBlock]`), by module and text:
-# typing objects, never changed, shared as typing shares its own. A text with a call is evaluated
-# each time: pydantic copies a `FieldInfo` it finds in an annotation, but shallowly.
-_VALUES: dict[tuple[str, str], Any] = {}
 
 
 def evaluate_annotations(cls: type) -> None:
@@ -47,22 +49,27 @@ def evaluate_annotations(cls: type) -> None:
     if not annotations or module is None:
         return
     namespace = vars(module)
+    # text -> value, and ("ref", text) -> its ForwardRef, for texts without a call
+    shared: dict[Any, Any] = namespace.get("_ANNOTATION_VALUES", {})
     for name, text in annotations.items():
         if type(text) is not str:
             continue
-        key = (cls.__module__, text)
-        if key in _VALUES:
-            annotations[name] = _VALUES[key]
+        plain = "(" not in text
+        if plain and text in shared:
+            annotations[name] = shared[text]
             continue
         code = _CODE.get(text)
         if code is None:
             code = _CODE[text] = compile(text, "<annotation>", "eval")
         try:
             value = annotations[name] = eval(code, namespace)  # the generated module's own text
-            if "(" not in text:  # no call (generated names are never rebound: see the IR's naming)
-                _VALUES[key] = value
         except NameError:  # not defined yet: pydantic resolves it at build time
-            ref = _REFS.get(text)
+            ref = shared.get(("ref", text)) if plain else None
             if ref is None:  # as pydantic converts a string annotation (`_type_convert`)
-                ref = _REFS[text] = ForwardRef(text, is_argument=False, is_class=True)
+                ref = ForwardRef(text, is_argument=False, is_class=True)
+                if plain:
+                    shared["ref", text] = ref
             annotations[name] = ref
+        else:
+            if plain:  # generated names are never rebound (see the IR's naming)
+                shared[text] = value

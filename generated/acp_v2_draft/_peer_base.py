@@ -29,7 +29,9 @@ class PeerBase:
         """`with peer.request_timeout(30): await peer.session_prompt(...)`: every request sent on
         this peer's connection inside the block (in this task and the tasks it starts) without
         its own `timeout=` raises `TimeoutError` after `seconds` (None: no limit), and the peer
-        is told to cancel. Outside, the connection's `Limits.request_timeout` applies."""
+        is told to cancel. Outside, the connection's `Limits.request_timeout` applies. A task
+        started inside the block keeps its limit (as it keeps every context variable); the
+        handlers the connection runs never take it."""
         return timeout_block(self.connection, seconds)
 
     async def cancel_request(self, request_id: int | str) -> None:

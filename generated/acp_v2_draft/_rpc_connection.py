@@ -40,7 +40,14 @@ from ._rpc_framing import (
     default_order_key,
 )
 from ._rpc_intake import LineSplitter, ReadLoop
-from ._rpc_limits import DEFAULT_LIMITS, LIMIT_TIMEOUT, Limits, Timeout, request_limit
+from ._rpc_limits import (
+    DEFAULT_LIMITS,
+    LIMIT_TIMEOUT,
+    Limits,
+    Timeout,
+    outside_blocks,
+    request_limit,
+)
 from ._rpc_log import PeerLog, logger
 from ._rpc_notifications import NotificationQueues
 from ._rpc_ordering import Ledger
@@ -221,6 +228,7 @@ class Connection:
         if self._phase != "new":
             return  # closed before it ran
         self._run_task = asyncio.current_task()
+        outside_blocks(self)  # the handlers it starts: not bound by a caller's `request_timeout`
         self._phase = "reading"
         self._reading.reading = True
         self._output.start()

@@ -29,8 +29,8 @@ def spy(arg):
 _typing_extra._type_convert = spy
 import {package}.models as m
 order = {{name: i for i, name in enumerate(vars(m))}}
-left, total, early, refs = 0, 0, [], {{}}
-classes = [m.AcpModel, m.TaggedModel, *vars(m).values()]
+left, total, early, refs, fields = 0, 0, [], {{}}, {{}}
+classes = list({{id(c): c for c in [m.AcpModel, m.TaggedModel, *vars(m).values()]}}.values())
 for cls in classes:
     if not (isinstance(cls, type) and issubclass(cls, BaseModel)
             and cls.__module__ in (m.__name__, m.AcpModel.__module__)):
@@ -43,12 +43,16 @@ for cls in classes:
             left += 1
             text = value.__forward_arg__
             refs.setdefault(text, set()).add(id(value))
+            fields.setdefault(text, []).append(field)
             names = [n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if n in order]
             # a reference left must name something defined after its class (or the class itself)
             if not any(order[n] >= order[cls.__name__] for n in names):
                 early.append(f"{{cls.__name__}}.{{field}}: {{text}}")
-shared = all(len(ids) == 1 for ids in refs.values())
-print(json.dumps({{"left": left, "total": total, "early": early, "shared": shared, "strings": strings}}))
+# a text without a call: one ForwardRef; with one: a ForwardRef per field
+shared = all(len(ids) == 1 for text, ids in refs.items() if "(" not in text)
+apart = all(len(ids) == len(fields[text]) for text, ids in refs.items() if "(" in text)
+print(json.dumps({{"left": left, "total": total, "early": early, "shared": shared, "apart": apart,
+                  "strings": strings}}))
 """
 
 
@@ -69,7 +73,8 @@ def test_import_leaves_only_forward_references_unevaluated(package: str) -> None
     found = json.loads(_run(_LEFT.format(package=package)))
     assert found["early"] == []
     assert found["left"] < found["total"] / 4, found  # most names are defined before their use
-    assert found["shared"], "one ForwardRef per distinct text"
+    assert found["shared"], "one ForwardRef per distinct text without a call"
+    assert found["apart"], "a ForwardRef per field for a text with a call"
     assert found["strings"] == []  # pydantic compiles no annotation of ours at import
 
 
@@ -119,3 +124,16 @@ def test_a_text_without_a_call_is_evaluated_once_one_with_a_call_each_time() -> 
     assert shown["plain"] == [1]  # each repeated text without a call: one object
     assert shown["called"]  # each repeated text with a call: an object per field
     assert min(shown["counts"]) > 10, shown
+
+
+def test_a_reloaded_models_module_shares_nothing_with_its_previous_execution() -> None:
+    shown = _run("""
+        import importlib
+        import acp_v1.models as m
+        old = m.ContentBlockText
+        importlib.reload(m)
+        value = {"sessionId": "s", "prompt": [{"type": "text", "text": "a"}]}
+        block = m.PromptRequest.model_validate(value).prompt[0]
+        print(type(block) is m.ContentBlockText, type(block) is old)
+    """)
+    assert shown == "True False\n"

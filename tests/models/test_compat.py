@@ -41,6 +41,21 @@ def _fit(draft: ModuleType) -> Any:
     return draft._compat.BestFit(draft.ListProvidersRequest | draft.PromptRequest)
 
 
+@pytest.mark.parametrize("package", ["draft", "stable"])
+def test_an_option_that_is_an_alias_of_tagged_variants_is_considered(
+    package: str, request: pytest.FixtureRequest
+) -> None:
+    # `SetSessionConfigOptionRequest` is a tagged union, not a class; 2.11 picked DeleteSessionRequest
+    pkg = request.getfixturevalue(package)
+    params = {"sessionId": "s", "configId": "c", "type": "boolean", "value": True}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "session/set_config_option", "params": params}
+    parsed = pkg.ClientRequest.model_validate(message)
+    assert type(parsed.params) is pkg.SetSessionConfigOptionRequestBoolean
+    fit = pkg._compat.BestFit(pkg.DeleteSessionRequest | pkg.SetSessionConfigOptionRequest)
+    loose = pkg.DeleteSessionRequest.model_validate(params)
+    assert type(fit.refit(params, loose)) is pkg.SetSessionConfigOptionRequestBoolean
+
+
 def test_best_fit_replaces_a_looser_result(draft: ModuleType) -> None:
     loose = draft.ListProvidersRequest.model_validate(PROMPT)
     assert "sessionId" in (loose.model_extra or {})  # kept whole, as unknown fields
@@ -114,13 +129,14 @@ def _hook_calls(draft: ModuleType, monkeypatch: pytest.MonkeyPatch, calls_on_com
     return calls.count(cls)
 
 
-@pytest.mark.parametrize("calls_on_complete", [True, False])
-def test_a_forced_rebuild_runs_the_completion_hook_once(
-    draft: ModuleType, monkeypatch: pytest.MonkeyPatch, calls_on_complete: bool
+def test_a_forced_rebuild_of_a_complete_class_runs_the_completion_hook_once(
+    draft: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # pydantic 2.11 never calls it, later ones skip it when forced to rebuild a complete class
+    # pydantic 2.12 and later skip the hook when forced to rebuild a complete class, 2.11 has none:
+    # ours runs it, once. (A first build without pydantic's hook, 2.11's case, is what every model
+    # test exercises under `nox -s pydantic`.)
     draft.PromptRequest.model_validate(PROMPT)  # complete before patching
-    assert _hook_calls(draft, monkeypatch, calls_on_complete) == 1
+    assert _hook_calls(draft, monkeypatch, draft._compat.CALLS_ON_COMPLETE) == 1
 
 
 def test_a_forced_rebuild_keeps_the_fast_path_and_the_bytes(draft: ModuleType) -> None:

@@ -37,11 +37,11 @@ class Wired:
 
 
 @asynccontextmanager
-async def wired() -> AsyncIterator[Wired]:
+async def wired(handler: Any = None, table: Any = None, limits: Any = None) -> AsyncIterator[Wired]:
     """An `AgentPeer` on a running connection whose far end is this test."""
     reader, outbox = await pipe()
     inbox, writer = await pipe()
-    connection = acp._rpc.Connection(object(), {}, reader, writer)
+    connection = acp._rpc.Connection(handler or object(), table or {}, reader, writer, limits=limits)
     run = asyncio.create_task(connection.run())
     try:
         yield Wired(acp.AgentPeer(connection), inbox, outbox)
@@ -100,7 +100,57 @@ async def test_a_block_bounds_its_own_connection_only_and_nests() -> None:
             on_b.cancel()
 
 
-def test_a_block_refuses_a_limit_that_is_not_positive() -> None:
-    block = acp.AgentPeer(object()).request_timeout(0)  # type: ignore[arg-type]
+async def test_a_block_of_none_lifts_a_finite_default() -> None:
+    async with wired(limits=acp._rpc.Limits(request_timeout=0.1)) as w:
+        with pytest.raises(TimeoutError):
+            await w.peer.session_list()  # the connection's default
+        await w.recv()
+        await w.recv()  # its $/cancel_request
+        with w.peer.request_timeout(None):
+            call = asyncio.create_task(w.peer.session_list())
+            request = await w.recv()
+            await asyncio.sleep(0.4)
+            assert not call.done()
+        await w.answer(request, {"sessions": []})
+        assert (await asyncio.wait_for(call, TIMEOUT)).sessions == []
+
+
+class Forwarder:
+    """Answers `_ask` by asking the far end in turn (a handler sending a request)."""
+
+    peer: Any = None
+
+    async def extension_request(self, method: str, params: Any) -> Any:
+        return await self.peer.ext_request("_inner", {})
+
+
+async def test_handlers_do_not_inherit_the_block_the_connection_started_in() -> None:
+    handler = Forwarder()
+    with acp.AgentPeer(object()).request_timeout(0.2):  # type: ignore[arg-type]
+        pass  # a block on another connection: nothing to inherit
+    reader, outbox = await pipe()
+    inbox, writer = await pipe()
+    connection = acp._rpc.Connection(handler, {}, reader, writer)
+    handler.peer = acp.AgentPeer(connection)
+    w = Wired(handler.peer, inbox, outbox)
+    with handler.peer.request_timeout(0.2):
+        run = asyncio.create_task(connection.run())  # started inside the block
+    try:
+        outbox.write(b'{"jsonrpc":"2.0","id":7,"method":"_ask","params":{}}\n')
+        await outbox.drain()
+        inner = await w.recv()
+        assert inner["method"] == "_inner"
+        await asyncio.sleep(0.5)  # past the block's limit: the handler's request still waits
+        await w.answer(inner, {"ok": 1})
+        assert await w.recv() == {"jsonrpc": "2.0", "id": 7, "result": {"ok": 1}}
+    finally:
+        outbox.close()
+        await connection.close()
+        await asyncio.wait_for(run, TIMEOUT)
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan")])
+def test_a_block_refuses_a_limit_that_is_not_positive(seconds: float) -> None:
+    block = acp.AgentPeer(object()).request_timeout(seconds)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="positive or None"):
         block.__enter__()
