@@ -119,17 +119,17 @@ class StrictFirst:
 
 
 def _strict_first(value: Any, handler: Callable[[Any], Any], fit: BestFit | None = None) -> Any:
+    # `fit` (pydantic 2.11) refits within each pass, so its options validate as that pass does
+    validate = handler if fit is None else (lambda v: fit.refit(v, handler(v)))
     if _REPAIRS.get():
         token = _REPAIRS.set(False)
         try:
-            result = handler(value)
-            return result if fit is None else fit.refit(value, result)
+            return validate(value)
         except ValidationError:
             pass
         finally:
             _REPAIRS.reset(token)
-    result = handler(value)
-    return result if fit is None else fit.refit(value, result)
+    return validate(value)
 
 
 _strict_first.__acp_strict_first__ = True  # type: ignore[attr-defined]  # for `_fastschema`

@@ -117,12 +117,11 @@ def test_strict_first_refits_what_its_handler_returns(draft: ModuleType) -> None
     assert type(plain) is draft.ListProvidersRequest  # no fit: the handler's pick stands
 
 
-def _hook_calls(draft: ModuleType, monkeypatch: pytest.MonkeyPatch, calls_on_complete: bool) -> int:
+def _hook_calls(draft: ModuleType, monkeypatch: pytest.MonkeyPatch) -> int:
     """How often a forced rebuild of `PromptRequest` runs its completion hook."""
     cls = draft.PromptRequest
     calls: list[type] = []
     with monkeypatch.context() as patch:
-        patch.setattr(draft._base, "CALLS_ON_COMPLETE", calls_on_complete)
         patch.setattr(cls, "__pydantic_on_complete__", classmethod(lambda c: calls.append(c)))
         assert cls.model_rebuild(force=True)
     cls.model_rebuild(force=True)  # the real hook again: later tests see the class as built
@@ -136,7 +135,7 @@ def test_a_forced_rebuild_of_a_complete_class_runs_the_completion_hook_once(
     # ours runs it, once. (A first build without pydantic's hook, 2.11's case, is what every model
     # test exercises under `nox -s pydantic`.)
     draft.PromptRequest.model_validate(PROMPT)  # complete before patching
-    assert _hook_calls(draft, monkeypatch, draft._compat.CALLS_ON_COMPLETE) == 1
+    assert _hook_calls(draft, monkeypatch) == 1
 
 
 def test_a_forced_rebuild_keeps_the_fast_path_and_the_bytes(draft: ModuleType) -> None:
