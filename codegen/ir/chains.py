@@ -14,7 +14,7 @@ from codegen.ir.nodes import Definition, Struct
 from codegen.ir.order import eager_deps, type_refs
 
 
-def _named(d: Definition) -> set[str]:
+def named(d: Definition) -> set[str]:
     """The definitions `d` names directly: what it needs at import, and a struct's field types."""
     fields = [name for f in d.fields for name in type_refs(f.type)] if isinstance(d, Struct) else []
     return eager_deps(d).union(fields)
@@ -29,7 +29,7 @@ def _class_edges(definitions: tuple[Definition, ...]) -> dict[str, list[str]]:
             continue
         found: set[str] = set()
         seen: set[str] = set()
-        stack = list(_named(d))
+        stack = list(named(d))
         while stack:
             name = stack.pop()
             target = by_name.get(name)
@@ -39,7 +39,7 @@ def _class_edges(definitions: tuple[Definition, ...]) -> dict[str, list[str]]:
             if isinstance(target, Struct):
                 found.add(name)
             else:
-                stack.extend(_named(target))
+                stack.extend(named(target))
         found.discard(d.name)
         edges[d.name] = sorted(found)
     return edges

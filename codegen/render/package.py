@@ -14,10 +14,13 @@ from typing import Any
 import jinja2
 
 from codegen import __version__
+from codegen.errors import CodegenError, Diagnostic
 from codegen.ir.chains import chain_bound
+from codegen.ir.groups import model_groups, module_of
 from codegen.ir.nodes import Enum, Protocol
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
+from codegen.render.model_modules import GROUPS_DIR, cut_body, group_doc, group_text
 from codegen.render.models import render_models
 from codegen.render.session import session_context
 from codegen.runtime import runtime_module_names, runtime_module_text
@@ -34,8 +37,13 @@ TEMPLATED_FILES: tuple[tuple[str, str], ...] = (
 )
 # The runtime library (`codegen/runtime/`), copied below the header byte for byte.
 RUNTIME_MODULES: tuple[str, ...] = runtime_module_names()
-# models.py: DMCG renders the body (`codegen.render.models`); this template is its head.
-MODELS_HEAD = "package/models_head.py.jinja"
+# The models: DMCG renders the definitions (`codegen.render.models`), which are spread over the
+# modules of `_models` (`codegen.render.model_modules`), each opening with the group head;
+# `models.py` is the facade that loads them.
+MODELS_FACADE = "package/models.py.jinja"
+MODEL_GROUP_HEAD = "package/model_group.py.jinja"
+# What DMCG's module body opens with (the text is cut into the group modules; never emitted).
+MODELS_BODY_HEAD = "# the models body (codegen.render.model_modules cuts it into the groups)"
 # Files rendered only when a context variable is not None (no session.py without the v2 message model).
 OPTIONAL_FILES: dict[str, str] = {"session.py": "session"}
 
@@ -89,12 +97,30 @@ def runtime_file(protocol: Protocol, package: str, name: str) -> str:
 
 
 def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
-    """`models.py`: its head from our template, its body from datamodel-code-generator (its
-    output cached in `cache_dir` when one is given)."""
-    head = environment().get_template(MODELS_HEAD).render(
-        header=header(protocol, package), chain_bound=chain_bound(protocol.definitions)
+    """`models.py` and the group modules of `_models` (DMCG's output cached in `cache_dir` when
+    one is given)."""
+    groups = model_groups(protocol)
+    exports = [d.name for d in protocol.definitions if not isinstance(d, Enum)]
+    try:
+        body = cut_body(render_models(protocol, MODELS_BODY_HEAD, cache_dir), frozenset(exports))
+    except ValueError as exc:
+        raise CodegenError(Diagnostic("error", "model-render", f"datamodel-code-generator's models: {exc}", protocol.source, None)) from None
+    env, top = environment(), header(protocol, package)
+    facade = env.get_template(MODELS_FACADE).render(
+        header=top,
+        package=package,
+        groups=[{"module": g.module, "exports": body.ordered(g.names)} for g in groups],
+        module_of=sorted(module_of(groups).items()),
     )
-    return {"models.py": render_models(protocol, head, cache_dir)}
+    listed = "".join(f"    {pytypes.python_literal(name)},\n" for name in exports)
+    files = {"models.py": f"{facade}\n__all__ = [\n{listed}]\n"}
+    files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
+    bound = chain_bound(protocol.definitions)
+    head = env.get_template(MODEL_GROUP_HEAD)
+    for group in groups:
+        text = head.render(header=top, package=package, doc=group_doc(group), imports=group.imports, chain_bound=bound)
+        files[f"{GROUPS_DIR}/{group.module}.py"] = group_text(text, body, group)
+    return files
 
 
 def _context(protocol: Protocol, package: str) -> dict[str, Any]:

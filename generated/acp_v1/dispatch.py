@@ -20,7 +20,7 @@ import contextlib
 import logging
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._base import AcpModel
 from ._peer_build import build
@@ -34,8 +34,13 @@ from ._process import (
 )
 from ._peer_base import PeerBase
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from . import models as _models
 from .enums import *  # noqa: F403
-from .models import *  # noqa: F403
+
+# The models load at first use (`models`): code here names them through the module; type checkers
+# see them all.
+if TYPE_CHECKING:
+    from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
 
@@ -73,86 +78,98 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "authenticate": MethodSpec(
             "authenticate",
             "request",
-            AuthenticateRequest,
-            AuthenticateResponse,
+            "AuthenticateRequest",
+            "AuthenticateResponse",
             "authenticate",
+            models=_models,
         ),
         "initialize": MethodSpec(
             "initialize",
             "request",
-            InitializeRequest,
-            InitializeResponse,
+            "InitializeRequest",
+            "InitializeResponse",
             "initialize",
+            models=_models,
         ),
         "logout": MethodSpec(
             "logout",
             "request",
-            LogoutRequest,
-            LogoutResponse,
+            "LogoutRequest",
+            "LogoutResponse",
             "logout",
+            models=_models,
         ),
         "session/close": MethodSpec(
             "session/close",
             "request",
-            CloseSessionRequest,
-            CloseSessionResponse,
+            "CloseSessionRequest",
+            "CloseSessionResponse",
             "session_close",
+            models=_models,
         ),
         "session/delete": MethodSpec(
             "session/delete",
             "request",
-            DeleteSessionRequest,
-            DeleteSessionResponse,
+            "DeleteSessionRequest",
+            "DeleteSessionResponse",
             "session_delete",
+            models=_models,
         ),
         "session/list": MethodSpec(
             "session/list",
             "request",
-            ListSessionsRequest,
-            ListSessionsResponse,
+            "ListSessionsRequest",
+            "ListSessionsResponse",
             "session_list",
+            models=_models,
         ),
         "session/load": MethodSpec(
             "session/load",
             "request",
-            LoadSessionRequest,
-            LoadSessionResponse,
+            "LoadSessionRequest",
+            "LoadSessionResponse",
             "session_load",
+            models=_models,
         ),
         "session/new": MethodSpec(
             "session/new",
             "request",
-            NewSessionRequest,
-            NewSessionResponse,
+            "NewSessionRequest",
+            "NewSessionResponse",
             "session_new",
+            models=_models,
         ),
         "session/prompt": MethodSpec(
             "session/prompt",
             "request",
-            PromptRequest,
-            PromptResponse,
+            "PromptRequest",
+            "PromptResponse",
             "session_prompt",
+            models=_models,
         ),
         "session/resume": MethodSpec(
             "session/resume",
             "request",
-            ResumeSessionRequest,
-            ResumeSessionResponse,
+            "ResumeSessionRequest",
+            "ResumeSessionResponse",
             "session_resume",
+            models=_models,
         ),
         "session/set_config_option": MethodSpec(
             "session/set_config_option",
             "request",
-            SetSessionConfigOptionRequest,
-            SetSessionConfigOptionResponse,
+            "SetSessionConfigOptionRequest",
+            "SetSessionConfigOptionResponse",
             "session_set_config_option",
+            models=_models,
         ),
         "session/set_mode": MethodSpec(
             "session/set_mode",
             "request",
-            SetSessionModeRequest,
-            SetSessionModeResponse,
+            "SetSessionModeRequest",
+            "SetSessionModeResponse",
             "session_set_mode",
+            models=_models,
         ),
     }
 )
@@ -163,9 +180,10 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "session/cancel": MethodSpec(
             "session/cancel",
             "notification",
-            CancelNotification,
+            "CancelNotification",
             None,
             "session_cancel",
+            models=_models,
         ),
     }
 )
@@ -181,66 +199,75 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "elicitation/create": MethodSpec(
             "elicitation/create",
             "request",
-            CreateElicitationRequest,
-            CreateElicitationResponse,
+            "CreateElicitationRequest",
+            "CreateElicitationResponse",
             "elicitation_create",
+            models=_models,
         ),
         "fs/read_text_file": MethodSpec(
             "fs/read_text_file",
             "request",
-            ReadTextFileRequest,
-            ReadTextFileResponse,
+            "ReadTextFileRequest",
+            "ReadTextFileResponse",
             "fs_read_text_file",
+            models=_models,
         ),
         "fs/write_text_file": MethodSpec(
             "fs/write_text_file",
             "request",
-            WriteTextFileRequest,
-            WriteTextFileResponse,
+            "WriteTextFileRequest",
+            "WriteTextFileResponse",
             "fs_write_text_file",
+            models=_models,
         ),
         "session/request_permission": MethodSpec(
             "session/request_permission",
             "request",
-            RequestPermissionRequest,
-            RequestPermissionResponse,
+            "RequestPermissionRequest",
+            "RequestPermissionResponse",
             "session_request_permission",
+            models=_models,
             cancelled={"outcome": {"outcome": "cancelled"}},
         ),
         "terminal/create": MethodSpec(
             "terminal/create",
             "request",
-            CreateTerminalRequest,
-            CreateTerminalResponse,
+            "CreateTerminalRequest",
+            "CreateTerminalResponse",
             "terminal_create",
+            models=_models,
         ),
         "terminal/kill": MethodSpec(
             "terminal/kill",
             "request",
-            KillTerminalRequest,
-            KillTerminalResponse,
+            "KillTerminalRequest",
+            "KillTerminalResponse",
             "terminal_kill",
+            models=_models,
         ),
         "terminal/output": MethodSpec(
             "terminal/output",
             "request",
-            TerminalOutputRequest,
-            TerminalOutputResponse,
+            "TerminalOutputRequest",
+            "TerminalOutputResponse",
             "terminal_output",
+            models=_models,
         ),
         "terminal/release": MethodSpec(
             "terminal/release",
             "request",
-            ReleaseTerminalRequest,
-            ReleaseTerminalResponse,
+            "ReleaseTerminalRequest",
+            "ReleaseTerminalResponse",
             "terminal_release",
+            models=_models,
         ),
         "terminal/wait_for_exit": MethodSpec(
             "terminal/wait_for_exit",
             "request",
-            WaitForTerminalExitRequest,
-            WaitForTerminalExitResponse,
+            "WaitForTerminalExitRequest",
+            "WaitForTerminalExitResponse",
             "terminal_wait_for_exit",
+            models=_models,
         ),
     }
 )
@@ -251,16 +278,18 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "elicitation/complete": MethodSpec(
             "elicitation/complete",
             "notification",
-            CompleteElicitationNotification,
+            "CompleteElicitationNotification",
             None,
             "elicitation_complete",
+            models=_models,
         ),
         "session/update": MethodSpec(
             "session/update",
             "notification",
-            SessionNotification,
+            "SessionNotification",
             None,
             "session_update",
+            models=_models,
         ),
     }
 )
@@ -290,9 +319,10 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "$/cancel_request": MethodSpec(
             "$/cancel_request",
             "notification",
-            CancelRequestNotification,
+            "CancelRequestNotification",
             None,
             "cancel_request",
+            models=_models,
         ),
     }
 )
@@ -306,7 +336,7 @@ PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
 
 def _as_content_block(value: ContentBlock | str) -> ContentBlock:
     """A `str` as a text block (ContentBlockText); anything else as it is."""
-    return ContentBlockText(text=value) if isinstance(value, str) else value
+    return _models.ContentBlockText(text=value) if isinstance(value, str) else value
 
 
 def _as_content_block_items(
@@ -445,7 +475,9 @@ class ClientPeer(PeerBase):
 
     async def elicitation_complete(self, *args: Any, **kwargs: Any) -> None:
         """Send `elicitation/complete` to the client: its params model, or the model's fields."""
-        params = build(CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {})
+        params = build(
+            _models.CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {}
+        )
         await self.connection.notify("elicitation/complete", params)
 
     async def elicitation_create(
@@ -453,7 +485,7 @@ class ClientPeer(PeerBase):
     ) -> CreateElicitationResponse:
         """Send `elicitation/create` to the client."""
         result: CreateElicitationResponse = await self.connection.request(
-            "elicitation/create", params, CreateElicitationResponse
+            "elicitation/create", params, _models.CreateElicitationResponse
         )
         return result
 
@@ -473,9 +505,9 @@ class ClientPeer(PeerBase):
 
     async def fs_read_text_file(self, *args: Any, **kwargs: Any) -> ReadTextFileResponse:
         """Send `fs/read_text_file` to the client: its params model, or the model's fields."""
-        params = build(ReadTextFileRequest, args, kwargs, ("session_id", "path"), {})
+        params = build(_models.ReadTextFileRequest, args, kwargs, ("session_id", "path"), {})
         result: ReadTextFileResponse = await self.connection.request(
-            "fs/read_text_file", params, ReadTextFileResponse
+            "fs/read_text_file", params, _models.ReadTextFileResponse
         )
         return result
 
@@ -491,9 +523,11 @@ class ClientPeer(PeerBase):
 
     async def fs_write_text_file(self, *args: Any, **kwargs: Any) -> WriteTextFileResponse:
         """Send `fs/write_text_file` to the client: its params model, or the model's fields."""
-        params = build(WriteTextFileRequest, args, kwargs, ("session_id", "path", "content"), {})
+        params = build(
+            _models.WriteTextFileRequest, args, kwargs, ("session_id", "path", "content"), {}
+        )
         result: WriteTextFileResponse = await self.connection.request(
-            "fs/write_text_file", params, WriteTextFileResponse
+            "fs/write_text_file", params, _models.WriteTextFileResponse
         )
         return result
 
@@ -517,10 +551,14 @@ class ClientPeer(PeerBase):
     ) -> RequestPermissionResponse:
         """Send `session/request_permission` to the client: its params model, or the model's fields."""
         params = build(
-            RequestPermissionRequest, args, kwargs, ("session_id", "tool_call", "options"), {}
+            _models.RequestPermissionRequest,
+            args,
+            kwargs,
+            ("session_id", "tool_call", "options"),
+            {},
         )
         result: RequestPermissionResponse = await self.connection.request(
-            "session/request_permission", params, RequestPermissionResponse
+            "session/request_permission", params, _models.RequestPermissionResponse
         )
         return result
 
@@ -534,7 +572,7 @@ class ClientPeer(PeerBase):
 
     async def session_update(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/update` to the client: its params model, or the model's fields."""
-        params = build(SessionNotification, args, kwargs, ("session_id", "update"), {})
+        params = build(_models.SessionNotification, args, kwargs, ("session_id", "update"), {})
         await self.connection.notify("session/update", params)
 
     @overload
@@ -555,9 +593,9 @@ class ClientPeer(PeerBase):
 
     async def terminal_create(self, *args: Any, **kwargs: Any) -> CreateTerminalResponse:
         """Send `terminal/create` to the client: its params model, or the model's fields."""
-        params = build(CreateTerminalRequest, args, kwargs, ("session_id", "command"), {})
+        params = build(_models.CreateTerminalRequest, args, kwargs, ("session_id", "command"), {})
         result: CreateTerminalResponse = await self.connection.request(
-            "terminal/create", params, CreateTerminalResponse
+            "terminal/create", params, _models.CreateTerminalResponse
         )
         return result
 
@@ -571,9 +609,9 @@ class ClientPeer(PeerBase):
 
     async def terminal_kill(self, *args: Any, **kwargs: Any) -> KillTerminalResponse:
         """Send `terminal/kill` to the client: its params model, or the model's fields."""
-        params = build(KillTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(_models.KillTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
         result: KillTerminalResponse = await self.connection.request(
-            "terminal/kill", params, KillTerminalResponse
+            "terminal/kill", params, _models.KillTerminalResponse
         )
         return result
 
@@ -587,9 +625,11 @@ class ClientPeer(PeerBase):
 
     async def terminal_output(self, *args: Any, **kwargs: Any) -> TerminalOutputResponse:
         """Send `terminal/output` to the client: its params model, or the model's fields."""
-        params = build(TerminalOutputRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(
+            _models.TerminalOutputRequest, args, kwargs, ("session_id", "terminal_id"), {}
+        )
         result: TerminalOutputResponse = await self.connection.request(
-            "terminal/output", params, TerminalOutputResponse
+            "terminal/output", params, _models.TerminalOutputResponse
         )
         return result
 
@@ -605,9 +645,11 @@ class ClientPeer(PeerBase):
 
     async def terminal_release(self, *args: Any, **kwargs: Any) -> ReleaseTerminalResponse:
         """Send `terminal/release` to the client: its params model, or the model's fields."""
-        params = build(ReleaseTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(
+            _models.ReleaseTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {}
+        )
         result: ReleaseTerminalResponse = await self.connection.request(
-            "terminal/release", params, ReleaseTerminalResponse
+            "terminal/release", params, _models.ReleaseTerminalResponse
         )
         return result
 
@@ -625,9 +667,11 @@ class ClientPeer(PeerBase):
         self, *args: Any, **kwargs: Any
     ) -> WaitForTerminalExitResponse:
         """Send `terminal/wait_for_exit` to the client: its params model, or the model's fields."""
-        params = build(WaitForTerminalExitRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(
+            _models.WaitForTerminalExitRequest, args, kwargs, ("session_id", "terminal_id"), {}
+        )
         result: WaitForTerminalExitResponse = await self.connection.request(
-            "terminal/wait_for_exit", params, WaitForTerminalExitResponse
+            "terminal/wait_for_exit", params, _models.WaitForTerminalExitResponse
         )
         return result
 
@@ -664,7 +708,7 @@ class SessionHandle:
     async def send(self, update: SessionUpdate) -> None:
         """Send one update (any variant, built or received) for this session."""
         await self.peer.session_update(
-            SessionNotification(session_id=self.session_id, update=update)
+            _models.SessionNotification(session_id=self.session_id, update=update)
         )
 
     async def user_message_chunk(
@@ -677,7 +721,7 @@ class SessionHandle:
         """A chunk of the user's message being streamed."""
         await self.send(
             build(
-                SessionUpdateUserMessageChunk,
+                _models.SessionUpdateUserMessageChunk,
                 (content,),
                 {"message_id": message_id, "meta": meta},
                 ("content",),
@@ -695,7 +739,7 @@ class SessionHandle:
         """A chunk of the agent's response being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentMessageChunk,
+                _models.SessionUpdateAgentMessageChunk,
                 (content,),
                 {"message_id": message_id, "meta": meta},
                 ("content",),
@@ -713,7 +757,7 @@ class SessionHandle:
         """A chunk of the agent's internal reasoning being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentThoughtChunk,
+                _models.SessionUpdateAgentThoughtChunk,
                 (content,),
                 {"message_id": message_id, "meta": meta},
                 ("content",),
@@ -755,7 +799,7 @@ class SessionHandle:
         """Notification that a new tool call has been initiated."""
         await self.send(
             build(
-                SessionUpdateToolCall,
+                _models.SessionUpdateToolCall,
                 (tool_call_id, title),
                 {
                     "name": name,
@@ -806,7 +850,7 @@ class SessionHandle:
         """Update on the status or results of a tool call."""
         await self.send(
             build(
-                SessionUpdateToolCallUpdate,
+                _models.SessionUpdateToolCallUpdate,
                 (tool_call_id,),
                 {
                     "kind": kind,
@@ -829,7 +873,9 @@ class SessionHandle:
     ) -> None:
         """The agent's execution plan for complex tasks.
         See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)"""
-        await self.send(build(SessionUpdatePlan, (entries,), {"meta": meta}, ("entries",), {}))
+        await self.send(
+            build(_models.SessionUpdatePlan, (entries,), {"meta": meta}, ("entries",), {})
+        )
 
     async def available_commands_update(
         self, available_commands: Sequence[AvailableCommand], *, meta: dict[str, Any] | None = None
@@ -837,7 +883,7 @@ class SessionHandle:
         """Available commands are ready or have changed"""
         await self.send(
             build(
-                SessionUpdateAvailableCommandsUpdate,
+                _models.SessionUpdateAvailableCommandsUpdate,
                 (available_commands,),
                 {"meta": meta},
                 ("available_commands",),
@@ -854,7 +900,7 @@ class SessionHandle:
         """
         await self.send(
             build(
-                SessionUpdateCurrentModeUpdate,
+                _models.SessionUpdateCurrentModeUpdate,
                 (current_mode_id,),
                 {"meta": meta},
                 ("current_mode_id",),
@@ -868,7 +914,7 @@ class SessionHandle:
         """Session configuration options have been updated."""
         await self.send(
             build(
-                SessionUpdateConfigOptionUpdate,
+                _models.SessionUpdateConfigOptionUpdate,
                 (config_options,),
                 {"meta": meta},
                 ("config_options",),
@@ -886,7 +932,7 @@ class SessionHandle:
         """Session metadata has been updated (title, timestamps, custom metadata)"""
         await self.send(
             build(
-                SessionUpdateSessionInfoUpdate,
+                _models.SessionUpdateSessionInfoUpdate,
                 (),
                 {"title": title, "updated_at": updated_at, "meta": meta},
                 (),
@@ -900,7 +946,7 @@ class SessionHandle:
         """Context window and cost update for the session."""
         await self.send(
             build(
-                SessionUpdateUsageUpdate,
+                _models.SessionUpdateUsageUpdate,
                 (used, size),
                 {"cost": cost, "meta": meta},
                 ("used", "size"),
@@ -922,7 +968,7 @@ class SessionHandle:
         the `session.notices` Client capability."""
         await self.send(
             build(
-                SessionUpdateNotice,
+                _models.SessionUpdateNotice,
                 (severity, title),
                 {"description": description, "meta": meta},
                 ("severity", "title"),
@@ -945,7 +991,7 @@ class SessionHandle:
         the `session.compaction` Client capability."""
         await self.send(
             build(
-                SessionUpdateCompactionUpdate,
+                _models.SessionUpdateCompactionUpdate,
                 (compaction_id, status),
                 {"summary": summary, "error": error, "meta": meta},
                 ("compaction_id", "status"),
@@ -966,7 +1012,7 @@ class SessionHandle:
         the `session.compaction` Client capability."""
         await self.send(
             build(
-                SessionUpdateCompactionSummaryChunk,
+                _models.SessionUpdateCompactionSummaryChunk,
                 (content, compaction_id),
                 {"meta": meta},
                 ("content", "compaction_id"),
@@ -1191,9 +1237,9 @@ class AgentPeer(PeerBase):
 
     async def authenticate(self, *args: Any, **kwargs: Any) -> AuthenticateResponse:
         """Send `authenticate` to the agent: its params model, or the model's fields."""
-        params = build(AuthenticateRequest, args, kwargs, ("method_id",), {})
+        params = build(_models.AuthenticateRequest, args, kwargs, ("method_id",), {})
         result: AuthenticateResponse = await self.connection.request(
-            "authenticate", params, AuthenticateResponse
+            "authenticate", params, _models.AuthenticateResponse
         )
         return result
 
@@ -1212,9 +1258,9 @@ class AgentPeer(PeerBase):
 
     async def initialize(self, *args: Any, **kwargs: Any) -> InitializeResponse:
         """Send `initialize` to the agent: its params model, or the model's fields."""
-        params = build(InitializeRequest, args, kwargs, ("protocol_version",), {})
+        params = build(_models.InitializeRequest, args, kwargs, ("protocol_version",), {})
         result: InitializeResponse = await self.connection.request(
-            "initialize", params, InitializeResponse
+            "initialize", params, _models.InitializeResponse
         )
         return result
 
@@ -1226,8 +1272,10 @@ class AgentPeer(PeerBase):
 
     async def logout(self, *args: Any, **kwargs: Any) -> LogoutResponse:
         """Send `logout` to the agent: its params model, or the model's fields."""
-        params = build(LogoutRequest, args, kwargs, (), {})
-        result: LogoutResponse = await self.connection.request("logout", params, LogoutResponse)
+        params = build(_models.LogoutRequest, args, kwargs, (), {})
+        result: LogoutResponse = await self.connection.request(
+            "logout", params, _models.LogoutResponse
+        )
         return result
 
     @overload
@@ -1240,7 +1288,7 @@ class AgentPeer(PeerBase):
 
     async def session_cancel(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelNotification, args, kwargs, ("session_id",), {})
+        params = build(_models.CancelNotification, args, kwargs, ("session_id",), {})
         await self.connection.notify("session/cancel", params)
 
     @overload
@@ -1253,9 +1301,9 @@ class AgentPeer(PeerBase):
 
     async def session_close(self, *args: Any, **kwargs: Any) -> CloseSessionResponse:
         """Send `session/close` to the agent: its params model, or the model's fields."""
-        params = build(CloseSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.CloseSessionRequest, args, kwargs, ("session_id",), {})
         result: CloseSessionResponse = await self.connection.request(
-            "session/close", params, CloseSessionResponse
+            "session/close", params, _models.CloseSessionResponse
         )
         return result
 
@@ -1269,9 +1317,9 @@ class AgentPeer(PeerBase):
 
     async def session_delete(self, *args: Any, **kwargs: Any) -> DeleteSessionResponse:
         """Send `session/delete` to the agent: its params model, or the model's fields."""
-        params = build(DeleteSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.DeleteSessionRequest, args, kwargs, ("session_id",), {})
         result: DeleteSessionResponse = await self.connection.request(
-            "session/delete", params, DeleteSessionResponse
+            "session/delete", params, _models.DeleteSessionResponse
         )
         return result
 
@@ -1289,9 +1337,9 @@ class AgentPeer(PeerBase):
 
     async def session_list(self, *args: Any, **kwargs: Any) -> ListSessionsResponse:
         """Send `session/list` to the agent: its params model, or the model's fields."""
-        params = build(ListSessionsRequest, args, kwargs, (), {})
+        params = build(_models.ListSessionsRequest, args, kwargs, (), {})
         result: ListSessionsResponse = await self.connection.request(
-            "session/list", params, ListSessionsResponse
+            "session/list", params, _models.ListSessionsResponse
         )
         return result
 
@@ -1311,9 +1359,11 @@ class AgentPeer(PeerBase):
 
     async def session_load(self, *args: Any, **kwargs: Any) -> LoadSessionResponse:
         """Send `session/load` to the agent: its params model, or the model's fields."""
-        params = build(LoadSessionRequest, args, kwargs, ("session_id", "mcp_servers", "cwd"), {})
+        params = build(
+            _models.LoadSessionRequest, args, kwargs, ("session_id", "mcp_servers", "cwd"), {}
+        )
         result: LoadSessionResponse = await self.connection.request(
-            "session/load", params, LoadSessionResponse
+            "session/load", params, _models.LoadSessionResponse
         )
         return result
 
@@ -1332,9 +1382,9 @@ class AgentPeer(PeerBase):
 
     async def session_new(self, *args: Any, **kwargs: Any) -> NewSessionResponse:
         """Send `session/new` to the agent: its params model, or the model's fields."""
-        params = build(NewSessionRequest, args, kwargs, ("cwd", "mcp_servers"), {})
+        params = build(_models.NewSessionRequest, args, kwargs, ("cwd", "mcp_servers"), {})
         result: NewSessionResponse = await self.connection.request(
-            "session/new", params, NewSessionResponse
+            "session/new", params, _models.NewSessionResponse
         )
         return result
 
@@ -1353,14 +1403,14 @@ class AgentPeer(PeerBase):
     async def session_prompt(self, *args: Any, **kwargs: Any) -> PromptResponse:
         """Send `session/prompt` to the agent: its params model, or the model's fields."""
         params = build(
-            PromptRequest,
+            _models.PromptRequest,
             args,
             kwargs,
             ("session_id", "prompt"),
             {"prompt": _as_content_block_items},
         )
         result: PromptResponse = await self.connection.request(
-            "session/prompt", params, PromptResponse
+            "session/prompt", params, _models.PromptResponse
         )
         return result
 
@@ -1380,9 +1430,9 @@ class AgentPeer(PeerBase):
 
     async def session_resume(self, *args: Any, **kwargs: Any) -> ResumeSessionResponse:
         """Send `session/resume` to the agent: its params model, or the model's fields."""
-        params = build(ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
+        params = build(_models.ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ResumeSessionResponse = await self.connection.request(
-            "session/resume", params, ResumeSessionResponse
+            "session/resume", params, _models.ResumeSessionResponse
         )
         return result
 
@@ -1391,7 +1441,7 @@ class AgentPeer(PeerBase):
     ) -> SetSessionConfigOptionResponse:
         """Send `session/set_config_option` to the agent."""
         result: SetSessionConfigOptionResponse = await self.connection.request(
-            "session/set_config_option", params, SetSessionConfigOptionResponse
+            "session/set_config_option", params, _models.SetSessionConfigOptionResponse
         )
         return result
 
@@ -1407,9 +1457,9 @@ class AgentPeer(PeerBase):
 
     async def session_set_mode(self, *args: Any, **kwargs: Any) -> SetSessionModeResponse:
         """Send `session/set_mode` to the agent: its params model, or the model's fields."""
-        params = build(SetSessionModeRequest, args, kwargs, ("session_id", "mode_id"), {})
+        params = build(_models.SetSessionModeRequest, args, kwargs, ("session_id", "mode_id"), {})
         result: SetSessionModeResponse = await self.connection.request(
-            "session/set_mode", params, SetSessionModeResponse
+            "session/set_mode", params, _models.SetSessionModeResponse
         )
         return result
 

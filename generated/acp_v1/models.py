@@ -2,6502 +2,726 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""Models of every definition in the schema: structs, tagged unions and aliases."""
+"""Models of every definition in the schema: structs, tagged unions and aliases.
+
+Each name is defined in a module of `_models`, a group of definitions (`codegen/ir/groups.py`):
+a message's class and the classes only it uses. A group loads the first time one of its names
+is asked of this module (`from acp_v1.models import X`, `models.X`; PEP 562), with the
+groups its classes name, and nothing else; `import *`, `__all__` and `dir()` load them all.
+Each model class is built at its first use. Type checkers see the plain re-exports below.
+"""
 
 from __future__ import annotations
 
-import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
-import typing as _typing  # a validated default's `cast`: a field can be named `cast`, not this
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
-
-from pydantic import (
-    Field,
-    ModelWrapValidatorHandler,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    Tag,
-    model_validator,
-)
-from typing_extensions import Self
-
-from ._apart import Apart
-from ._base import (
-    NONE_TAG,
-    NOT_KNOWN_TAG,
-    NOT_NULL,
-    ONE_OF,
-    STRICT_FIRST,
-    UNKNOWN_TAG,
-    AcpModel,
-    TaggedModel,
-    TagValue,
-    lenient,
-    tag_discriminator,
-)
-from ._compat import Discriminator
-from ._jsonint import Integer, JsonInt
-from ._strict import Items
 from .enums import *  # noqa: F403
 
-# No chain of classes here, each naming the next, is longer than this (`codegen/ir/chains.py`):
-# below `_deferred`'s step, a class's first use builds it without walking the chain first.
-_CHAIN_BOUND = 6
-
-# The annotation values the classes below share, for this execution of the module (`_annotations`).
-_ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
-
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
-
-class AgentAuthCapabilities(AcpModel):
-    """Authentication-related capabilities supported by the agent."""
-
-    logout: LogoutCapabilities | None = None
-    """Whether the agent supports the logout method.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports the logout method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "logout": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AgentCapabilities(AcpModel):
-    """Capabilities supported by the agent.
-
-    Advertised during initialization to inform the client about
-    available features and content types.
-
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities)
-    """
-
-    load_session: Annotated[StrictBool, Field(alias="loadSession")] = False
-    """Whether the agent supports `session/load`."""
-
-    prompt_capabilities: Annotated[
-        PromptCapabilities,
-        Field(alias="promptCapabilities"),
-    ] = Field(
-        default=_typing.cast(
-            _typing.Any, {"audio": False, "embeddedContext": False, "image": False}
-        ),
-        validate_default=True,
+if TYPE_CHECKING:
+    from ._models.agent_notification import (
+        AgentNotification,
     )
-    """Prompt capabilities supported by the agent."""
-
-    mcp_capabilities: Annotated[
-        McpCapabilities,
-        Field(alias="mcpCapabilities"),
-    ] = Field(
-        default=_typing.cast(_typing.Any, {"http": False, "sse": False}), validate_default=True
+    from ._models.agent_request import (
+        AgentRequest,
     )
-    """MCP capabilities supported by the agent."""
-
-    session_capabilities: Annotated[
-        SessionCapabilities,
-        Field(alias="sessionCapabilities"),
-    ] = Field(default=_typing.cast(_typing.Any, {}), validate_default=True)
-    """Session lifecycle and prompt capabilities advertised by the agent."""
-
-    auth: AgentAuthCapabilities = Field(
-        default=_typing.cast(_typing.Any, {}), validate_default=True
+    from ._models.agent_response import (
+        AgentResponseError,
+        AgentResponseResult,
+        AgentResponse,
     )
-    """Authentication-related capabilities supported by the agent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "loadSession": frozenset(["default_on_error"]),
-        "promptCapabilities": frozenset(["default_on_error"]),
-        "mcpCapabilities": frozenset(["default_on_error"]),
-        "sessionCapabilities": frozenset(["default_on_error"]),
-        "auth": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AgentNotification(AcpModel):
-    """A JSON-RPC notification object."""
-
-    method: StrictStr
-    """The notification method name."""
-
-    params: (
-        Annotated[
-            SessionNotification | CompleteElicitationNotification | ExtNotification, STRICT_FIRST
-        ]
-        | None
-    ) = None
-    """Method-specific notification parameters."""
-
-
-class AgentRequest(AcpModel):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-
-    method: StrictStr
-    """The method name to invoke."""
-
-    params: (
-        Annotated[
-            WriteTextFileRequest
-            | ReadTextFileRequest
-            | RequestPermissionRequest
-            | CreateTerminalRequest
-            | TerminalOutputRequest
-            | ReleaseTerminalRequest
-            | WaitForTerminalExitRequest
-            | KillTerminalRequest
-            | CreateElicitationRequest
-            | ExtRequest,
-            STRICT_FIRST,
-        ]
-        | None
-    ) = None
-    """Method-specific request parameters."""
-
-
-class AgentResponseError(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
-
-
-class AgentResponseResult(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: Annotated[
-        InitializeResponse
-        | AuthenticateResponse
-        | LogoutResponse
-        | NewSessionResponse
-        | LoadSessionResponse
-        | ListSessionsResponse
-        | DeleteSessionResponse
-        | ResumeSessionResponse
-        | CloseSessionResponse
-        | SetSessionModeResponse
-        | SetSessionConfigOptionResponse
-        | PromptResponse
-        | ExtResponse,
-        STRICT_FIRST,
-    ]
-    """Method-specific response data."""
-
-
-AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-class Annotations(AcpModel):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    audience: Items[Role] | None = None
-    """Intended recipients for this content, such as the user or assistant."""
-
-    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
-    """Timestamp indicating when the underlying resource was last modified."""
-
-    priority: StrictInt | StrictFloat | None = None
-    """Relative importance of this content when clients choose what to surface."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "audience": frozenset(["default_on_error", "skip_invalid_items"]),
-        "lastModified": frozenset(["default_on_error"]),
-        "priority": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AudioContent(AcpModel):
-    """Audio provided to or from an LLM."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthCapabilities(AcpModel):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
-
-    terminal: StrictBool = False
-    """Whether the client supports `terminal` authentication methods.
-
-The client should set this to `true` only when it can reproduce the
-configured agent invocation in an interactive terminal. When `true`, the
-agent may include `terminal` entries in its authentication methods."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "terminal": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthMethodAgent(AcpModel):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default authentication method type."""
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-AuthMethodId: TypeAlias = StrictStr
-"""Typed identifier used for auth method values on the wire."""
-
-
-class AuthMethodNone(AuthMethodAgent, TaggedModel):
-    """Agent handles authentication itself through `authenticate`.
-
-    This is the default when no `type` is specified."""
-
-
-class AuthMethodTerminal(AcpModel):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `authenticate`."""
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-
-    env: Annotated[dict[str, StrictStr] | None, NOT_NULL] = None
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-These values override same-named variables in the base launch configuration."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthMethodTerminal_(TaggedModel):
-    """Client runs the configured agent program as a separate interactive
-    process, without passing this method to `authenticate`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["terminal"] = "terminal"
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-
-    env: Annotated[dict[str, StrictStr] | None, NOT_NULL] = None
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-These values override same-named variables in the base launch configuration."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[
-        Annotated[AuthMethodTerminal_, Tag("terminal")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "terminal",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | AuthMethodNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
-
-
-class AuthenticateRequest(AcpModel):
-    """Request parameters for the authenticate method.
-
-    Specifies which authentication method to use."""
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """The ID of the authentication method to use.
-Must be one of the methods advertised in the initialize response."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthenticateResponse(AcpModel):
-    """Response to the `authenticate` method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AvailableCommand(AcpModel):
-    """Information about a command."""
-
-    name: StrictStr
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-
-    description: StrictStr
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | None = None
-    """Input for the command if required"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "input": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AvailableCommandsUpdate(AcpModel):
-    """Available commands are ready or have changed"""
-
-    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
-    """Commands the agent can execute"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "availableCommands": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BlobResourceContents(AcpModel):
-    """Binary resource contents."""
-
-    blob: StrictStr
-    """Base64-encoded bytes for a binary resource payload."""
-
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mimeType": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BooleanConfigOptionCapabilities(AcpModel):
-    """Capabilities for boolean session configuration options.
-
-    Supplying `{}` means the client supports boolean session configuration options."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BooleanPropertySchema(AcpModel):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    default: StrictBool | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelNotification(AcpModel):
-    """Notification to cancel ongoing operations for a session.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to cancel operations for."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelRequestNotification(AcpModel):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)"""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The ID of the request to cancel."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ClientCapabilities(AcpModel):
-    """Capabilities supported by the client.
-
-    Advertised during initialization to inform the agent about
-    available features and methods.
-
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities)
-    """
-
-    fs: FileSystemCapabilities = Field(
-        default=_typing.cast(_typing.Any, {"readTextFile": False, "writeTextFile": False}),
-        validate_default=True,
+    from ._models.annotations import (
+        Annotations,
     )
-    """File system capabilities supported by the client.
-Determines which file operations the agent can request."""
-
-    terminal: StrictBool = False
-    """Whether the Client support all `terminal/*` methods."""
-
-    session: ClientSessionCapabilities | None = None
-    """Session-related capabilities supported by the client.
-
-Optional. Omitted or `null` both mean the client does not advertise any
-session-related extensions."""
-
-    auth: AuthCapabilities = Field(
-        default=_typing.cast(_typing.Any, {"terminal": False}), validate_default=True
+    from ._models.audio_content import (
+        AudioContent,
     )
-    """Authentication capabilities supported by the client.
-Determines which authentication method types the agent may include
-in its `InitializeResponse`."""
-
-    elicitation: ElicitationCapabilities | None = None
-    """Elicitation capabilities supported by the client.
-Determines which elicitation modes the agent may use.
-
-Optional. Omitted or `null` both mean the client does not advertise
-elicitation support."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "fs": frozenset(["default_on_error"]),
-        "terminal": frozenset(["default_on_error"]),
-        "session": frozenset(["default_on_error"]),
-        "auth": frozenset(["default_on_error"]),
-        "elicitation": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ClientNotification(AcpModel):
-    """A JSON-RPC notification object."""
-
-    method: StrictStr
-    """The notification method name."""
-
-    params: Annotated[CancelNotification | ExtNotification, STRICT_FIRST] | None = None
-    """Method-specific notification parameters."""
-
-
-class ClientRequest(AcpModel):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-
-    method: StrictStr
-    """The method name to invoke."""
-
-    params: (
-        Annotated[
-            InitializeRequest
-            | AuthenticateRequest
-            | LogoutRequest
-            | NewSessionRequest
-            | LoadSessionRequest
-            | ListSessionsRequest
-            | DeleteSessionRequest
-            | ResumeSessionRequest
-            | CloseSessionRequest
-            | SetSessionModeRequest
-            | SetSessionConfigOptionRequest
-            | PromptRequest
-            | ExtRequest,
-            STRICT_FIRST,
-        ]
-        | None
-    ) = None
-    """Method-specific request parameters."""
-
-
-class ClientResponseError(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
-
-
-class ClientResponseResult(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: Annotated[
-        WriteTextFileResponse
-        | ReadTextFileResponse
-        | RequestPermissionResponse
-        | CreateTerminalResponse
-        | TerminalOutputResponse
-        | ReleaseTerminalResponse
-        | WaitForTerminalExitResponse
-        | KillTerminalResponse
-        | CreateElicitationResponse
-        | ExtResponse,
-        STRICT_FIRST,
-    ]
-    """Method-specific response data."""
-
-
-ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-class ClientSessionCapabilities(AcpModel):
-    """Session-related capabilities supported by the client."""
-
-    compaction: CompactionCapabilities | None = None
-    """Support for ID-addressed context compaction updates. Omitted or `null`
-means unsupported. `{}` advertises the complete compaction contract."""
-
-    config_options: Annotated[
-        SessionConfigOptionsCapabilities | None,
-        Field(alias="configOptions"),
-    ] = None
-    """Config option capabilities supported by the client.
-
-Omitted or `null` both mean the client does not advertise support for any
-config option extensions."""
-
-    notices: NoticeCapabilities | None = None
-    """Support for live user-facing `notice` session updates.
-
-Optional. Omitted or `null` both mean the client does not advertise support.
-Supplying `{}` means the client can present notices to the user."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "compaction": frozenset(["default_on_error"]),
-        "configOptions": frozenset(["default_on_error"]),
-        "notices": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CloseSessionRequest(AcpModel):
-    """Request parameters for closing an active session.
-
-    If supported, the agent **must** cancel any ongoing work related to the session
-    (treat it as if `session/cancel` was called) and then free up any resources
-    associated with the session.
-
-    Only available if the Agent supports the `sessionCapabilities.close` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to close."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CloseSessionResponse(AcpModel):
-    """Response from closing a session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CompactionCapabilities: TypeAlias = dict[str, Any]
-"""Client support for ID-addressed context compaction updates."""
-
-
-CompactionId: TypeAlias = StrictStr
-"""Unique identifier for a context compaction within a session."""
-
-
-class CompactionSummaryChunk(AcpModel):
-    """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability."""
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """ID of the compaction whose summary receives this content."""
-
-    content: ContentBlock
-    """One content block to append."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CompactionUpdate(AcpModel):
-    """A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary."""
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """The Agent-owned ID of this compaction, unique within the session."""
-
-    status: CompactionStatus
-    """Current lifecycle status."""
-
-    summary: Items[ContentBlock] | None = None
-    """Complete replacement user-displayable summary content for the compaction."""
-
-    error: StrictStr | None = None
-    """Human-readable error details for the compaction."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Extensible metadata patch for this compaction."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "summary": frozenset(["default_on_error", "skip_invalid_items"]),
-        "error": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CompleteElicitationNotification(AcpModel):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The ID of the elicitation that completed."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ConfigOptionUpdate(AcpModel):
-    """Session configuration options have been updated."""
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Content(AcpModel):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockAudio(TaggedModel):
-    """Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["audio"] = "audio"
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockImage(TaggedModel):
-    """Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["image"] = "image"
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    uri: StrictStr | None = None
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "uri": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockResource(TaggedModel):
-    """Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["resource"] = "resource"
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockResourceLink(TaggedModel):
-    """References to resources that the agent can access.
-
-    All agents MUST support resource links in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["resource_link"] = "resource_link"
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    description: StrictStr | None = None
-    """Optional human-readable details shown with this protocol object."""
-
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload."""
-
-    name: StrictStr
-    """Human-readable name shown for this protocol object."""
-
-    size: JsonInt | None = None
-    """Optional size of the linked resource in bytes, if known."""
-
-    title: StrictStr | None = None
-    """Optional display title for end-user UI."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "mimeType": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockText(TaggedModel):
-    """Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as Markdown."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["text"] = "text"
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "text",
-                    "image",
-                    "audio",
-                    "resource_link",
-                    "resource",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output streamed through `session/update` notifications
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)"""
-
-
-class ContentChunk(AcpModel):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: Annotated[MessageId | None, Field(alias="messageId")] = None
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-A change in `messageId` indicates a new message has started."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "messageId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Cost(AcpModel):
-    """Cost information for a session."""
-
-    amount: StrictInt | StrictFloat
-    """Total cumulative cost for session."""
-
-    currency: StrictStr
-    """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-unit such as "credits"."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationRequestBase(AcpModel):
-    """Request from the agent to elicit structured user input.
-
-    The agent sends this to the client to request information from the user,
-    either via a form or by directing them to a URL.
-    Elicitations are tied to a session (optionally a tool call) or a request."""
-
-    message: StrictStr
-    """A human-readable message describing what input is needed."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationRequestFormRequest(CreateElicitationRequestBase, TaggedModel):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["form"] = "form"
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestFormSession(CreateElicitationRequestBase, TaggedModel):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["form"] = "form"
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
-    STRICT_FIRST,
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
-class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["url"] = "url"
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
-class CreateElicitationRequestUrlSession(CreateElicitationRequestBase, TaggedModel):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["url"] = "url"
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
-    STRICT_FIRST,
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
-class CreateElicitationResponseBase(AcpModel):
-    """Response from the client to an elicitation request."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationResponseAccept(CreateElicitationResponseBase, TaggedModel):
-    """The user accepted and provided content."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["accept"] = "accept"
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-
-class CreateElicitationResponseCancel(CreateElicitationResponseBase, TaggedModel):
-    """The elicitation was cancelled."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["cancel"] = "cancel"
-
-
-class CreateElicitationResponseDecline(CreateElicitationResponseBase, TaggedModel):
-    """The user declined the elicitation."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["decline"] = "decline"
-
-
-class CreateTerminalRequest(AcpModel):
-    """Request to create a new terminal and execute a command."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    command: StrictStr
-    """The command to execute."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Array of command arguments."""
-
-    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
-    """Environment variables for the command."""
-
-    cwd: StrictStr | None = None
-    """Working directory for the command. Must be an absolute path."""
-
-    output_byte_limit: Annotated[
-        Annotated[int, Integer(ge=0)] | None,
-        Field(alias="outputByteLimit"),
-    ] = None
-    """Maximum number of output bytes to retain.
-
-When the limit is exceeded, the Client truncates from the beginning of the output
-to stay within the limit.
-
-The Client MUST ensure truncation happens at a character boundary to maintain valid
-string output, even if this means the retained output is slightly less than the
-specified limit."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateTerminalResponse(AcpModel):
-    """Response containing the ID of the created terminal."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The unique identifier for the created terminal."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CurrentModeUpdate(AcpModel):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    current_mode_id: Annotated[SessionModeId, Field(alias="currentModeId")]
-    """The ID of the current mode"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DeleteSessionRequest(AcpModel):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `sessionCapabilities.delete` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to delete."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DeleteSessionResponse(AcpModel):
-    """Response from deleting a session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Diff(AcpModel):
-    """A diff representing file modifications.
-
-    Shows changes to files in a format suitable for display in the client UI.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)"""
-
-    path: StrictStr
-    """The absolute file path being modified."""
-
-    old_text: Annotated[StrictStr | None, Field(alias="oldText")] = None
-    """The original content (omitted or `null` for new files)."""
-
-    new_text: Annotated[StrictStr, Field(alias="newText")]
-    """The new content after modification."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "oldText": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationAcceptAction(AcpModel):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-
-class ElicitationCapabilities(AcpModel):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None = None
-    """Whether the client supports form-based elicitation.
-
-Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-Supplying `{}` explicitly advertises form support."""
-
-    url: ElicitationUrlCapabilities | None = None
-    """Whether the client supports URL-based elicitation.
-
-Optional. Omitted or `null` both mean the client does not advertise support.
-Supplying `{}` means the client supports URL-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "form": frozenset(["default_on_error"]),
-        "url": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ElicitationContentValue: TypeAlias = (
-    StrictStr | JsonInt | StrictInt | StrictFloat | StrictBool | Items[StrictStr]
-)
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ElicitationId: TypeAlias = StrictStr
-"""Unique identifier for an elicitation."""
-
-
-class ElicitationPropertySchemaArray(TaggedModel):
-    """Multi-select array property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["array"] = "array"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
-    """Minimum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
-
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
-    """Maximum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: Items[StrictStr] | None = None
-    """Default selected values.
-
-Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaBoolean(TaggedModel):
-    """Boolean property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    default: StrictBool | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaInteger(TaggedModel):
-    """Integer property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["integer"] = "integer"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: JsonInt | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: JsonInt | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: JsonInt | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaNumber(TaggedModel):
-    """Number (floating-point) property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["number"] = "number"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: StrictInt | StrictFloat | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: StrictInt | StrictFloat | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: StrictInt | StrictFloat | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaString(TaggedModel):
-    """String property (or single-select enum when `enum`/`oneOf` is set)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
-    """Minimum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
-
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
-    """Maximum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
-
-    pattern: StrictStr | None = None
-    """Pattern the string must match.
-
-Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
-
-    format: StringFormat | None = None
-    """String format.
-
-Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
-
-    default: StrictStr | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    enum: Items[StrictStr] | None = None
-    """Enum values for untitled single-select enums.
-Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-declared by `enum`."""
-
-    one_of: Annotated[Items[EnumOption] | None, Field(alias="oneOf")] = None
-    """Titled enum options for titled single-select enums.
-Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-declared by `oneOf`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
-class ElicitationFormModeRequest(ElicitationRequestScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-class ElicitationSchema(AcpModel):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
-
-    type: ElicitationSchemaType = Field(
-        default=_typing.cast(_typing.Any, "object"), validate_default=True
+    from ._models.auth_method_terminal import (
+        AuthMethodTerminal,
     )
-    """Type discriminator. Always `"object"`."""
-
-    title: StrictStr | None = None
-    """Optional title for the schema.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    properties: dict[str, ElicitationPropertySchema] = Field(
-        default=_typing.cast(_typing.Any, {}), validate_default=True
+    from ._models.authenticate_request import (
+        AuthenticateRequest,
     )
-    """Property definitions (must be primitive types)."""
-
-    required: Items[StrictStr] | None = None
-    """List of required property names.
-
-Optional. Omitted and `null` are equivalent and mean no property names are required."""
-
-    description: StrictStr | None = None
-    """Optional description of what this schema represents.
-
-Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "type": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationFormModeSession(ElicitationSessionScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest,
-    STRICT_FIRST,
-]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationUrlModeRequest(ElicitationRequestScope):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-
-class ElicitationUrlModeSession(ElicitationSessionScope):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-
-ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest,
-    STRICT_FIRST,
-]
-"""URL-based elicitation mode where the client directs the user to a URL."""
-
-
-class EmbeddedResource(AcpModel):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class EnumOption(AcpModel):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    const: StrictStr
-    """The constant value for this option."""
-
-    title: StrictStr
-    """Human-readable title for this option."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class EnvVariable(AcpModel):
-    """An environment variable to set when launching an MCP server."""
-
-    name: StrictStr
-    """The name of the environment variable."""
-
-    value: StrictStr
-    """The value to set for the environment variable."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Error(AcpModel):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """A number indicating the error type that occurred.
-This must be an integer as defined in the JSON-RPC specification."""
-
-    message: StrictStr
-    """A string providing a short description of the error.
-The message should be limited to a concise single sentence."""
-
-    data: Any = None
-    """Optional primitive or structured value that contains additional information about the error.
-This may include debugging information or context-specific details."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "data": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | JsonInt
-)
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800)."""
-
-
-ExtNotification: TypeAlias = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-
-class FileSystemCapabilities(AcpModel):
-    """File system capabilities that a client may support.
-
-    See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/initialization#filesystem)
-    """
-
-    read_text_file: Annotated[StrictBool, Field(alias="readTextFile")] = False
-    """Whether the Client supports `fs/read_text_file` requests."""
-
-    write_text_file: Annotated[StrictBool, Field(alias="writeTextFile")] = False
-    """Whether the Client supports `fs/write_text_file` requests."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "readTextFile": frozenset(["default_on_error"]),
-        "writeTextFile": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class HttpHeader(AcpModel):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: StrictStr
-    """The name of the HTTP header."""
-
-    value: StrictStr
-    """The value to set for the HTTP header."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ImageContent(AcpModel):
-    """An image provided to or from an LLM."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    uri: StrictStr | None = None
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "uri": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Implementation(AcpModel):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
-
-    name: StrictStr
-    """Intended for programmatic or logical use, but can be used as a display
-name fallback if title isn't present."""
-
-    title: StrictStr | None = None
-    """Intended for UI and end-user contexts and optimized to be human-readable
-and easily understood.
-
-If not provided, the name should be used for display."""
-
-    version: StrictStr
-    """Version of the implementation. Can be displayed to the user or used
-for debugging or metrics purposes. (e.g. "1.0.0")."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class InitializeRequest(AcpModel):
-    """Request parameters for the initialize method.
-
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
-    """
-
-    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
-    """The latest protocol version supported by the client."""
-
-    client_capabilities: Annotated[
+    from ._models.authenticate_response import (
+        AuthenticateResponse,
+    )
+    from ._models.available_command import (
+        AvailableCommand,
+        UnstructuredCommandInput,
+        AvailableCommandInput,
+    )
+    from ._models.available_commands_update import (
+        AvailableCommandsUpdate,
+    )
+    from ._models.boolean_property_schema import (
+        BooleanPropertySchema,
+    )
+    from ._models.cancel_notification import (
+        CancelNotification,
+    )
+    from ._models.cancel_request_notification import (
+        CancelRequestNotification,
+    )
+    from ._models.client_notification import (
+        ClientNotification,
+    )
+    from ._models.client_request import (
+        ClientRequest,
+    )
+    from ._models.client_response import (
+        ClientResponseError,
+        ClientResponseResult,
+        ClientResponse,
+    )
+    from ._models.close_session_request import (
+        CloseSessionRequest,
+    )
+    from ._models.close_session_response import (
+        CloseSessionResponse,
+    )
+    from ._models.compaction_summary_chunk import (
+        CompactionSummaryChunk,
+    )
+    from ._models.compaction_update import (
+        CompactionUpdate,
+    )
+    from ._models.complete_elicitation_notification import (
+        CompleteElicitationNotification,
+    )
+    from ._models.config_option_update import (
+        ConfigOptionUpdate,
+    )
+    from ._models.content import (
+        Content,
+    )
+    from ._models.content_block import (
+        ContentBlockAudio,
+        ContentBlockImage,
+        ContentBlockResource,
+        ContentBlockResourceLink,
+        ContentBlockText,
+        ContentBlock,
+    )
+    from ._models.content_chunk import (
+        ContentChunk,
+    )
+    from ._models.cost import (
+        Cost,
+    )
+    from ._models.create_elicitation_request import (
+        CreateElicitationRequestBase,
+        CreateElicitationRequestFormRequest,
+        CreateElicitationRequestFormSession,
+        CreateElicitationRequestForm,
+        CreateElicitationRequestUrlRequest,
+        CreateElicitationRequestUrlSession,
+        CreateElicitationRequestUrl,
+        UnknownCreateElicitationRequestRequest,
+        UnknownCreateElicitationRequestSession,
+        UnknownCreateElicitationRequest,
+        CreateElicitationRequest,
+    )
+    from ._models.create_elicitation_response import (
+        CreateElicitationResponseBase,
+        CreateElicitationResponseAccept,
+        CreateElicitationResponseCancel,
+        CreateElicitationResponseDecline,
+        UnknownCreateElicitationResponse,
+        CreateElicitationResponse,
+    )
+    from ._models.create_terminal_request import (
+        CreateTerminalRequest,
+    )
+    from ._models.create_terminal_response import (
+        CreateTerminalResponse,
+    )
+    from ._models.current_mode_update import (
+        CurrentModeUpdate,
+    )
+    from ._models.delete_session_request import (
+        DeleteSessionRequest,
+    )
+    from ._models.delete_session_response import (
+        DeleteSessionResponse,
+    )
+    from ._models.diff import (
+        Diff,
+    )
+    from ._models.elicitation_accept_action import (
+        ElicitationAcceptAction,
+    )
+    from ._models.elicitation_form_mode import (
+        ElicitationFormModeRequest,
+        ElicitationFormModeSession,
+        ElicitationFormMode,
+    )
+    from ._models.elicitation_request_scope import (
+        ElicitationRequestScope,
+    )
+    from ._models.elicitation_schema import (
+        ElicitationPropertySchemaArray,
+        ElicitationPropertySchemaBoolean,
+        ElicitationPropertySchemaInteger,
+        ElicitationPropertySchemaNumber,
+        ElicitationPropertySchemaString,
+        ElicitationSchema,
+        UnknownElicitationPropertySchema,
+        ElicitationPropertySchema,
+    )
+    from ._models.elicitation_session_scope import (
+        ElicitationSessionScope,
+    )
+    from ._models.elicitation_url_mode import (
+        ElicitationUrlModeRequest,
+        ElicitationUrlModeSession,
+        ElicitationUrlMode,
+    )
+    from ._models.embedded_resource import (
+        EmbeddedResource,
+    )
+    from ._models.embedded_resource_resource import (
+        BlobResourceContents,
+        TextResourceContents,
+        EmbeddedResourceResource,
+    )
+    from ._models.enum_option import (
+        EnumOption,
+    )
+    from ._models.env_variable import (
+        EnvVariable,
+    )
+    from ._models.error import (
+        Error,
+    )
+    from ._models.http_header import (
+        HttpHeader,
+    )
+    from ._models.image_content import (
+        ImageContent,
+    )
+    from ._models.implementation import (
+        Implementation,
+    )
+    from ._models.initialize_request import (
+        AuthCapabilities,
+        BooleanConfigOptionCapabilities,
         ClientCapabilities,
-        Field(alias="clientCapabilities"),
-    ] = Field(
-        default=_typing.cast(
-            _typing.Any,
-            {
-                "auth": {"terminal": False},
-                "fs": {"readTextFile": False, "writeTextFile": False},
-                "terminal": False,
-            },
-        ),
-        validate_default=True,
+        ClientSessionCapabilities,
+        ElicitationCapabilities,
+        ElicitationFormCapabilities,
+        ElicitationUrlCapabilities,
+        FileSystemCapabilities,
+        InitializeRequest,
+        SessionConfigOptionsCapabilities,
     )
-    """Capabilities supported by the client."""
-
-    client_info: Annotated[Implementation | None, Field(alias="clientInfo")] = None
-    """Information about the Client name and version sent to the Agent.
-
-Note: in future versions of the protocol, this will be required."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "clientCapabilities": frozenset(["default_on_error"]),
-        "clientInfo": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class InitializeResponse(AcpModel):
-    """Response to the `initialize` method.
-
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
-    """
-
-    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
-    """The protocol version the client specified if supported by the agent,
-or the latest protocol version supported by the agent.
-
-The client should disconnect, if it doesn't support this version."""
-
-    agent_capabilities: Annotated[
+    from ._models.initialize_response import (
+        AgentAuthCapabilities,
         AgentCapabilities,
-        Field(alias="agentCapabilities"),
-    ] = Field(
-        default=_typing.cast(
-            _typing.Any,
-            {
-                "auth": {},
-                "loadSession": False,
-                "mcpCapabilities": {"http": False, "sse": False},
-                "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
-                "sessionCapabilities": {},
-            },
-        ),
-        validate_default=True,
+        AuthMethodAgent,
+        AuthMethodNone,
+        AuthMethodTerminal_,
+        AuthMethod,
+        InitializeResponse,
+        LogoutCapabilities,
+        McpCapabilities,
+        PromptCapabilities,
+        SessionAdditionalDirectoriesCapabilities,
+        SessionCapabilities,
+        SessionCloseCapabilities,
+        SessionDeleteCapabilities,
+        SessionListCapabilities,
+        SessionResumeCapabilities,
     )
-    """Capabilities supported by the agent."""
-
-    auth_methods: Annotated[
-        Items[AuthMethod],
-        Field(alias="authMethods"),
-    ] = Field(default=_typing.cast(_typing.Any, []), validate_default=True)
-    """Authentication methods supported by the agent."""
-
-    agent_info: Annotated[Implementation | None, Field(alias="agentInfo")] = None
-    """Information about the Agent name and version sent to the Client.
-
-Note: in future versions of the protocol, this will be required."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "agentCapabilities": frozenset(["default_on_error"]),
-        "authMethods": frozenset(["default_on_error", "skip_invalid_items"]),
-        "agentInfo": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IntegerPropertySchema(AcpModel):
-    """Schema for integer properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: JsonInt | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: JsonInt | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: JsonInt | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class KillTerminalRequest(AcpModel):
-    """Request to kill a terminal without releasing it."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to kill."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class KillTerminalResponse(AcpModel):
-    """Response to `terminal/kill` method"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ListSessionsRequest(AcpModel):
-    """Request parameters for listing existing sessions.
-
-    Only available if the Agent supports the `sessionCapabilities.list` capability."""
-
-    cwd: StrictStr | None = None
-    """Filter sessions by working directory. Must be an absolute path."""
-
-    cursor: StrictStr | None = None
-    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ListSessionsResponse(AcpModel):
-    """Response from listing sessions."""
-
-    sessions: Items[SessionInfo]
-    """Array of session information objects"""
-
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-to fetch the next page. If absent, there are no more results."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "sessions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "nextCursor": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LoadSessionRequest(AcpModel):
-    """Request parameters for loading an existing session.
-
-    Only available if the Agent supports the `loadSession` capability.
-
-    See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
-    """
-
-    mcp_servers: Annotated[Items[McpServer], Field(alias="mcpServers")]
-    """List of MCP servers to connect to for this session."""
-
-    cwd: StrictStr
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[StrictStr] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-When omitted or empty, no additional roots are activated. When non-empty,
-this is the complete resulting additional-root list for the loaded
-session. It may differ from any previously used or reported list as long as
-the request `cwd` matches the session's `cwd`."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to load."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mcpServers": frozenset(["default_on_null"]),
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LoadSessionResponse(AcpModel):
-    """Response from loading an existing session."""
-
-    modes: SessionModeState | None = None
-    """Initial mode state if supported by the Agent
-
-See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    config_options: Annotated[
-        Items[SessionConfigOption] | None,
-        Field(alias="configOptions"),
-    ] = None
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "modes": frozenset(["default_on_error"]),
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LogoutCapabilities(AcpModel):
-    """Logout capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the logout method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LogoutRequest(AcpModel):
-    """Request parameters for the logout method.
-
-    Terminates the current authenticated session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LogoutResponse(AcpModel):
-    """Response to the `logout` method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpCapabilities(AcpModel):
-    """MCP capabilities supported by the agent"""
-
-    http: StrictBool = False
-    """Agent supports `http` MCP servers."""
-
-    sse: StrictBool = False
-    """Agent supports `sse` MCP servers."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "http": frozenset(["default_on_error"]),
-        "sse": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerHttp(AcpModel):
-    """HTTP transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Items[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerHttp_(TaggedModel):
-    """HTTP transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["http"] = "http"
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Items[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerSse(AcpModel):
-    """SSE transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Items[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerSse_(TaggedModel):
-    """SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["sse"] = "sse"
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Items[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerStdio(AcpModel):
-    """Stdio transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    command: StrictStr
-    """Absolute path to the MCP server executable."""
-
-    args: Items[StrictStr]
-    """Command-line arguments to pass to the MCP server."""
-
-    env: Items[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerNone(McpServerStdio, TaggedModel):
-    """Stdio transport configuration
-
-    All Agents MUST support this transport."""
-
-
-McpServer: TypeAlias = Annotated[
-    Annotated[
-        Annotated[McpServerHttp_, Tag("http")] | Annotated[McpServerSse_, Tag("sse")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "http",
-                        "sse",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | McpServerNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)"""
-
-
-MessageId: TypeAlias = StrictStr
-"""Unique identifier for a message within a session."""
-
-
-class MultiSelectItemsString(TaggedModel):
-    """Multi-select string items with plain string values."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    enum: Items[StrictStr]
-    """Allowed enum values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
-    """Minimum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
-
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
-    """Maximum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: Items[StrictStr] | None = None
-    """Default selected values.
-
-Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class NewSessionRequest(AcpModel):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
-    """
-
-    cwd: StrictStr
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[StrictStr] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots for this session. Each path must be absolute.
-
-These expand the session's filesystem scope without changing `cwd`, which
-remains the base for relative paths. When omitted or empty, no
-additional roots are activated for the new session."""
-
-    mcp_servers: Annotated[Items[McpServer], Field(alias="mcpServers")]
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "mcpServers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class NewSessionResponse(AcpModel):
-    """Response from creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """Unique identifier for the created session.
-
-Used in all subsequent requests for this conversation."""
-
-    modes: SessionModeState | None = None
-    """Initial mode state if supported by the Agent
-
-See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    config_options: Annotated[
-        Items[SessionConfigOption] | None,
-        Field(alias="configOptions"),
-    ] = None
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "modes": frozenset(["default_on_error"]),
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Notice(AcpModel):
-    """Fire-and-forget information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    Agents MUST only send notices when the Client advertised
-    the `session.notices` Client capability. Otherwise, Agents may use an agent
-    message when the information should still be surfaced to the user.
-
-    See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)"""
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-
-    title: Annotated[StrictStr, Field(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-
-    description: StrictStr | None = None
-    """Optional plain-text detail or guidance.
-
-Omitted and `null` are equivalent and mean no description was supplied."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Metadata scoped to this notice.
-
-Omitted and `null` are equivalent and mean no metadata was supplied."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-NoticeCapabilities: TypeAlias = dict[str, Any]
-"""Client support for presenting live notices to the user."""
-
-
-class NumberPropertySchema(AcpModel):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: StrictInt | StrictFloat | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: StrictInt | StrictFloat | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: StrictInt | StrictFloat | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PermissionOption(AcpModel):
-    """An option presented to the user when requesting permission."""
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """Unique identifier for this permission option."""
-
-    name: StrictStr
-    """Human-readable label to display to the user."""
-
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-PermissionOptionId: TypeAlias = StrictStr
-"""Unique identifier for a permission option."""
-
-
-class Plan(AcpModel):
-    """An execution plan for accomplishing complex tasks.
-
-    Plans consist of multiple entries representing individual tasks or goals.
-    Agents report plans to clients to provide visibility into their execution strategy.
-    Plans can evolve during execution as the agent discovers new requirements or completes tasks.
-
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)"""
-
-    entries: Items[PlanEntry]
-    """The list of tasks to be accomplished.
-
-When updating a plan, the agent must send a complete list of all entries
-with their current status. The client replaces the entire plan with each update."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "entries": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PlanEntry(AcpModel):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
-    """
-
-    content: StrictStr
-    """Human-readable description of what this task aims to accomplish."""
-
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-Used to indicate which tasks are most critical to the overall goal."""
-
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptCapabilities(AcpModel):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
-    """
-
-    image: StrictBool = False
-    """Agent supports `image` content blocks."""
-
-    audio: StrictBool = False
-    """Agent supports `audio` content blocks."""
-
-    embedded_context: Annotated[StrictBool, Field(alias="embeddedContext")] = False
-    """Agent supports embedded context in `session/prompt` requests.
-
-When enabled, the Client is allowed to include `resource` content blocks
-in prompt requests for pieces of context that are referenced in the message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "image": frozenset(["default_on_error"]),
-        "audio": frozenset(["default_on_error"]),
-        "embeddedContext": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptRequest(AcpModel):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to send this user message to"""
-
-    prompt: Items[ContentBlock]
-    """The blocks of content that compose the user's message.
-
-As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
-while other variants are optionally enabled via `PromptCapabilities`.
-
-The Client MUST adapt its interface according to `PromptCapabilities`.
-
-The client MAY include referenced pieces of context as either
-`resource` or `resource_link` content blocks.
-
-When available, `resource` is preferred
-as it avoids extra round-trips and allows the message to include
-pieces of context from sources the agent may not have access to."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptResponse(AcpModel):
-    """Response from processing a user prompt.
-
-    See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
-    """
-
-    stop_reason: Annotated[StopReason, Field(alias="stopReason")]
-    """Indicates why the agent stopped processing the turn."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
-
-
-class ReadTextFileRequest(AcpModel):
-    """Request to read content from a text file.
-
-    Only available if the client supports the `fs.readTextFile` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    path: StrictStr
-    """Absolute path to the file to read."""
-
-    line: Annotated[int, Integer(ge=0)] | None = None
-    """Line number to start reading from (1-based)."""
-
-    limit: Annotated[int, Integer(ge=0)] | None = None
-    """Maximum number of lines to read."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ReadTextFileResponse(AcpModel):
-    """Response containing the contents of a text file."""
-
-    content: StrictStr
-    """Content payload returned by this response."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ReleaseTerminalRequest(AcpModel):
-    """Request to release a terminal and free its resources."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to release."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ReleaseTerminalResponse(AcpModel):
-    """Response to terminal/release method"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-RequestId: TypeAlias = JsonInt | StrictStr | None
-"""JSON RPC Request Id
-
-An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
-
-The Server MUST reply with the same value in the Response object if included. This member is used to correlate the context between the two objects.
-
-\\[1\\] The use of Null as a value for the id member in a Request object is discouraged, because this specification uses a value of Null for Responses with an unknown id. Also, because JSON-RPC 1.0 uses an id value of Null for Notifications this could cause confusion in handling.
-
-\\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions."""
-
-
-class RequestPermissionOutcomeCancelled(TaggedModel):
-    """The prompt turn was cancelled before the user responded.
-
-    When a client sends a `session/cancel` notification to cancel an ongoing
-    prompt turn, it MUST respond to all pending `session/request_permission`
-    requests with this `cancelled` outcome.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
-    """
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["outcome"])
-
-    outcome: Literal["cancelled"] = "cancelled"
-
-
-class RequestPermissionOutcomeSelected(TaggedModel):
-    """The user selected one of the provided options."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["outcome"])
-
-    outcome: Literal["selected"] = "selected"
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """The ID of the option the user selected."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
-    Discriminator(
-        tag_discriminator(
-            "outcome",
-            "outcome",
-            frozenset(
-                [
-                    "cancelled",
-                    "selected",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""The outcome of a permission request."""
-
-
-class RequestPermissionRequest(AcpModel):
-    """Request for user permission to execute a tool call.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
-    """Details about the tool call requiring permission."""
-
-    options: Items[PermissionOption]
-    """Available permission options for the user to choose from."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionResponse(AcpModel):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResourceLink(AcpModel):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    description: StrictStr | None = None
-    """Optional human-readable details shown with this protocol object."""
-
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload."""
-
-    name: StrictStr
-    """Human-readable name shown for this protocol object."""
-
-    size: JsonInt | None = None
-    """Optional size of the linked resource in bytes, if known."""
-
-    title: StrictStr | None = None
-    """Optional display title for end-user UI."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "mimeType": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResumeSessionRequest(AcpModel):
-    """Request parameters for resuming an existing session.
-
-    Resumes an existing session without returning previous messages (unlike `session/load`).
-    This is useful for agents that can resume sessions but don't implement full session loading.
-
-    Only available if the Agent supports the `sessionCapabilities.resume` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to resume."""
-
-    cwd: StrictStr
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[StrictStr] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-When omitted or empty, no additional roots are activated. When non-empty,
-this is the complete resulting additional-root list for the resumed
-session. It may differ from any previously used or reported list as long as
-the request `cwd` matches the session's `cwd`."""
-
-    mcp_servers: Annotated[
-        Annotated[Items[McpServer] | None, NOT_NULL],
-        Field(alias="mcpServers"),
-    ] = None
-    """List of MCP servers to connect to for this session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "mcpServers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResumeSessionResponse(AcpModel):
-    """Response from resuming an existing session."""
-
-    modes: SessionModeState | None = None
-    """Initial mode state if supported by the Agent
-
-See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    config_options: Annotated[
-        Items[SessionConfigOption] | None,
-        Field(alias="configOptions"),
-    ] = None
-    """Initial session configuration options if supported by the Agent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "modes": frozenset(["default_on_error"]),
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """The user selected one of the provided options."""
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """The ID of the option the user selected."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents that also support
-    `session/list` may return `SessionInfo.additionalDirectories` to report the
-    complete ordered additional-root list associated with a listed session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionCapabilities(AcpModel):
-    """Session capabilities supported by the agent.
-
-    As a baseline, all Agents **MUST** support `session/new`, `session/prompt`, `session/cancel`, and `session/update`.
-
-    Optionally, they **MAY** support other session methods and notifications by specifying additional capabilities.
-
-    Note: `session/load` is still handled by the top-level `loadSession` capability. This will be unified in future versions of the protocol.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
-    """
-
-    list: SessionListCapabilities | None = None
-    """Whether the agent supports `session/list`.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports listing sessions."""
-
-    delete: SessionDeleteCapabilities | None = None
-    """Whether the agent supports `session/delete`.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports deleting sessions from `session/list`."""
-
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports `additionalDirectories` on
-supported session lifecycle requests.
-
-Agents that also support `session/list` may return
-`SessionInfo.additionalDirectories` to report the complete ordered
-additional-root list associated with a listed session."""
-
-    resume: SessionResumeCapabilities | None = None
-    """Whether the agent supports `session/resume`.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports resuming sessions."""
-
-    close: SessionCloseCapabilities | None = None
-    """Whether the agent supports `session/close`.
-
-Optional. Omitted or `null` both mean the agent does not advertise support.
-Supplying `{}` means the agent supports closing sessions."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "list": frozenset(["default_on_error"]),
-        "delete": frozenset(["default_on_error"]),
-        "additionalDirectories": frozenset(["default_on_error"]),
-        "resume": frozenset(["default_on_error"]),
-        "close": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionCloseCapabilities(AcpModel):
-    """Capabilities for the `session/close` method.
-
-    Supplying `{}` means the agent supports closing sessions."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigBoolean(AcpModel):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: Annotated[StrictBool, Field(alias="currentValue")]
-    """The current value of the boolean option."""
-
-
-SessionConfigGroupId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value group."""
-
-
-SessionConfigId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option."""
-
-
-class SessionConfigOptionBase(AcpModel):
-    """A session configuration option selector and its current state."""
-
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
-
-    name: StrictStr
-    """Human-readable label for the option."""
-
-    description: StrictStr | None = None
-    """Optional description for the Client to display to the user."""
-
-    category: SessionConfigOptionCategory | None = None
-    """Optional semantic category for this option (UX only)."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "category": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigOptionBoolean(SessionConfigOptionBase, TaggedModel):
-    """Boolean on/off toggle."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    current_value: Annotated[StrictBool, Field(alias="currentValue")]
-    """The current value of the boolean option."""
-
-
-class SessionConfigOptionSelect(SessionConfigOptionBase, TaggedModel):
-    """Single-value selector (dropdown)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["select"] = "select"
-
-    current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
-    """The currently selected value."""
-
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-
-
-SessionConfigOption: TypeAlias = Annotated[
-    Annotated[SessionConfigOptionSelect, Tag("select")]
-    | Annotated[SessionConfigOptionBoolean, Tag("boolean")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "select",
-                    "boolean",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""A session configuration option selector and its current state."""
-
-
-class SessionConfigOptionsCapabilities(AcpModel):
-    """Session configuration option capabilities supported by the client."""
-
-    boolean: BooleanConfigOptionCapabilities | None = None
-    """Whether the client supports boolean session configuration options.
-
-Optional. Omitted or `null` both mean the client does not advertise support.
-Supplying `{}` means agents may include `type: "boolean"` entries in
-`configOptions`, and the client may send `session/set_config_option`
-requests with `type: "boolean"` and a boolean `value`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "boolean": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigSelect(AcpModel):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
-    """The currently selected value."""
-
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """A group of possible values for a session configuration option."""
-
-    group: SessionConfigGroupId
-    """Unique identifier for this group."""
-
-    name: StrictStr
-    """Human-readable label for this group."""
-
-    options: Items[SessionConfigSelectOption]
-    """The set of option values in this group."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "options": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigSelectOption(AcpModel):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-
-    name: StrictStr
-    """Human-readable label for this option value."""
-
-    description: StrictStr | None = None
-    """Optional description for this option value."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionConfigSelectOptions: TypeAlias = (
-    Items[SessionConfigSelectOption] | Items[SessionConfigSelectGroup]
-)
-"""Possible values for a session configuration option."""
-
-
-SessionConfigValueId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value."""
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionId: TypeAlias = StrictStr
-"""A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)"""
-
-
-class SessionInfo(AcpModel):
-    """Information about a session returned by session/list"""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """Unique identifier for the session"""
-
-    cwd: StrictStr
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[StrictStr] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots reported for this session. Each path must be absolute.
-
-When present, this is the complete ordered additional-root list reported
-by the Agent. Omitted and empty values are equivalent: the response
-reports no additional roots."""
-
-    title: StrictStr | None = None
-    """Human-readable title for the session"""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """ISO 8601 timestamp of last activity"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_error", "skip_invalid_items"]),
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionInfoUpdate(AcpModel):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current."""
-
-    title: StrictStr | None = None
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionListCapabilities(AcpModel):
-    """Capabilities for the `session/list` method.
-
-    Supplying `{}` means the agent supports listing sessions."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionMode(AcpModel):
-    """A mode the agent can operate in.
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    id: SessionModeId
-    """Stable identifier used to refer to this protocol object in later messages."""
-
-    name: StrictStr
-    """Human-readable name shown for this protocol object."""
-
-    description: StrictStr | None = None
-    """Optional human-readable details shown with this protocol object."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionModeId: TypeAlias = StrictStr
-"""Unique identifier for a Session Mode."""
-
-
-class SessionModeState(AcpModel):
-    """The set of modes and the one currently active."""
-
-    current_mode_id: Annotated[SessionModeId, Field(alias="currentModeId")]
-    """The current mode the Agent is in."""
-
-    available_modes: Annotated[Items[SessionMode], Field(alias="availableModes")]
-    """The set of modes that the Agent can operate in"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "availableModes": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionNotification(AcpModel):
-    """Notification containing a session update from the agent.
-
-    Used to stream real-time progress and results during prompt processing.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionResumeCapabilities(AcpModel):
-    """Capabilities for the `session/resume` method.
-
-    Supplying `{}` means the agent supports resuming sessions."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentMessageChunk(TaggedModel):
-    """A chunk of the agent's response being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_message_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_message_chunk"
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: Annotated[MessageId | None, Field(alias="messageId")] = None
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-A change in `messageId` indicates a new message has started."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "messageId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentThoughtChunk(TaggedModel):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_thought_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_thought_chunk"
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: Annotated[MessageId | None, Field(alias="messageId")] = None
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-A change in `messageId` indicates a new message has started."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "messageId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAvailableCommandsUpdate(TaggedModel):
-    """Available commands are ready or have changed"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["available_commands_update"],
-        Field(alias="sessionUpdate"),
-    ] = "available_commands_update"
-
-    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
-    """Commands the agent can execute"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "availableCommands": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateCompactionSummaryChunk(TaggedModel):
-    """A content block appended to a context compaction's retained summary.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "compaction_summary_chunk"
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """ID of the compaction whose summary receives this content."""
-
-    content: ContentBlock
-    """One content block to append."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Metadata scoped to this chunk. Omission and `null` both mean absent."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateCompactionUpdate(TaggedModel):
-    """A context compaction has been created or updated.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["compaction_update"],
-        Field(alias="sessionUpdate"),
-    ] = "compaction_update"
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """The Agent-owned ID of this compaction, unique within the session."""
-
-    status: CompactionStatus
-    """Current lifecycle status."""
-
-    summary: Items[ContentBlock] | None = None
-    """Complete replacement user-displayable summary content for the compaction."""
-
-    error: StrictStr | None = None
-    """Human-readable error details for the compaction."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Extensible metadata patch for this compaction."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "summary": frozenset(["default_on_error", "skip_invalid_items"]),
-        "error": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateConfigOptionUpdate(TaggedModel):
-    """Session configuration options have been updated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["config_option_update"],
-        Field(alias="sessionUpdate"),
-    ] = "config_option_update"
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateCurrentModeUpdate(TaggedModel):
-    """The current mode of the session has changed
-
-    See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["current_mode_update"],
-        Field(alias="sessionUpdate"),
-    ] = "current_mode_update"
-
-    current_mode_id: Annotated[SessionModeId, Field(alias="currentModeId")]
-    """The ID of the current mode"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateNotice(TaggedModel):
-    """Information for the user that is not part of session history.
-
-    Agents MUST only send this update when the Client advertised
-    the `session.notices` Client capability."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-
-    title: Annotated[StrictStr, Field(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-
-    description: StrictStr | None = None
-    """Optional plain-text detail or guidance.
-
-Omitted and `null` are equivalent and mean no description was supplied."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """Metadata scoped to this notice.
-
-Omitted and `null` are equivalent and mean no metadata was supplied."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdatePlan(TaggedModel):
-    """The agent's execution plan for complex tasks.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[Literal["plan"], Field(alias="sessionUpdate")] = "plan"
-
-    entries: Items[PlanEntry]
-    """The list of tasks to be accomplished.
-
-When updating a plan, the agent must send a complete list of all entries
-with their current status. The client replaces the entire plan with each update."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "entries": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateSessionInfoUpdate(TaggedModel):
-    """Session metadata has been updated (title, timestamps, custom metadata)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["session_info_update"],
-        Field(alias="sessionUpdate"),
-    ] = "session_info_update"
-
-    title: StrictStr | None = None
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateToolCall(TaggedModel):
-    """Notification that a new tool call has been initiated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[Literal["tool_call"], Field(alias="sessionUpdate")] = "tool_call"
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """Unique identifier for this tool call within the session."""
-
-    title: StrictStr
-    """Human-readable title describing what the tool is doing."""
-
-    name: StrictStr | None = None
-    """Programmatic name of the tool being invoked.
-
-This field is optional. Omitting it or sending `null` both mean that no
-tool name is available."""
-
-    kind: Annotated[ToolKind | None, NOT_NULL] = None
-    """The category of tool being invoked.
-Helps clients choose appropriate icons and UI treatment."""
-
-    status: Annotated[ToolCallStatus | None, NOT_NULL] = None
-    """Current execution status of the tool call."""
-
-    content: Annotated[Items[ToolCallContent] | None, NOT_NULL] = None
-    """Content produced by the tool call."""
-
-    locations: Annotated[Items[ToolCallLocation] | None, NOT_NULL] = None
-    """File locations affected by this tool call.
-Enables "follow-along" features in clients."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Raw input parameters sent to the tool."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Raw output returned by the tool."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "name": frozenset(["default_on_error"]),
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateToolCallUpdate(TaggedModel):
-    """Update on the status or results of a tool call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["tool_call_update"],
-        Field(alias="sessionUpdate"),
-    ] = "tool_call_update"
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the tool call being updated."""
-
-    kind: ToolKind | None = None
-    """Update the tool kind."""
-
-    status: ToolCallStatus | None = None
-    """Update the execution status."""
-
-    title: StrictStr | None = None
-    """Update the human-readable title."""
-
-    name: StrictStr | None = None
-    """Update the programmatic name of the tool being invoked.
-
-This field is optional. Omitting it or sending `null` both mean that
-the existing name is left unchanged."""
-
-    content: Items[ToolCallContent] | None = None
-    """Replace the content collection."""
-
-    locations: Items[ToolCallLocation] | None = None
-    """Replace the locations collection."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Update the raw input."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Update the raw output."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "name": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateUsageUpdate(TaggedModel):
-    """Context window and cost update for the session."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["usage_update"],
-        Field(alias="sessionUpdate"),
-    ] = "usage_update"
-
-    used: Annotated[int, Integer(ge=0)]
-    """Tokens currently in context."""
-
-    size: Annotated[int, Integer(ge=0)]
-    """Total context window size in tokens."""
-
-    cost: Cost | None = None
-    """Cumulative session cost (optional)."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cost": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateUserMessageChunk(TaggedModel):
-    """A chunk of the user's message being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["user_message_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "user_message_chunk"
-
-    content: ContentBlock
-    """A single item of content"""
-
-    message_id: Annotated[MessageId | None, Field(alias="messageId")] = None
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-A change in `messageId` indicates a new message has started."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "messageId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-    | Annotated[SessionUpdateToolCall, Tag("tool_call")]
-    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-    | Annotated[SessionUpdatePlan, Tag("plan")]
-    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
-    | Annotated[SessionUpdateCurrentModeUpdate, Tag("current_mode_update")]
-    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
-    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
-    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
-    | Annotated[SessionUpdateNotice, Tag("notice")]
-    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
-    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")],
-    Discriminator(
-        tag_discriminator(
-            "sessionUpdate",
-            "session_update",
-            frozenset(
-                [
-                    "user_message_chunk",
-                    "agent_message_chunk",
-                    "agent_thought_chunk",
-                    "tool_call",
-                    "tool_call_update",
-                    "plan",
-                    "available_commands_update",
-                    "current_mode_update",
-                    "config_option_update",
-                    "session_info_update",
-                    "usage_update",
-                    "notice",
-                    "compaction_update",
-                    "compaction_summary_chunk",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Different types of updates that can be sent during session processing.
-
-These updates provide real-time feedback about the agent's progress.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)"""
-
-
-class SetSessionConfigOptionRequestBase(AcpModel):
-    """Request parameters for setting a session configuration option."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to set the configuration option for."""
-
-    config_id: Annotated[SessionConfigId, Field(alias="configId")]
-    """The ID of the configuration option to set."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequestBase, TaggedModel):
-    """A boolean value (`type: "boolean"`)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    value: StrictBool
-    """The boolean value."""
-
-
-class SetSessionConfigOptionRequestNone(SetSessionConfigOptionRequestBase, TaggedModel):
-    """A `SessionConfigValueId` string value.
-
-    This is the default when `type` is absent on the wire. Unknown `type`
-    values with string payloads also gracefully deserialize into this
-    variant."""
-
-    value: SessionConfigValueId
-    """The value ID."""
-
-
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[
-        Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "boolean",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | SetSessionConfigOptionRequestNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Request parameters for setting a session configuration option."""
-
-
-class SetSessionConfigOptionResponse(AcpModel):
-    """Response to `session/set_config_option` method."""
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SetSessionModeRequest(AcpModel):
-    """Request parameters for setting a session mode."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to set the mode for."""
-
-    mode_id: Annotated[SessionModeId, Field(alias="modeId")]
-    """The ID of the mode to set."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SetSessionModeResponse(AcpModel):
-    """Response to `session/set_mode` method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class StringMultiSelectItems(AcpModel):
-    """String item schema for multi-select enum properties."""
-
-    enum: Items[StrictStr]
-    """Allowed enum values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class StringPropertySchema(AcpModel):
-    """Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
-    """Minimum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
-
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
-    """Maximum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
-
-    pattern: StrictStr | None = None
-    """Pattern the string must match.
-
-Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
-
-    format: StringFormat | None = None
-    """String format.
-
-Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
-
-    default: StrictStr | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    enum: Items[StrictStr] | None = None
-    """Enum values for untitled single-select enums.
-Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-declared by `enum`."""
-
-    one_of: Annotated[Items[EnumOption] | None, Field(alias="oneOf")] = None
-    """Titled enum options for titled single-select enums.
-Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-declared by `oneOf`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Terminal(AcpModel):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)"""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """Identifier of the terminal instance to embed in the content stream."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalExitStatus(AcpModel):
-    """Exit status of a terminal command."""
-
-    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
-    """The process exit code (may be null if terminated by signal)."""
-
-    signal: StrictStr | None = None
-    """The signal that terminated the process (may be null if exited normally)."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "exitCode": frozenset(["default_on_error"]),
-        "signal": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-TerminalId: TypeAlias = StrictStr
-"""Typed identifier used for terminal values on the wire."""
-
-
-class TerminalOutputRequest(AcpModel):
-    """Request to get the current output and status of a terminal."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to get output from."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalOutputResponse(AcpModel):
-    """Response containing the terminal output and exit status."""
-
-    output: StrictStr
-    """The terminal output captured so far."""
-
-    truncated: StrictBool
-    """Whether the output was truncated due to byte limits."""
-
-    exit_status: Annotated[TerminalExitStatus | None, Field(alias="exitStatus")] = None
-    """Exit status if the command has completed."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "exitStatus": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TextContent(AcpModel):
-    """Text provided to or from an LLM."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content."""
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TextResourceContents(AcpModel):
-    """Text-based resource contents."""
-
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload."""
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mimeType": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents,
-    STRICT_FIRST,
-]
-"""Resource content that can be embedded in a message."""
-
-
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: Annotated[Items[EnumOption], Field(alias="anyOf")]
-    """Titled enum options."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
-    """Titled multi-select items with human-readable labels.
-
-    As in MCP, titled items omit `type` and are identified by `anyOf`."""
-
-
-class ToolCall(AcpModel):
-    """Represents a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/tool-calls)"""
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """Unique identifier for this tool call within the session."""
-
-    title: StrictStr
-    """Human-readable title describing what the tool is doing."""
-
-    name: StrictStr | None = None
-    """Programmatic name of the tool being invoked.
-
-This field is optional. Omitting it or sending `null` both mean that no
-tool name is available."""
-
-    kind: Annotated[ToolKind | None, NOT_NULL] = None
-    """The category of tool being invoked.
-Helps clients choose appropriate icons and UI treatment."""
-
-    status: Annotated[ToolCallStatus | None, NOT_NULL] = None
-    """Current execution status of the tool call."""
-
-    content: Annotated[Items[ToolCallContent] | None, NOT_NULL] = None
-    """Content produced by the tool call."""
-
-    locations: Annotated[Items[ToolCallLocation] | None, NOT_NULL] = None
-    """File locations affected by this tool call.
-Enables "follow-along" features in clients."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Raw input parameters sent to the tool."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Raw output returned by the tool."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "name": frozenset(["default_on_error"]),
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentContent(TaggedModel):
-    """Standard content block (text, images, resources)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["content"] = "content"
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentDiff(TaggedModel):
-    """File modification shown as a diff."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["diff"] = "diff"
-
-    path: StrictStr
-    """The absolute file path being modified."""
-
-    old_text: Annotated[StrictStr | None, Field(alias="oldText")] = None
-    """The original content (omitted or `null` for new files)."""
-
-    new_text: Annotated[StrictStr, Field(alias="newText")]
-    """The new content after modification."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "oldText": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentTerminal(TaggedModel):
-    """Embed a terminal created with `terminal/create` by its id.
-
-    The terminal must be added before calling `terminal/release`.
-
-    See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["terminal"] = "terminal"
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """Identifier of the terminal instance to embed in the content stream."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ToolCallContent: TypeAlias = Annotated[
-    Annotated[ToolCallContentContent, Tag("content")]
-    | Annotated[ToolCallContentDiff, Tag("diff")]
-    | Annotated[ToolCallContentTerminal, Tag("terminal")],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "content",
-                    "diff",
-                    "terminal",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including
-standard content blocks (text, images) or file diffs.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)"""
-
-
-ToolCallId: TypeAlias = StrictStr
-"""Unique identifier for a tool call within a session."""
-
-
-class ToolCallLocation(AcpModel):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
-    """
-
-    path: StrictStr
-    """The absolute file path being accessed or modified."""
-
-    line: Annotated[int, Integer(ge=0)] | None = None
-    """Optional 1-based line number within the file."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "line": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallUpdate(AcpModel):
-    """An update to an existing tool call.
-
-    Used to report progress and results as tools execute. All fields except
-    the tool call ID are optional - only changed fields need to be included.
-
-    See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/tool-calls#updating)
-    """
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the tool call being updated."""
-
-    kind: ToolKind | None = None
-    """Update the tool kind."""
-
-    status: ToolCallStatus | None = None
-    """Update the execution status."""
-
-    title: StrictStr | None = None
-    """Update the human-readable title."""
-
-    name: StrictStr | None = None
-    """Update the programmatic name of the tool being invoked.
-
-This field is optional. Omitting it or sending `null` both mean that
-the existing name is left unchanged."""
-
-    content: Items[ToolCallContent] | None = None
-    """Replace the content collection."""
-
-    locations: Items[ToolCallLocation] | None = None
-    """Replace the locations collection."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Update the raw input."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Update the raw output."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "name": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
-    """Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode."""
-
-    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The request this elicitation is tied to."""
-
-
-class UnknownCreateElicitationRequestSession(CreateElicitationRequestBase, TaggedModel):
-    """Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode."""
-
-    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest,
-    STRICT_FIRST,
-]
-"""Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode."""
-
-
-CreateElicitationRequest: TypeAlias = Annotated[
-    Annotated[CreateElicitationRequestForm, Tag("form")]
-    | Annotated[CreateElicitationRequestUrl, Tag("url")]
-    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "mode",
-            "mode",
-            frozenset(
-                [
-                    "form",
-                    "url",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request."""
-
-
-class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses. They MUST NOT treat it as a known elicitation action."""
-
-    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
-
-
-CreateElicitationResponse: TypeAlias = Annotated[
-    Annotated[CreateElicitationResponseAccept, Tag("accept")]
-    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "action",
-            "action",
-            frozenset(
-                [
-                    "accept",
-                    "decline",
-                    "cancel",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Response from the client to an elicitation request."""
-
-
-class UnknownElicitationPropertySchema(TaggedModel):
-    """Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control."""
-
-    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
-
-
-ElicitationPropertySchema: TypeAlias = Annotated[
-    Annotated[ElicitationPropertySchemaString, Tag("string")]
-    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
-    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
-    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
-    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
-    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "string",
-                    "number",
-                    "integer",
-                    "boolean",
-                    "array",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
-
-
-class UnknownMultiSelectItems(TaggedModel):
-    """Custom or future typed multi-select items."""
-
-    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
-
-
-MultiSelectItems: TypeAlias = Annotated[
-    Annotated[
-        Annotated[MultiSelectItemsString, Tag("string")]
-        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "string",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=True,
-                lenient=False,
-            )
-        ),
-    ]
-    | MultiSelectItemsNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Items for a multi-select (array) property schema."""
-
-
-class UnstructuredCommandInput(AcpModel):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: StrictStr
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
-"""The input specification for a command."""
-
-
-class UsageUpdate(AcpModel):
-    """Context window and cost update for a session."""
-
-    used: Annotated[int, Integer(ge=0)]
-    """Tokens currently in context."""
-
-    size: Annotated[int, Integer(ge=0)]
-    """Total context window size in tokens."""
-
-    cost: Cost | None = None
-    """Cumulative session cost (optional)."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cost": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class WaitForTerminalExitRequest(AcpModel):
-    """Request to wait for a terminal command to exit."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to wait for."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class WaitForTerminalExitResponse(AcpModel):
-    """Response containing the exit status of a terminal command."""
-
-    exit_code: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="exitCode")] = None
-    """The process exit code (may be null if terminated by signal)."""
-
-    signal: StrictStr | None = None
-    """The signal that terminated the process (may be null if exited normally)."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "exitCode": frozenset(["default_on_error"]),
-        "signal": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class WriteTextFileRequest(AcpModel):
-    """Request to write content to a text file.
-
-    Only available if the client supports the `fs.writeTextFile` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    path: StrictStr
-    """Absolute path to the file to write."""
-
-    content: StrictStr
-    """The text content to write to the file."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class WriteTextFileResponse(AcpModel):
-    """Response to `fs/write_text_file`"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
+    from ._models.integer_property_schema import (
+        IntegerPropertySchema,
+    )
+    from ._models.kill_terminal_request import (
+        KillTerminalRequest,
+    )
+    from ._models.kill_terminal_response import (
+        KillTerminalResponse,
+    )
+    from ._models.list_sessions_request import (
+        ListSessionsRequest,
+    )
+    from ._models.list_sessions_response import (
+        ListSessionsResponse,
+        SessionInfo,
+    )
+    from ._models.load_session_request import (
+        LoadSessionRequest,
+    )
+    from ._models.load_session_response import (
+        LoadSessionResponse,
+    )
+    from ._models.logout_request import (
+        LogoutRequest,
+    )
+    from ._models.logout_response import (
+        LogoutResponse,
+    )
+    from ._models.mcp_server import (
+        McpServerHttp_,
+        McpServerSse_,
+        McpServerStdio,
+        McpServerNone,
+        McpServer,
+    )
+    from ._models.mcp_server_http import (
+        McpServerHttp,
+    )
+    from ._models.mcp_server_sse import (
+        McpServerSse,
+    )
+    from ._models.multi_select_items import (
+        MultiSelectItemsString,
+        TitledMultiSelectItems,
+        MultiSelectItemsNone,
+        UnknownMultiSelectItems,
+        MultiSelectItems,
+    )
+    from ._models.multi_select_property_schema import (
+        MultiSelectPropertySchema,
+    )
+    from ._models.new_session_request import (
+        NewSessionRequest,
+    )
+    from ._models.new_session_response import (
+        NewSessionResponse,
+    )
+    from ._models.notice import (
+        Notice,
+    )
+    from ._models.number_property_schema import (
+        NumberPropertySchema,
+    )
+    from ._models.plan import (
+        Plan,
+    )
+    from ._models.plan_entry import (
+        PlanEntry,
+    )
+    from ._models.prompt_request import (
+        PromptRequest,
+    )
+    from ._models.prompt_response import (
+        PromptResponse,
+    )
+    from ._models.read_text_file_request import (
+        ReadTextFileRequest,
+    )
+    from ._models.read_text_file_response import (
+        ReadTextFileResponse,
+    )
+    from ._models.release_terminal_request import (
+        ReleaseTerminalRequest,
+    )
+    from ._models.release_terminal_response import (
+        ReleaseTerminalResponse,
+    )
+    from ._models.request_permission_request import (
+        PermissionOption,
+        RequestPermissionRequest,
+        ToolCallUpdate,
+    )
+    from ._models.request_permission_response import (
+        RequestPermissionOutcomeCancelled,
+        RequestPermissionOutcomeSelected,
+        RequestPermissionOutcome,
+        RequestPermissionResponse,
+    )
+    from ._models.resource_link import (
+        ResourceLink,
+    )
+    from ._models.resume_session_request import (
+        ResumeSessionRequest,
+    )
+    from ._models.resume_session_response import (
+        ResumeSessionResponse,
+    )
+    from ._models.scalars import (
+        AuthMethodId,
+        CompactionCapabilities,
+        CompactionId,
+        ElicitationContentValue,
+        ElicitationId,
+        ErrorCode,
+        ExtNotification,
+        ExtRequest,
+        ExtResponse,
+        MessageId,
+        NoticeCapabilities,
+        PermissionOptionId,
+        ProtocolVersion,
+        RequestId,
+        SessionConfigGroupId,
+        SessionConfigId,
+        SessionConfigValueId,
+        SessionId,
+        SessionModeId,
+        TerminalId,
+        ToolCallId,
+    )
+    from ._models.selected_permission_outcome import (
+        SelectedPermissionOutcome,
+    )
+    from ._models.session_config_boolean import (
+        SessionConfigBoolean,
+    )
+    from ._models.session_config_option import (
+        SessionConfigOptionBase,
+        SessionConfigOptionBoolean,
+        SessionConfigOptionSelect,
+        SessionConfigOption,
+    )
+    from ._models.session_config_select import (
+        SessionConfigSelect,
+    )
+    from ._models.session_config_select_options import (
+        SessionConfigSelectGroup,
+        SessionConfigSelectOption,
+        SessionConfigSelectOptions,
+    )
+    from ._models.session_info_update import (
+        SessionInfoUpdate,
+    )
+    from ._models.session_mode_state import (
+        SessionMode,
+        SessionModeState,
+    )
+    from ._models.session_notification import (
+        SessionNotification,
+        SessionUpdateAgentMessageChunk,
+        SessionUpdateAgentThoughtChunk,
+        SessionUpdateAvailableCommandsUpdate,
+        SessionUpdateCompactionSummaryChunk,
+        SessionUpdateCompactionUpdate,
+        SessionUpdateConfigOptionUpdate,
+        SessionUpdateCurrentModeUpdate,
+        SessionUpdateNotice,
+        SessionUpdatePlan,
+        SessionUpdateSessionInfoUpdate,
+        SessionUpdateToolCall,
+        SessionUpdateToolCallUpdate,
+        SessionUpdateUsageUpdate,
+        SessionUpdateUserMessageChunk,
+        SessionUpdate,
+    )
+    from ._models.set_session_config_option_request import (
+        SetSessionConfigOptionRequestBase,
+        SetSessionConfigOptionRequestBoolean,
+        SetSessionConfigOptionRequestNone,
+        SetSessionConfigOptionRequest,
+    )
+    from ._models.set_session_config_option_response import (
+        SetSessionConfigOptionResponse,
+    )
+    from ._models.set_session_mode_request import (
+        SetSessionModeRequest,
+    )
+    from ._models.set_session_mode_response import (
+        SetSessionModeResponse,
+    )
+    from ._models.string_multi_select_items import (
+        StringMultiSelectItems,
+    )
+    from ._models.string_property_schema import (
+        StringPropertySchema,
+    )
+    from ._models.terminal import (
+        Terminal,
+    )
+    from ._models.terminal_output_request import (
+        TerminalOutputRequest,
+    )
+    from ._models.terminal_output_response import (
+        TerminalExitStatus,
+        TerminalOutputResponse,
+    )
+    from ._models.text_content import (
+        TextContent,
+    )
+    from ._models.tool_call import (
+        ToolCall,
+    )
+    from ._models.tool_call_content import (
+        ToolCallContentContent,
+        ToolCallContentDiff,
+        ToolCallContentTerminal,
+        ToolCallContent,
+    )
+    from ._models.tool_call_location import (
+        ToolCallLocation,
+    )
+    from ._models.usage_update import (
+        UsageUpdate,
+    )
+    from ._models.wait_for_terminal_exit_request import (
+        WaitForTerminalExitRequest,
+    )
+    from ._models.wait_for_terminal_exit_response import (
+        WaitForTerminalExitResponse,
+    )
+    from ._models.write_text_file_request import (
+        WriteTextFileRequest,
+    )
+    from ._models.write_text_file_response import (
+        WriteTextFileResponse,
+    )
+
+# The group module of each name.
+_MODULE_OF: dict[str, str] = {
+    "AgentAuthCapabilities": "initialize_response",
+    "AgentCapabilities": "initialize_response",
+    "AgentNotification": "agent_notification",
+    "AgentRequest": "agent_request",
+    "AgentResponse": "agent_response",
+    "AgentResponseError": "agent_response",
+    "AgentResponseResult": "agent_response",
+    "Annotations": "annotations",
+    "AudioContent": "audio_content",
+    "AuthCapabilities": "initialize_request",
+    "AuthMethod": "initialize_response",
+    "AuthMethodAgent": "initialize_response",
+    "AuthMethodId": "scalars",
+    "AuthMethodNone": "initialize_response",
+    "AuthMethodTerminal": "auth_method_terminal",
+    "AuthMethodTerminal_": "initialize_response",
+    "AuthenticateRequest": "authenticate_request",
+    "AuthenticateResponse": "authenticate_response",
+    "AvailableCommand": "available_command",
+    "AvailableCommandInput": "available_command",
+    "AvailableCommandsUpdate": "available_commands_update",
+    "BlobResourceContents": "embedded_resource_resource",
+    "BooleanConfigOptionCapabilities": "initialize_request",
+    "BooleanPropertySchema": "boolean_property_schema",
+    "CancelNotification": "cancel_notification",
+    "CancelRequestNotification": "cancel_request_notification",
+    "ClientCapabilities": "initialize_request",
+    "ClientNotification": "client_notification",
+    "ClientRequest": "client_request",
+    "ClientResponse": "client_response",
+    "ClientResponseError": "client_response",
+    "ClientResponseResult": "client_response",
+    "ClientSessionCapabilities": "initialize_request",
+    "CloseSessionRequest": "close_session_request",
+    "CloseSessionResponse": "close_session_response",
+    "CompactionCapabilities": "scalars",
+    "CompactionId": "scalars",
+    "CompactionSummaryChunk": "compaction_summary_chunk",
+    "CompactionUpdate": "compaction_update",
+    "CompleteElicitationNotification": "complete_elicitation_notification",
+    "ConfigOptionUpdate": "config_option_update",
+    "Content": "content",
+    "ContentBlock": "content_block",
+    "ContentBlockAudio": "content_block",
+    "ContentBlockImage": "content_block",
+    "ContentBlockResource": "content_block",
+    "ContentBlockResourceLink": "content_block",
+    "ContentBlockText": "content_block",
+    "ContentChunk": "content_chunk",
+    "Cost": "cost",
+    "CreateElicitationRequest": "create_elicitation_request",
+    "CreateElicitationRequestBase": "create_elicitation_request",
+    "CreateElicitationRequestForm": "create_elicitation_request",
+    "CreateElicitationRequestFormRequest": "create_elicitation_request",
+    "CreateElicitationRequestFormSession": "create_elicitation_request",
+    "CreateElicitationRequestUrl": "create_elicitation_request",
+    "CreateElicitationRequestUrlRequest": "create_elicitation_request",
+    "CreateElicitationRequestUrlSession": "create_elicitation_request",
+    "CreateElicitationResponse": "create_elicitation_response",
+    "CreateElicitationResponseAccept": "create_elicitation_response",
+    "CreateElicitationResponseBase": "create_elicitation_response",
+    "CreateElicitationResponseCancel": "create_elicitation_response",
+    "CreateElicitationResponseDecline": "create_elicitation_response",
+    "CreateTerminalRequest": "create_terminal_request",
+    "CreateTerminalResponse": "create_terminal_response",
+    "CurrentModeUpdate": "current_mode_update",
+    "DeleteSessionRequest": "delete_session_request",
+    "DeleteSessionResponse": "delete_session_response",
+    "Diff": "diff",
+    "ElicitationAcceptAction": "elicitation_accept_action",
+    "ElicitationCapabilities": "initialize_request",
+    "ElicitationContentValue": "scalars",
+    "ElicitationFormCapabilities": "initialize_request",
+    "ElicitationFormMode": "elicitation_form_mode",
+    "ElicitationFormModeRequest": "elicitation_form_mode",
+    "ElicitationFormModeSession": "elicitation_form_mode",
+    "ElicitationId": "scalars",
+    "ElicitationPropertySchema": "elicitation_schema",
+    "ElicitationPropertySchemaArray": "elicitation_schema",
+    "ElicitationPropertySchemaBoolean": "elicitation_schema",
+    "ElicitationPropertySchemaInteger": "elicitation_schema",
+    "ElicitationPropertySchemaNumber": "elicitation_schema",
+    "ElicitationPropertySchemaString": "elicitation_schema",
+    "ElicitationRequestScope": "elicitation_request_scope",
+    "ElicitationSchema": "elicitation_schema",
+    "ElicitationSessionScope": "elicitation_session_scope",
+    "ElicitationUrlCapabilities": "initialize_request",
+    "ElicitationUrlMode": "elicitation_url_mode",
+    "ElicitationUrlModeRequest": "elicitation_url_mode",
+    "ElicitationUrlModeSession": "elicitation_url_mode",
+    "EmbeddedResource": "embedded_resource",
+    "EmbeddedResourceResource": "embedded_resource_resource",
+    "EnumOption": "enum_option",
+    "EnvVariable": "env_variable",
+    "Error": "error",
+    "ErrorCode": "scalars",
+    "ExtNotification": "scalars",
+    "ExtRequest": "scalars",
+    "ExtResponse": "scalars",
+    "FileSystemCapabilities": "initialize_request",
+    "HttpHeader": "http_header",
+    "ImageContent": "image_content",
+    "Implementation": "implementation",
+    "InitializeRequest": "initialize_request",
+    "InitializeResponse": "initialize_response",
+    "IntegerPropertySchema": "integer_property_schema",
+    "KillTerminalRequest": "kill_terminal_request",
+    "KillTerminalResponse": "kill_terminal_response",
+    "ListSessionsRequest": "list_sessions_request",
+    "ListSessionsResponse": "list_sessions_response",
+    "LoadSessionRequest": "load_session_request",
+    "LoadSessionResponse": "load_session_response",
+    "LogoutCapabilities": "initialize_response",
+    "LogoutRequest": "logout_request",
+    "LogoutResponse": "logout_response",
+    "McpCapabilities": "initialize_response",
+    "McpServer": "mcp_server",
+    "McpServerHttp": "mcp_server_http",
+    "McpServerHttp_": "mcp_server",
+    "McpServerNone": "mcp_server",
+    "McpServerSse": "mcp_server_sse",
+    "McpServerSse_": "mcp_server",
+    "McpServerStdio": "mcp_server",
+    "MessageId": "scalars",
+    "MultiSelectItems": "multi_select_items",
+    "MultiSelectItemsNone": "multi_select_items",
+    "MultiSelectItemsString": "multi_select_items",
+    "MultiSelectPropertySchema": "multi_select_property_schema",
+    "NewSessionRequest": "new_session_request",
+    "NewSessionResponse": "new_session_response",
+    "Notice": "notice",
+    "NoticeCapabilities": "scalars",
+    "NumberPropertySchema": "number_property_schema",
+    "PermissionOption": "request_permission_request",
+    "PermissionOptionId": "scalars",
+    "Plan": "plan",
+    "PlanEntry": "plan_entry",
+    "PromptCapabilities": "initialize_response",
+    "PromptRequest": "prompt_request",
+    "PromptResponse": "prompt_response",
+    "ProtocolVersion": "scalars",
+    "ReadTextFileRequest": "read_text_file_request",
+    "ReadTextFileResponse": "read_text_file_response",
+    "ReleaseTerminalRequest": "release_terminal_request",
+    "ReleaseTerminalResponse": "release_terminal_response",
+    "RequestId": "scalars",
+    "RequestPermissionOutcome": "request_permission_response",
+    "RequestPermissionOutcomeCancelled": "request_permission_response",
+    "RequestPermissionOutcomeSelected": "request_permission_response",
+    "RequestPermissionRequest": "request_permission_request",
+    "RequestPermissionResponse": "request_permission_response",
+    "ResourceLink": "resource_link",
+    "ResumeSessionRequest": "resume_session_request",
+    "ResumeSessionResponse": "resume_session_response",
+    "SelectedPermissionOutcome": "selected_permission_outcome",
+    "SessionAdditionalDirectoriesCapabilities": "initialize_response",
+    "SessionCapabilities": "initialize_response",
+    "SessionCloseCapabilities": "initialize_response",
+    "SessionConfigBoolean": "session_config_boolean",
+    "SessionConfigGroupId": "scalars",
+    "SessionConfigId": "scalars",
+    "SessionConfigOption": "session_config_option",
+    "SessionConfigOptionBase": "session_config_option",
+    "SessionConfigOptionBoolean": "session_config_option",
+    "SessionConfigOptionSelect": "session_config_option",
+    "SessionConfigOptionsCapabilities": "initialize_request",
+    "SessionConfigSelect": "session_config_select",
+    "SessionConfigSelectGroup": "session_config_select_options",
+    "SessionConfigSelectOption": "session_config_select_options",
+    "SessionConfigSelectOptions": "session_config_select_options",
+    "SessionConfigValueId": "scalars",
+    "SessionDeleteCapabilities": "initialize_response",
+    "SessionId": "scalars",
+    "SessionInfo": "list_sessions_response",
+    "SessionInfoUpdate": "session_info_update",
+    "SessionListCapabilities": "initialize_response",
+    "SessionMode": "session_mode_state",
+    "SessionModeId": "scalars",
+    "SessionModeState": "session_mode_state",
+    "SessionNotification": "session_notification",
+    "SessionResumeCapabilities": "initialize_response",
+    "SessionUpdate": "session_notification",
+    "SessionUpdateAgentMessageChunk": "session_notification",
+    "SessionUpdateAgentThoughtChunk": "session_notification",
+    "SessionUpdateAvailableCommandsUpdate": "session_notification",
+    "SessionUpdateCompactionSummaryChunk": "session_notification",
+    "SessionUpdateCompactionUpdate": "session_notification",
+    "SessionUpdateConfigOptionUpdate": "session_notification",
+    "SessionUpdateCurrentModeUpdate": "session_notification",
+    "SessionUpdateNotice": "session_notification",
+    "SessionUpdatePlan": "session_notification",
+    "SessionUpdateSessionInfoUpdate": "session_notification",
+    "SessionUpdateToolCall": "session_notification",
+    "SessionUpdateToolCallUpdate": "session_notification",
+    "SessionUpdateUsageUpdate": "session_notification",
+    "SessionUpdateUserMessageChunk": "session_notification",
+    "SetSessionConfigOptionRequest": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestBase": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestBoolean": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestNone": "set_session_config_option_request",
+    "SetSessionConfigOptionResponse": "set_session_config_option_response",
+    "SetSessionModeRequest": "set_session_mode_request",
+    "SetSessionModeResponse": "set_session_mode_response",
+    "StringMultiSelectItems": "string_multi_select_items",
+    "StringPropertySchema": "string_property_schema",
+    "Terminal": "terminal",
+    "TerminalExitStatus": "terminal_output_response",
+    "TerminalId": "scalars",
+    "TerminalOutputRequest": "terminal_output_request",
+    "TerminalOutputResponse": "terminal_output_response",
+    "TextContent": "text_content",
+    "TextResourceContents": "embedded_resource_resource",
+    "TitledMultiSelectItems": "multi_select_items",
+    "ToolCall": "tool_call",
+    "ToolCallContent": "tool_call_content",
+    "ToolCallContentContent": "tool_call_content",
+    "ToolCallContentDiff": "tool_call_content",
+    "ToolCallContentTerminal": "tool_call_content",
+    "ToolCallId": "scalars",
+    "ToolCallLocation": "tool_call_location",
+    "ToolCallUpdate": "request_permission_request",
+    "UnknownCreateElicitationRequest": "create_elicitation_request",
+    "UnknownCreateElicitationRequestRequest": "create_elicitation_request",
+    "UnknownCreateElicitationRequestSession": "create_elicitation_request",
+    "UnknownCreateElicitationResponse": "create_elicitation_response",
+    "UnknownElicitationPropertySchema": "elicitation_schema",
+    "UnknownMultiSelectItems": "multi_select_items",
+    "UnstructuredCommandInput": "available_command",
+    "UsageUpdate": "usage_update",
+    "WaitForTerminalExitRequest": "wait_for_terminal_exit_request",
+    "WaitForTerminalExitResponse": "wait_for_terminal_exit_response",
+    "WriteTextFileRequest": "write_text_file_request",
+    "WriteTextFileResponse": "write_text_file_response",
+}
+
+# Defined for the interpreter only: a type checker that saw a module `__getattr__` would accept
+# any name of the module.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """PEP 562: load the group that defines `name` the first time it is asked of the module."""
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__package__}._models.{module}"), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        """The module's names (what `dir()` and completion show), without loading a group."""
+        return sorted({*globals(), *_MODULE_OF})
 
 
 __all__ = [

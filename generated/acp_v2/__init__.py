@@ -74,15 +74,21 @@ def _bind(module_name: str, names: tuple[str, ...] | None = None) -> dict[str, A
     return bound
 
 
+@cache
+def _exports(module_name: str) -> frozenset[str]:
+    """The names a re-exported module exports (importing it, not what it loads lazily)."""
+    return frozenset(import_module(f".{module_name}", __name__).__all__)
+
+
 def _find(name: str) -> dict[str, Any]:
-    """The names of the module that exports `name` (every module's when none does)."""
+    """`name` bound from the module that exports it (with the runtime names of its module), or
+    every name when no module exports it."""
     for module_name, runtime_names in _RUNTIME_EXPORTS:
         if name in runtime_names:
             return _bind(module_name, runtime_names)
     for module_name in _EXPORTING:
-        bound = _bind(module_name)
-        if name in bound:
-            return bound
+        if name in _exports(module_name):
+            return _bind(module_name, (name,))
     return _load()
 
 

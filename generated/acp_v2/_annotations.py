@@ -16,12 +16,12 @@ is built, as before.
 
 A text without a call (`StrictStr | None`, `Items[ContentBlock]`) stands for typing objects
 that nothing changes, so within one execution of the module (`_ANNOTATION_VALUES`, which the
-models module defines; a reload starts afresh) its value, or while it cannot be evaluated its
+module of each group of models defines; a reload starts afresh) its value, or while it cannot be evaluated its
 `ForwardRef`, is shared, as typing shares its own. A text with a call (`Field(...)`) is
 evaluated, or made a `ForwardRef`, for each field: pydantic copies a `FieldInfo` it finds in an
 annotation shallowly, so a shared one could carry one field's settings to another.
 
-Only the package's own `models` and `_base` modules are touched: a user's subclass keeps
+Only the package's own model groups (`_models`) and `_base` are touched: a user's subclass keeps
 pydantic's own resolution (which also sees the locals of the function that defines it).
 """
 
@@ -31,16 +31,17 @@ import sys
 from types import CodeType
 from typing import Any, ForwardRef
 
-# The package's models, and its runtime base classes (`TaggedModel.__acp_tags__`, a string
-# pydantic would evaluate again for each of its subclasses).
-_MODULES = frozenset({f"{__package__}.models", f"{__package__}._base"})
+# The package's model groups (`models` is their facade), and its runtime base classes
+# (`TaggedModel.__acp_tags__`, a string pydantic would evaluate again for each of its subclasses).
+_GROUPS = f"{__package__}._models."
+_BASE = f"{__package__}._base"
 _CODE: dict[str, CodeType] = {}
 
 
 def evaluate_annotations(cls: type) -> None:
-    """Replace the string annotations of `cls` (a class of the package's `models` or `_base`) by
+    """Replace the string annotations of `cls` (a class of the package's models or `_base`) by
     their values."""
-    if cls.__module__ not in _MODULES:
+    if not (cls.__module__.startswith(_GROUPS) or cls.__module__ == _BASE):
         return
     # the class's own dict, changed in place (`inspect.get_annotations` answers a copy)
     own = vars(cls)

@@ -205,16 +205,20 @@ class TaggedModel(AcpModel):
 def complete_models(module: str) -> None:
     """Build every class of a generated module now instead of at first use.
 
-    For a long-running process that would rather pay the build cost up front (a warm-up);
-    nothing depends on it: a class that is used first builds itself the same way.
+    `module`: a package's `models` (every model group it loads), one group of `_models`, or a
+    module of one's own. For a long-running process that would rather pay the build cost up
+    front (a warm-up); nothing depends on it: a class used first builds itself the same way.
     """
-    namespace = sys.modules[module].__dict__
+    loaded = sys.modules[module]
+    exported = getattr(loaded, "__all__", None)
+    own = {name: getattr(loaded, name) for name in exported} if exported is not None else {}
+    namespace = {**loaded.__dict__, **own}
     pending = [
         value
-        for value in list(namespace.values())
+        for value in (own if exported is not None else namespace).values()
         if isinstance(value, type)
         and issubclass(value, AcpModel)
-        and value.__module__ == module
+        and (exported is not None or value.__module__ == module)
         and not value.__pydantic_complete__
     ]
     # dependencies first (`_completion`); the schema walks of `__pydantic_on_complete__` still

@@ -20,7 +20,7 @@ import contextlib
 import logging
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._base import AcpModel
 from ._peer_build import build
@@ -34,8 +34,13 @@ from ._process import (
 )
 from ._peer_base import PeerBase
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from . import models as _models
 from .enums import *  # noqa: F403
-from .models import *  # noqa: F403
+
+# The models load at first use (`models`): code here names them through the module; type checkers
+# see them all.
+if TYPE_CHECKING:
+    from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
 
@@ -73,86 +78,98 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "auth/login": MethodSpec(
             "auth/login",
             "request",
-            LoginAuthRequest,
-            LoginAuthResponse,
+            "LoginAuthRequest",
+            "LoginAuthResponse",
             "auth_login",
+            models=_models,
         ),
         "auth/logout": MethodSpec(
             "auth/logout",
             "request",
-            LogoutAuthRequest,
-            LogoutAuthResponse,
+            "LogoutAuthRequest",
+            "LogoutAuthResponse",
             "auth_logout",
+            models=_models,
         ),
         "initialize": MethodSpec(
             "initialize",
             "request",
-            InitializeRequest,
-            InitializeResponse,
+            "InitializeRequest",
+            "InitializeResponse",
             "initialize",
+            models=_models,
         ),
         "session/close": MethodSpec(
             "session/close",
             "request",
-            CloseSessionRequest,
-            CloseSessionResponse,
+            "CloseSessionRequest",
+            "CloseSessionResponse",
             "session_close",
+            models=_models,
         ),
         "session/delete": MethodSpec(
             "session/delete",
             "request",
-            DeleteSessionRequest,
-            DeleteSessionResponse,
+            "DeleteSessionRequest",
+            "DeleteSessionResponse",
             "session_delete",
+            models=_models,
         ),
         "session/list": MethodSpec(
             "session/list",
             "request",
-            ListSessionsRequest,
-            ListSessionsResponse,
+            "ListSessionsRequest",
+            "ListSessionsResponse",
             "session_list",
+            models=_models,
         ),
         "session/new": MethodSpec(
             "session/new",
             "request",
-            NewSessionRequest,
-            NewSessionResponse,
+            "NewSessionRequest",
+            "NewSessionResponse",
             "session_new",
+            models=_models,
         ),
         "session/prompt": MethodSpec(
             "session/prompt",
             "request",
-            PromptRequest,
-            PromptResponse,
+            "PromptRequest",
+            "PromptResponse",
             "session_prompt",
+            models=_models,
         ),
         "session/resume": MethodSpec(
             "session/resume",
             "request",
-            ResumeSessionRequest,
-            ResumeSessionResponse,
+            "ResumeSessionRequest",
+            "ResumeSessionResponse",
             "session_resume",
+            models=_models,
         ),
         "session/set_config_option": MethodSpec(
             "session/set_config_option",
             "request",
-            SetSessionConfigOptionRequest,
-            SetSessionConfigOptionResponse,
+            "SetSessionConfigOptionRequest",
+            "SetSessionConfigOptionResponse",
             "session_set_config_option",
+            models=_models,
         ),
         "terminal/cancel": MethodSpec(
             "terminal/cancel",
             "request",
-            CancelTerminalRequest,
-            CancelTerminalResponse,
+            "CancelTerminalRequest",
+            "CancelTerminalResponse",
             "terminal_cancel",
+            models=_models,
         ),
         "tool_call/cancel": MethodSpec(
             "tool_call/cancel",
             "request",
-            CancelToolCallRequest,
-            CancelToolCallResponse,
+            "CancelToolCallRequest",
+            "CancelToolCallResponse",
             "tool_call_cancel",
+            models=_models,
         ),
     }
 )
@@ -163,9 +180,10 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "session/cancel": MethodSpec(
             "session/cancel",
             "notification",
-            CancelSessionNotification,
+            "CancelSessionNotification",
             None,
             "session_cancel",
+            models=_models,
         ),
     }
 )
@@ -181,16 +199,18 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "elicitation/create": MethodSpec(
             "elicitation/create",
             "request",
-            CreateElicitationRequest,
-            CreateElicitationResponse,
+            "CreateElicitationRequest",
+            "CreateElicitationResponse",
             "elicitation_create",
+            models=_models,
         ),
         "session/request_permission": MethodSpec(
             "session/request_permission",
             "request",
-            RequestPermissionRequest,
-            RequestPermissionResponse,
+            "RequestPermissionRequest",
+            "RequestPermissionResponse",
             "session_request_permission",
+            models=_models,
             cancelled={"outcome": {"outcome": "cancelled"}},
         ),
     }
@@ -202,16 +222,18 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "elicitation/complete": MethodSpec(
             "elicitation/complete",
             "notification",
-            CompleteElicitationNotification,
+            "CompleteElicitationNotification",
             None,
             "elicitation_complete",
+            models=_models,
         ),
         "session/update": MethodSpec(
             "session/update",
             "notification",
-            UpdateSessionNotification,
+            "UpdateSessionNotification",
             None,
             "session_update",
+            models=_models,
         ),
     }
 )
@@ -241,9 +263,10 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "$/cancel_request": MethodSpec(
             "$/cancel_request",
             "notification",
-            CancelRequestNotification,
+            "CancelRequestNotification",
             None,
             "cancel_request",
+            models=_models,
         ),
     }
 )
@@ -257,7 +280,7 @@ PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
 
 def _as_content_block(value: ContentBlock | str) -> ContentBlock:
     """A `str` as a text block (ContentBlockText); anything else as it is."""
-    return ContentBlockText(text=value) if isinstance(value, str) else value
+    return _models.ContentBlockText(text=value) if isinstance(value, str) else value
 
 
 def _as_content_block_items(
@@ -440,7 +463,9 @@ class ClientPeer(PeerBase):
 
     async def elicitation_complete(self, *args: Any, **kwargs: Any) -> None:
         """Send `elicitation/complete` to the client: its params model, or the model's fields."""
-        params = build(CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {})
+        params = build(
+            _models.CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {}
+        )
         await self.connection.notify("elicitation/complete", params)
 
     async def elicitation_create(
@@ -448,7 +473,7 @@ class ClientPeer(PeerBase):
     ) -> CreateElicitationResponse:
         """Send `elicitation/create` to the client."""
         result: CreateElicitationResponse = await self.connection.request(
-            "elicitation/create", params, CreateElicitationResponse
+            "elicitation/create", params, _models.CreateElicitationResponse
         )
         return result
 
@@ -474,10 +499,10 @@ class ClientPeer(PeerBase):
     ) -> RequestPermissionResponse:
         """Send `session/request_permission` to the client: its params model, or the model's fields."""
         params = build(
-            RequestPermissionRequest, args, kwargs, ("session_id", "title", "options"), {}
+            _models.RequestPermissionRequest, args, kwargs, ("session_id", "title", "options"), {}
         )
         result: RequestPermissionResponse = await self.connection.request(
-            "session/request_permission", params, RequestPermissionResponse
+            "session/request_permission", params, _models.RequestPermissionResponse
         )
         return result
 
@@ -491,7 +516,9 @@ class ClientPeer(PeerBase):
 
     async def session_update(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/update` to the client: its params model, or the model's fields."""
-        params = build(UpdateSessionNotification, args, kwargs, ("session_id", "update"), {})
+        params = build(
+            _models.UpdateSessionNotification, args, kwargs, ("session_id", "update"), {}
+        )
         await self.connection.notify("session/update", params)
 
     complete_elicitation = elicitation_complete
@@ -517,7 +544,7 @@ class SessionHandle:
     async def send(self, update: SessionUpdate) -> None:
         """Send one update (any variant, built or received) for this session."""
         await self.peer.session_update(
-            UpdateSessionNotification(session_id=self.session_id, update=update)
+            _models.UpdateSessionNotification(session_id=self.session_id, update=update)
         )
 
     async def user_message_chunk(
@@ -530,7 +557,7 @@ class SessionHandle:
         """A chunk of the user's message being streamed."""
         await self.send(
             build(
-                SessionUpdateUserMessageChunk,
+                _models.SessionUpdateUserMessageChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -552,7 +579,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateUserMessage,
+                _models.SessionUpdateUserMessage,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -570,7 +597,7 @@ class SessionHandle:
         """A chunk of the agent's response being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentMessageChunk,
+                _models.SessionUpdateAgentMessageChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -592,7 +619,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateAgentMessage,
+                _models.SessionUpdateAgentMessage,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -610,7 +637,7 @@ class SessionHandle:
         """A chunk of the agent's internal reasoning being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentThoughtChunk,
+                _models.SessionUpdateAgentThoughtChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -632,7 +659,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateAgentThought,
+                _models.SessionUpdateAgentThought,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -649,7 +676,7 @@ class SessionHandle:
         """Foreground work is in progress."""
         await self.send(
             build(
-                SessionUpdateStateUpdateRunning,
+                _models.SessionUpdateStateUpdateRunning,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -667,7 +694,7 @@ class SessionHandle:
         Includes locally handled commands that required no model call."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleEndTurn,
+                _models.SessionUpdateStateUpdateIdleEndTurn,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -684,7 +711,7 @@ class SessionHandle:
         """The active work ended because the agent reached the maximum number of tokens."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleMaxTokens,
+                _models.SessionUpdateStateUpdateIdleMaxTokens,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -702,7 +729,7 @@ class SessionHandle:
         model requests for the foreground work."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleMaxTurnRequests,
+                _models.SessionUpdateStateUpdateIdleMaxTurnRequests,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -719,7 +746,7 @@ class SessionHandle:
         """The active work ended because the agent refused to continue."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleRefusal,
+                _models.SessionUpdateStateUpdateIdleRefusal,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -745,7 +772,7 @@ class SessionHandle:
         `error`."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleCancelled,
+                _models.SessionUpdateStateUpdateIdleCancelled,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -767,7 +794,7 @@ class SessionHandle:
         insertion, the prompt's response remains successful."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleError,
+                _models.SessionUpdateStateUpdateIdleError,
                 (),
                 {"background": background, "meta": meta, "error": error},
                 (),
@@ -785,7 +812,7 @@ class SessionHandle:
         """No stop reason: `stopReason` is omitted or `null`."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleNone,
+                _models.SessionUpdateStateUpdateIdleNone,
                 (),
                 {"background": background, "meta": meta, "stop_reason": stop_reason},
                 (),
@@ -802,7 +829,7 @@ class SessionHandle:
         """Foreground work is blocked on user action."""
         await self.send(
             build(
-                SessionUpdateStateUpdateRequiresAction,
+                _models.SessionUpdateStateUpdateRequiresAction,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -820,7 +847,7 @@ class SessionHandle:
         """A chunk of tool-call content being streamed."""
         await self.send(
             build(
-                SessionUpdateToolCallContentChunk,
+                _models.SessionUpdateToolCallContentChunk,
                 (tool_call_id, content),
                 {"meta": meta},
                 ("tool_call_id", "content"),
@@ -865,7 +892,7 @@ class SessionHandle:
         """A tool call has been created or updated."""
         await self.send(
             build(
-                SessionUpdateToolCallUpdate,
+                _models.SessionUpdateToolCallUpdate,
                 (tool_call_id,),
                 {
                     "name": name,
@@ -899,7 +926,7 @@ class SessionHandle:
         """An agent-owned terminal has been created or updated."""
         await self.send(
             build(
-                SessionUpdateTerminalUpdate,
+                _models.SessionUpdateTerminalUpdate,
                 (terminal_id,),
                 {
                     "command": command,
@@ -921,7 +948,7 @@ class SessionHandle:
         """A chunk of bytes appended to an agent-owned terminal's output."""
         await self.send(
             build(
-                SessionUpdateTerminalOutputChunk,
+                _models.SessionUpdateTerminalOutputChunk,
                 (terminal_id, data),
                 {"meta": meta},
                 ("terminal_id", "data"),
@@ -934,7 +961,9 @@ class SessionHandle:
     ) -> None:
         """A content update for a plan identified by ID.
         See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)"""
-        await self.send(build(SessionUpdatePlanUpdate, (plan,), {"meta": meta}, ("plan",), {}))
+        await self.send(
+            build(_models.SessionUpdatePlanUpdate, (plan,), {"meta": meta}, ("plan",), {})
+        )
 
     async def available_commands_update(
         self, available_commands: Sequence[AvailableCommand], *, meta: dict[str, Any] | None = None
@@ -942,7 +971,7 @@ class SessionHandle:
         """Available commands are ready or have changed"""
         await self.send(
             build(
-                SessionUpdateAvailableCommandsUpdate,
+                _models.SessionUpdateAvailableCommandsUpdate,
                 (available_commands,),
                 {"meta": meta},
                 ("available_commands",),
@@ -956,7 +985,7 @@ class SessionHandle:
         """Session configuration options have been updated."""
         await self.send(
             build(
-                SessionUpdateConfigOptionUpdate,
+                _models.SessionUpdateConfigOptionUpdate,
                 (config_options,),
                 {"meta": meta},
                 ("config_options",),
@@ -974,7 +1003,7 @@ class SessionHandle:
         """Session metadata has been updated (title, timestamps, custom metadata)"""
         await self.send(
             build(
-                SessionUpdateSessionInfoUpdate,
+                _models.SessionUpdateSessionInfoUpdate,
                 (),
                 {"title": title, "updated_at": updated_at, "meta": meta},
                 (),
@@ -988,7 +1017,7 @@ class SessionHandle:
         """Context window and cost update for the session."""
         await self.send(
             build(
-                SessionUpdateUsageUpdate,
+                _models.SessionUpdateUsageUpdate,
                 (used, size),
                 {"cost": cost, "meta": meta},
                 ("used", "size"),
@@ -1010,7 +1039,7 @@ class SessionHandle:
         present notices may ignore them."""
         await self.send(
             build(
-                SessionUpdateNotice,
+                _models.SessionUpdateNotice,
                 (severity, title),
                 {"description": description, "meta": meta},
                 ("severity", "title"),
@@ -1030,7 +1059,7 @@ class SessionHandle:
         """A context compaction has been created or updated."""
         await self.send(
             build(
-                SessionUpdateCompactionUpdate,
+                _models.SessionUpdateCompactionUpdate,
                 (compaction_id, status),
                 {"summary": summary, "error": error, "meta": meta},
                 ("compaction_id", "status"),
@@ -1048,7 +1077,7 @@ class SessionHandle:
         """A content block appended to a context compaction's retained summary."""
         await self.send(
             build(
-                SessionUpdateCompactionSummaryChunk,
+                _models.SessionUpdateCompactionSummaryChunk,
                 (content, compaction_id),
                 {"meta": meta},
                 ("content", "compaction_id"),
@@ -1151,7 +1180,7 @@ class Client:
             await self.on_compaction_update(params, update)  # type: ignore[arg-type]
         elif tag == "compaction_summary_chunk":
             await self.on_compaction_summary_chunk(params, update)  # type: ignore[arg-type]
-        elif isinstance(update, UnknownSessionUpdate):
+        elif isinstance(update, _models.UnknownSessionUpdate):
             await self.on_unknown_update(params, update)
 
     async def on_user_message_chunk(
@@ -1303,9 +1332,9 @@ class AgentPeer(PeerBase):
 
     async def auth_login(self, *args: Any, **kwargs: Any) -> LoginAuthResponse:
         """Send `auth/login` to the agent: its params model, or the model's fields."""
-        params = build(LoginAuthRequest, args, kwargs, ("method_id",), {})
+        params = build(_models.LoginAuthRequest, args, kwargs, ("method_id",), {})
         result: LoginAuthResponse = await self.connection.request(
-            "auth/login", params, LoginAuthResponse
+            "auth/login", params, _models.LoginAuthResponse
         )
         return result
 
@@ -1317,9 +1346,9 @@ class AgentPeer(PeerBase):
 
     async def auth_logout(self, *args: Any, **kwargs: Any) -> LogoutAuthResponse:
         """Send `auth/logout` to the agent: its params model, or the model's fields."""
-        params = build(LogoutAuthRequest, args, kwargs, (), {})
+        params = build(_models.LogoutAuthRequest, args, kwargs, (), {})
         result: LogoutAuthResponse = await self.connection.request(
-            "auth/logout", params, LogoutAuthResponse
+            "auth/logout", params, _models.LogoutAuthResponse
         )
         return result
 
@@ -1338,9 +1367,9 @@ class AgentPeer(PeerBase):
 
     async def initialize(self, *args: Any, **kwargs: Any) -> InitializeResponse:
         """Send `initialize` to the agent: its params model, or the model's fields."""
-        params = build(InitializeRequest, args, kwargs, ("protocol_version", "info"), {})
+        params = build(_models.InitializeRequest, args, kwargs, ("protocol_version", "info"), {})
         result: InitializeResponse = await self.connection.request(
-            "initialize", params, InitializeResponse
+            "initialize", params, _models.InitializeResponse
         )
         return result
 
@@ -1354,7 +1383,7 @@ class AgentPeer(PeerBase):
 
     async def session_cancel(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelSessionNotification, args, kwargs, ("session_id",), {})
+        params = build(_models.CancelSessionNotification, args, kwargs, ("session_id",), {})
         await self.connection.notify("session/cancel", params)
 
     @overload
@@ -1367,9 +1396,9 @@ class AgentPeer(PeerBase):
 
     async def session_close(self, *args: Any, **kwargs: Any) -> CloseSessionResponse:
         """Send `session/close` to the agent: its params model, or the model's fields."""
-        params = build(CloseSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.CloseSessionRequest, args, kwargs, ("session_id",), {})
         result: CloseSessionResponse = await self.connection.request(
-            "session/close", params, CloseSessionResponse
+            "session/close", params, _models.CloseSessionResponse
         )
         return result
 
@@ -1383,9 +1412,9 @@ class AgentPeer(PeerBase):
 
     async def session_delete(self, *args: Any, **kwargs: Any) -> DeleteSessionResponse:
         """Send `session/delete` to the agent: its params model, or the model's fields."""
-        params = build(DeleteSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.DeleteSessionRequest, args, kwargs, ("session_id",), {})
         result: DeleteSessionResponse = await self.connection.request(
-            "session/delete", params, DeleteSessionResponse
+            "session/delete", params, _models.DeleteSessionResponse
         )
         return result
 
@@ -1403,9 +1432,9 @@ class AgentPeer(PeerBase):
 
     async def session_list(self, *args: Any, **kwargs: Any) -> ListSessionsResponse:
         """Send `session/list` to the agent: its params model, or the model's fields."""
-        params = build(ListSessionsRequest, args, kwargs, (), {})
+        params = build(_models.ListSessionsRequest, args, kwargs, (), {})
         result: ListSessionsResponse = await self.connection.request(
-            "session/list", params, ListSessionsResponse
+            "session/list", params, _models.ListSessionsResponse
         )
         return result
 
@@ -1424,9 +1453,9 @@ class AgentPeer(PeerBase):
 
     async def session_new(self, *args: Any, **kwargs: Any) -> NewSessionResponse:
         """Send `session/new` to the agent: its params model, or the model's fields."""
-        params = build(NewSessionRequest, args, kwargs, ("cwd",), {})
+        params = build(_models.NewSessionRequest, args, kwargs, ("cwd",), {})
         result: NewSessionResponse = await self.connection.request(
-            "session/new", params, NewSessionResponse
+            "session/new", params, _models.NewSessionResponse
         )
         return result
 
@@ -1445,14 +1474,14 @@ class AgentPeer(PeerBase):
     async def session_prompt(self, *args: Any, **kwargs: Any) -> PromptResponse:
         """Send `session/prompt` to the agent: its params model, or the model's fields."""
         params = build(
-            PromptRequest,
+            _models.PromptRequest,
             args,
             kwargs,
             ("session_id", "prompt"),
             {"prompt": _as_content_block_items},
         )
         result: PromptResponse = await self.connection.request(
-            "session/prompt", params, PromptResponse
+            "session/prompt", params, _models.PromptResponse
         )
         return result
 
@@ -1473,9 +1502,9 @@ class AgentPeer(PeerBase):
 
     async def session_resume(self, *args: Any, **kwargs: Any) -> ResumeSessionResponse:
         """Send `session/resume` to the agent: its params model, or the model's fields."""
-        params = build(ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
+        params = build(_models.ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ResumeSessionResponse = await self.connection.request(
-            "session/resume", params, ResumeSessionResponse
+            "session/resume", params, _models.ResumeSessionResponse
         )
         return result
 
@@ -1484,7 +1513,7 @@ class AgentPeer(PeerBase):
     ) -> SetSessionConfigOptionResponse:
         """Send `session/set_config_option` to the agent."""
         result: SetSessionConfigOptionResponse = await self.connection.request(
-            "session/set_config_option", params, SetSessionConfigOptionResponse
+            "session/set_config_option", params, _models.SetSessionConfigOptionResponse
         )
         return result
 
@@ -1498,9 +1527,11 @@ class AgentPeer(PeerBase):
 
     async def terminal_cancel(self, *args: Any, **kwargs: Any) -> CancelTerminalResponse:
         """Send `terminal/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(
+            _models.CancelTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {}
+        )
         result: CancelTerminalResponse = await self.connection.request(
-            "terminal/cancel", params, CancelTerminalResponse
+            "terminal/cancel", params, _models.CancelTerminalResponse
         )
         return result
 
@@ -1516,9 +1547,11 @@ class AgentPeer(PeerBase):
 
     async def tool_call_cancel(self, *args: Any, **kwargs: Any) -> CancelToolCallResponse:
         """Send `tool_call/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelToolCallRequest, args, kwargs, ("session_id", "tool_call_id"), {})
+        params = build(
+            _models.CancelToolCallRequest, args, kwargs, ("session_id", "tool_call_id"), {}
+        )
         result: CancelToolCallResponse = await self.connection.request(
-            "tool_call/cancel", params, CancelToolCallResponse
+            "tool_call/cancel", params, _models.CancelToolCallResponse
         )
         return result
 

@@ -2,8664 +2,972 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json
 # sha256: b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""Models of every definition in the schema: structs, tagged unions and aliases."""
+"""Models of every definition in the schema: structs, tagged unions and aliases.
+
+Each name is defined in a module of `_models`, a group of definitions (`codegen/ir/groups.py`):
+a message's class and the classes only it uses. A group loads the first time one of its names
+is asked of this module (`from acp_v2.models import X`, `models.X`; PEP 562), with the
+groups its classes name, and nothing else; `import *`, `__all__` and `dir()` load them all.
+Each model class is built at its first use. Type checkers see the plain re-exports below.
+"""
 
 from __future__ import annotations
 
-import re as _re  # `pattern`s that need Python's engine (a field can never be named `_re`)
-import typing as _typing  # a validated default's `cast`: a field can be named `cast`, not this
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
-
-from pydantic import (
-    Field,
-    ModelWrapValidatorHandler,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    Tag,
-    model_validator,
-)
-from typing_extensions import Self
-
-from ._apart import Apart
-from ._base import (
-    NONE_TAG,
-    NOT_KNOWN_TAG,
-    NOT_NULL,
-    ONE_OF,
-    STRICT_FIRST,
-    UNKNOWN_TAG,
-    AcpModel,
-    TaggedModel,
-    TagValue,
-    lenient,
-    tag_discriminator,
-)
-from ._compat import Discriminator
-from ._jsonint import Integer, JsonInt
-from ._strict import Items
 from .enums import *  # noqa: F403
 
-# No chain of classes here, each naming the next, is longer than this (`codegen/ir/chains.py`):
-# below `_deferred`'s step, a class's first use builds it without walking the chain first.
-_CHAIN_BOUND = 6
-
-# The annotation values the classes below share, for this execution of the module (`_annotations`).
-_ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
-
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
-AbsolutePath: TypeAlias = StrictStr
-"""An absolute filesystem path used by the protocol.
-
-Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
-`C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI."""
-
-
-class AgentAuthCapabilities(AcpModel):
-    """Authentication-related extension capabilities supported by the agent.
-
-    This object does not advertise support for `auth/login` or `auth/logout`.
-    Those methods are advertised by a non-empty `authMethods` list in the
-    `initialize` response."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AgentCapabilities(AcpModel):
-    """Capabilities supported by the agent.
-
-    Advertised during initialization to inform the client about
-    available features and content types.
-
-    See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
-    """
-
-    session: SessionCapabilities | None = None
-    """Session capabilities supported by the agent.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not support the
-`session/*` methods. Supplying `{}` means the agent supports the
-baseline session methods: `session/new`, `session/list`,
-`session/resume`, `session/close`, `session/prompt`, `session/cancel`,
-and `session/update`."""
-
-    auth: AgentAuthCapabilities | None = None
-    """Authentication-related extension capabilities supported by the agent.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
-authentication-related extensions. This field does not advertise support
-for `auth/login` or `auth/logout`. Those methods are advertised by a
-non-empty `authMethods` list in the `initialize` response."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "session": frozenset(["default_on_error"]),
-        "auth": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AgentMessage(AcpModel):
-    """An agent message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_message` update includes `content`, that array replaces any
-    content previously accumulated for the message, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AgentNotification(AcpModel):
-    """A JSON-RPC notification object."""
-
-    method: StrictStr
-    """The notification method name."""
-
-    params: (
-        Annotated[
-            UpdateSessionNotification | CompleteElicitationNotification | ExtNotification,
-            STRICT_FIRST,
-        ]
-        | None
-    ) = None
-    """Method-specific notification parameters."""
-
-
-class AgentRequest(AcpModel):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-
-    method: StrictStr
-    """The method name to invoke."""
-
-    params: (
-        Annotated[RequestPermissionRequest | CreateElicitationRequest | ExtRequest, STRICT_FIRST]
-        | None
-    ) = None
-    """Method-specific request parameters."""
-
-
-class AgentResponseError(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: JsonInt | StrictStr | None
-    """The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
-
-
-class AgentResponseResult(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: Annotated[
-        InitializeResponse
-        | LoginAuthResponse
-        | LogoutAuthResponse
-        | NewSessionResponse
-        | ListSessionsResponse
-        | DeleteSessionResponse
-        | ResumeSessionResponse
-        | CloseSessionResponse
-        | CancelToolCallResponse
-        | CancelTerminalResponse
-        | SetSessionConfigOptionResponse
-        | PromptResponse
-        | ExtResponse,
-        STRICT_FIRST,
-    ]
-    """Method-specific response data."""
-
-
-AgentResponse: TypeAlias = Annotated[AgentResponseResult | AgentResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-class AgentThought(AcpModel):
-    """An agent thought or reasoning message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing thought content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    an `agent_thought` update includes `content`, that array replaces any
-    content previously accumulated for the thought, including content from
-    earlier chunks. Later chunks with the same `messageId` append to the current
-    content."""
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the thought message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this thought message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Annotations(AcpModel):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    audience: Items[Role] | None = None
-    """Intended recipients for this content, such as the user or assistant.
-
-Omitted and `null` are equivalent and mean no audience is specified."""
-
-    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
-    """Timestamp indicating when the underlying resource was last modified.
-
-Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
-
-Omitted and `null` are equivalent and mean the modification time is not reported."""
-
-    priority: (
-        Annotated[StrictInt, Field(ge=0, le=1)] | Annotated[StrictFloat, Field(ge=0, le=1)] | None
-    ) = None
-    """Relative importance of this content when clients choose what to surface, from 0 (least
-important) to 1 (most important).
-
-Omitted and `null` are equivalent and mean no priority is specified."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "audience": frozenset(["default_on_error", "skip_invalid_items"]),
-        "lastModified": frozenset(["default_on_error"]),
-        "priority": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AudioContent(AcpModel):
-    """Audio provided to or from an LLM."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[MediaType, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthMethodAgent(AcpModel):
-    """Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`."""
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthMethodAgent_(TaggedModel):
-    """Agent handles authentication itself through `auth/login`.
-
-    The `type` discriminator value is `agent`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["agent"] = "agent"
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-AuthMethodId: TypeAlias = StrictStr
-"""Typed identifier used for auth method values on the wire."""
-
-
-class AuthMethodTerminal(AcpModel):
-    """Terminal-based authentication method.
-
-    The client runs the configured agent program as a separate interactive
-    process for the user to authenticate via a TUI. Agents MUST advertise this
-    method only when the client enabled its terminal authentication capability.
-    A zero exit status signals success. Any other termination signals failure.
-    The client MUST NOT pass this method to `auth/login`."""
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-
-    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-Names MUST be unique. These values override same-named variables in the
-base launch configuration."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AuthMethodTerminal_(TaggedModel):
-    """Client runs the configured agent program as a separate interactive
-    process, without passing this method to `auth/login`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["terminal"] = "terminal"
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-    description: StrictStr | None = None
-    """Optional human-readable description of this authentication method.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-
-    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-Names MUST be unique. These values override same-named variables in the
-base launch configuration."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AvailableCommandCommand(TaggedModel):
-    """A slash command the user can invoke by including it in a prompt."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["command"] = "command"
-
-    name: StrictStr
-    """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
-
-MUST NOT contain whitespace and MUST be unique within the command list."""
-
-    description: StrictStr
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | None = None
-    """Input for the command if required
-
-Omitted and `null` are equivalent and mean the command takes no input."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "input": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AvailableCommandInputText(TaggedModel):
-    """All text after the command name and the whitespace following it is provided as input."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["text"] = "text"
-
-    hint: StrictStr
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class AvailableCommandsUpdate(AcpModel):
-    """Available commands are ready or have changed"""
-
-    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
-    """Commands the agent can execute."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "availableCommands": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BackgroundTerminal(AcpModel):
-    """A listed terminal running in the background."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the listed terminal."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BackgroundToolCall(AcpModel):
-    """A listed tool call whose work continues in the background."""
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the listed tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BackgroundWorkTerminal(TaggedModel):
-    """A process that keeps running after its tool call returned control to the model.
-    Live until its `terminal_update` reports `exitStatus`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["terminal"] = "terminal"
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the listed terminal."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BackgroundWorkToolCall(TaggedModel):
-    """Work started by a tool call that continues without a process of its own, such as
-    a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
-    stay listed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["tool_call"] = "tool_call"
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the listed tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BlobResourceContents(AcpModel):
-    """Binary resource contents."""
-
-    blob: StrictStr
-    """Base64-encoded bytes for a binary resource payload."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload.
-
-Omitted and `null` are equivalent and mean the MIME type is not specified."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mimeType": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class BooleanPropertySchema(AcpModel):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    default: StrictBool | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelRequestNotification(AcpModel):
-    """Notification to cancel an ongoing request.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)"""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The ID of the request to cancel: a request that the sender of this notification issued.
-Receivers match it only against requests they received from that sender."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelSessionNotification(AcpModel):
-    """Notification to cancel a session's foreground work and its prompts not yet inserted.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to cancel operations for."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelTerminalRequest(AcpModel):
-    """Request parameters for cancelling one terminal.
-
-    Clients MUST NOT send it unless the terminal currently advertises `capabilities.cancel`.
-
-    The Agent responds once it has accepted the cancellation. The response does not mean
-    the work has stopped. The Agent confirms it with a `terminal_update` that sets
-    `exitStatus`. Cancelling stops the process but does not release the terminal, and does
-    not change the status of a tool call that references it.
-
-    The Agent responds with `-32602` if the terminal is unknown, has already exited, or is not
-    cancellable. Cancelling a terminal does not change the foreground state by itself.
-
-    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session that owns the terminal."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to cancel."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelTerminalResponse(AcpModel):
-    """Response from cancelling a terminal."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelToolCallRequest(AcpModel):
-    """Request parameters for cancelling one tool call.
-
-    Clients MUST NOT send it unless the tool call currently advertises `capabilities.cancel`.
-
-    The Agent responds once it has accepted the cancellation. The response does not mean
-    the work has stopped. The Agent confirms it with a `tool_call_update` to a final
-    status: normally `cancelled`, or `completed` or `failed` if the work finished first.
-
-    The Agent responds with `-32602` if the tool call is unknown, already final, or not
-    cancellable. Cancelling a tool call does not change the foreground state by itself.
-
-    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session that owns the tool call."""
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the tool call to cancel."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelToolCallResponse(AcpModel):
-    """Response from cancelling a tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CancelledPermissionOutcome(AcpModel):
-    """The request was not approved and no option was selected."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ClientAuthCapabilities(AcpModel):
-    """Authentication capabilities supported by the client.
-
-    Advertised during initialization to inform the agent which authentication
-    method types the client can handle. This governs opt-in types that require
-    additional client-side support."""
-
-    terminal: TerminalAuthCapabilities | None = None
-    """Whether the client supports `terminal` authentication methods.
-
-Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-The client should supply `{}` only when it can reproduce the configured
-agent invocation in an interactive terminal. Supplying `{}` means the
-agent may include `terminal` entries in its authentication methods."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "terminal": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ClientCapabilities(AcpModel):
-    """Capabilities supported by the client.
-
-    Advertised during initialization to inform the agent about
-    available features and methods.
-
-    See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
-    """
-
-    auth: ClientAuthCapabilities | None = None
-    """Authentication capabilities supported by the client.
-Determines which authentication method types the agent may include
-in its `InitializeResponse`.
-
-Optional. Omitted and `null` are equivalent and mean the client does not advertise any
-authentication-method extensions."""
-
-    elicitation: ElicitationCapabilities | None = None
-    """Elicitation capabilities supported by the client.
-Determines which elicitation modes the agent may use.
-
-Optional. Omitted and `null` are equivalent and mean the client does not advertise
-elicitation support."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "auth": frozenset(["default_on_error"]),
-        "elicitation": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ClientNotification(AcpModel):
-    """A JSON-RPC notification object."""
-
-    method: StrictStr
-    """The notification method name."""
-
-    params: Annotated[CancelSessionNotification | ExtNotification, STRICT_FIRST] | None = None
-    """Method-specific notification parameters."""
-
-
-class ClientRequest(AcpModel):
-    """A JSON-RPC request object."""
-
-    id: RequestId
-    """The request id used to correlate the matching response."""
-
-    method: StrictStr
-    """The method name to invoke."""
-
-    params: (
-        Annotated[
-            InitializeRequest
-            | LoginAuthRequest
-            | LogoutAuthRequest
-            | NewSessionRequest
-            | ListSessionsRequest
-            | DeleteSessionRequest
-            | ResumeSessionRequest
-            | CloseSessionRequest
-            | CancelToolCallRequest
-            | CancelTerminalRequest
-            | SetSessionConfigOptionRequest
-            | PromptRequest
-            | ExtRequest,
-            STRICT_FIRST,
-        ]
-        | None
-    ) = None
-    """Method-specific request parameters."""
-
-
-class ClientResponseError(AcpModel):
-    """A failed JSON-RPC response."""
-
-    id: JsonInt | StrictStr | None
-    """The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
-
-
-class ClientResponseResult(AcpModel):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: Annotated[
-        RequestPermissionResponse | CreateElicitationResponse | ExtResponse, STRICT_FIRST
-    ]
-    """Method-specific response data."""
-
-
-ClientResponse: TypeAlias = Annotated[ClientResponseResult | ClientResponseError, STRICT_FIRST]
-"""A JSON-RPC response object."""
-
-
-class CloseSessionRequest(AcpModel):
-    """Request parameters for closing an active session.
-
-    The Agent MUST cancel any ongoing work related to the session as if `session/cancel`
-    was called, then free the resources associated with the session. Unlike `session/cancel`,
-    closing also stops the session's background work. After the close response, the Agent
-    sends no other messages for the session on that connection.
-
-    Closing a session that does not exist or is not active SHOULD succeed, and Clients SHOULD
-    treat a `-32002` response as a successful close.
-
-    When closing cancels active foreground work, the Agent MUST send the final
-    updates for that work and the idle `state_update` with `stopReason: "cancelled"`
-    before responding successfully to `session/close`. Closing an idle session
-    does not itself require another idle update.
-
-    Closing also cancels pending `session/prompt` requests whose messages have not
-    been inserted, including held prompts. If closing prevents a prompt's user message from being inserted, the
-    Agent MUST answer that request with `-32800` (Request Cancelled). If the message
-    has already been inserted, the Agent MUST respond successfully with its
-    `messageId`. Prompt responses need not precede the close response."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to close."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CloseSessionResponse(AcpModel):
-    """Response from closing a session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Command(AcpModel):
-    """A slash command the user can invoke by including it in a prompt.
-
-    The `type` discriminator value is `command`."""
-
-    name: StrictStr
-    """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
-
-MUST NOT contain whitespace and MUST be unique within the command list."""
-
-    description: StrictStr
-    """Human-readable description of what the command does."""
-
-    input: AvailableCommandInput | None = None
-    """Input for the command if required
-
-Omitted and `null` are equivalent and mean the command takes no input."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "input": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CommandPermissionSubject(AcpModel):
-    """Permission request details for a command."""
-
-    command: StrictStr
-    """The command that would be run if permission is granted."""
-
-    cwd: AbsolutePath
-    """The absolute working directory for the command."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """The associated tool call, when known. Omitted and `null` are equivalent."""
-
-    terminal_id: Annotated[TerminalId | None, Field(alias="terminalId")] = None
-    """The associated terminal, when already known. Omitted and `null` are equivalent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"]),
-        "terminalId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CompactionId: TypeAlias = StrictStr
-"""Unique identifier for a context compaction within a session."""
-
-
-class CompactionSummaryChunk(AcpModel):
-    """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order."""
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """ID of the compaction whose summary receives this content."""
-
-    content: ContentBlock
-    """One content block to append."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CompactionUpdate(AcpModel):
-    """A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-
-    `summary`, `error`, and `_meta` have patch semantics: omission leaves the
-    stored value unchanged, `null` clears it, and a concrete value replaces it.
-    `summary: []` also clears the summary. A concrete `_meta` object patches the
-    stored metadata by top-level key instead of replacing it."""
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """The Agent-owned ID of this compaction, unique within the session."""
-
-    status: CompactionStatus
-    """Current lifecycle status."""
-
-    summary: Items[ContentBlock] | None = None
-    """Complete replacement user-displayable summary content for the compaction."""
-
-    error: StrictStr | None = None
-    """Human-readable error details for the compaction."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "summary": frozenset(["default_on_error", "skip_invalid_items"]),
-        "error": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CompleteElicitationNotification(AcpModel):
-    """Notification sent by the agent when a URL-based elicitation is complete.
-
-    This notification is not a foreground state update."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The ID of the elicitation that completed."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ConfigOptionUpdate(AcpModel):
-    """Session configuration options have been updated."""
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Content(AcpModel):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockAudio(TaggedModel):
-    """Audio data for transcription or analysis.
-
-    Requires the `audio` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["audio"] = "audio"
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[MediaType, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockImage(TaggedModel):
-    """Images for visual context or analysis.
-
-    Requires the `image` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["image"] = "image"
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[MediaType, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    uri: StrictStr | None = None
-    """URI associated with this resource or media payload.
-
-Omitted and `null` are equivalent and mean no URI is associated with the image."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "uri": frozenset(["default_on_error"]),
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockResource(TaggedModel):
-    """Complete resource contents embedded directly in the message.
-
-    Preferred for including context as it avoids extra round-trips.
-
-    Requires the `embeddedContext` prompt capability when included in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["resource"] = "resource"
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockResourceLink(TaggedModel):
-    """References to resources that the receiver may be able to read.
-
-    All agents MUST support resource links in prompts."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["resource_link"] = "resource_link"
-
-    name: StrictStr
-    """Human-readable name shown for this protocol object."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    title: StrictStr | None = None
-    """Optional display title for end-user UI.
-
-Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Optional human-readable details shown with this protocol object.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    icons: Items[Icon] | None = None
-    """Optional set of sized icons that the client can display in a user interface.
-
-Omitted and `null` are equivalent and mean no icons are provided."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload.
-
-Omitted and `null` are equivalent and mean the MIME type is not specified."""
-
-    size: Annotated[int, Integer(ge=0)] | None = None
-    """Optional size of the linked resource in bytes, if known.
-
-Omitted and `null` are equivalent and mean the size is not known."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "icons": frozenset(["default_on_error", "skip_invalid_items"]),
-        "mimeType": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentBlockText(TaggedModel):
-    """Text content. May be plain text or formatted with Markdown.
-
-    All agents MUST support text content blocks in prompts.
-    Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
-    extensions."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["text"] = "text"
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ContentChunk(AcpModel):
-    """A streamed item of message content."""
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-Chunks for different messages can interleave."""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Cost(AcpModel):
-    """Cost information for a session."""
-
-    amount: StrictInt | StrictFloat
-    """Total cumulative cost for session."""
-
-    currency: StrictStr
-    """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-unit such as "credits"."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationRequestBase(AcpModel):
-    """Request from the agent to elicit structured user input.
-
-    The agent sends this to the client to request information from the user,
-    either via a form or by directing them to a URL.
-    Elicitations are tied to a session (optionally a tool call) or a request.
-
-    A session-scoped request follows the aggregate foreground-state contract:
-    agents SHOULD report `requires_action` when the whole foreground workflow is
-    blocked on user action. Once reported, they MUST report `running` when progress
-    resumes, or `idle` if work ends without resuming. Independent background requests
-    and request-scoped elicitations do not themselves change session state.
-    Accepting a URL does not mean the external interaction completed.
-
-    Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
-    The request's scope alone does not establish that dependency.
-
-    See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"""
-
-    message: StrictStr
-    """A human-readable message describing what input is needed."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationRequestFormRequest(CreateElicitationRequestBase, TaggedModel):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["form"] = "form"
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class CreateElicitationRequestFormSession(CreateElicitationRequestBase, TaggedModel):
-    """Form-based elicitation where the client renders a form from the provided schema."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["form"] = "form"
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
-class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["url"] = "url"
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class CreateElicitationRequestUrlSession(CreateElicitationRequestBase, TaggedModel):
-    """URL-based elicitation where the client directs the user to a URL."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["mode"])
-
-    mode: Literal["url"] = "url"
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
-class CreateElicitationResponseBase(AcpModel):
-    """Response from the client to an elicitation request."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class CreateElicitationResponseAccept(CreateElicitationResponseBase, TaggedModel):
-    """The user accepted and provided content."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["accept"] = "accept"
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """The user-provided content, if any, as an object matching the requested schema.
-
-Omitted and `null` are equivalent and mean no content is provided."""
-
-
-class CreateElicitationResponseCancel(CreateElicitationResponseBase, TaggedModel):
-    """The elicitation was cancelled."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["cancel"] = "cancel"
-
-
-class CreateElicitationResponseDecline(CreateElicitationResponseBase, TaggedModel):
-    """The user declined the elicitation."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["action"])
-
-    action: Literal["decline"] = "decline"
-
-
-class DeleteSessionRequest(AcpModel):
-    """Request parameters for deleting an existing session from `session/list`.
-
-    Only available if the Agent supports the `session.delete` capability."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to delete."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DeleteSessionResponse(AcpModel):
-    """Response from deleting a session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Diff(AcpModel):
-    """File changes produced by a tool call.
-
-    `changes` is authoritative for affected absolute paths and operations.
-    `patch` optionally carries renderable text for some or all of those changes
-    and MUST be consistent with `changes`. Agents SHOULD provide `patch` whenever
-    feasible. Clients MUST handle diffs where `patch` is omitted or `null`.
-
-    See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
-
-    changes: Items[DiffChange]
-    """Structured file changes described by this diff.
-
-Clients can use this field without parsing patch text to determine affected paths."""
-
-    patch: DiffPatch | None = None
-    """Renderable patch text for some or all of the structured changes.
-
-Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-equivalent and mean no renderable patch text was provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "changes": frozenset(["skip_invalid_items"]),
-        "patch": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DiffChangeBase(AcpModel):
-    """One file-level change described by a `Diff`.
-
-    Structured change metadata lets clients identify affected files and
-    operations without parsing the text patch."""
-
-    file_type: Annotated[DiffFileType | None, Field(alias="fileType")] = None
-    """File content kind after the operation (for `delete`, of the deleted file).
-
-Omitted and `null` are equivalent and mean the content kind is unknown."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """MIME type of the file contents after the operation (for `delete`, of the deleted file).
-
-Omitted and `null` are equivalent and mean the MIME type is unknown."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "fileType": frozenset(["default_on_error"]),
-        "mimeType": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DiffChangeAdd(DiffChangeBase, TaggedModel):
-    """A file was added."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["operation"])
-
-    operation: Literal["add"] = "add"
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffChangeCopy(DiffChangeBase, TaggedModel):
-    """A file was copied."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["operation"])
-
-    operation: Literal["copy"] = "copy"
-
-    old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
-    """Absolute path before the operation."""
-
-    path: AbsolutePath
-    """Absolute path after the operation."""
-
-
-class DiffChangeDelete(DiffChangeBase, TaggedModel):
-    """A file was deleted."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["operation"])
-
-    operation: Literal["delete"] = "delete"
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffChangeModify(DiffChangeBase, TaggedModel):
-    """A file was modified in place."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["operation"])
-
-    operation: Literal["modify"] = "modify"
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffChangeMove(DiffChangeBase, TaggedModel):
-    """A file was moved or renamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["operation"])
-
-    operation: Literal["move"] = "move"
-
-    old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
-    """Absolute path before the operation."""
-
-    path: AbsolutePath
-    """Absolute path after the operation."""
-
-
-class DiffPatch(AcpModel):
-    """Renderable patch text and its format."""
-
-    format: DiffPatchFormat
-    """Patch format. The only ACP-defined value is `git_patch`."""
-
-    text: StrictStr
-    """Patch text in the format named by `format`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class DiffPathChange(AcpModel):
-    """Operation metadata for add, delete, and modify changes."""
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffPathPairChange(AcpModel):
-    """Operation metadata for move and copy changes."""
-
-    old_path: Annotated[AbsolutePath, Field(alias="oldPath")]
-    """Absolute path before the operation."""
-
-    path: AbsolutePath
-    """Absolute path after the operation."""
-
-
-class ElicitationAcceptAction(AcpModel):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None = None
-    """The user-provided content, if any, as an object matching the requested schema.
-
-Omitted and `null` are equivalent and mean no content is provided."""
-
-
-class ElicitationCapabilities(AcpModel):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None = None
-    """Whether the client supports form-based elicitation.
-
-Optional. Omitted and `null` are equivalent and mean form support is not advertised.
-Supplying `{}` explicitly advertises form support."""
-
-    url: ElicitationUrlCapabilities | None = None
-    """Whether the client supports URL-based elicitation.
-
-Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
-Supplying `{}` means the client supports URL-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "form": frozenset(["default_on_error"]),
-        "url": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ElicitationContentValue: TypeAlias = Any
-"""Allowed wire representations for `ElicitationContentValue`."""
-
-
-class ElicitationFormCapabilities(AcpModel):
-    """Form-based elicitation capabilities.
-
-    Supplying `{}` means the client supports form-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ElicitationId: TypeAlias = StrictStr
-"""Unique identifier for an elicitation."""
-
-
-class ElicitationPropertySchemaArray(TaggedModel):
-    """Multi-select array property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["array"] = "array"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
-    """Minimum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
-
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
-    """Maximum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: Items[StrictStr] | None = None
-    """Default selected values.
-
-Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaBoolean(TaggedModel):
-    """Boolean property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    default: StrictBool | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaInteger(TaggedModel):
-    """Integer property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["integer"] = "integer"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: JsonInt | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: JsonInt | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: JsonInt | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaNumber(TaggedModel):
-    """Number (floating-point) property."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["number"] = "number"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: StrictInt | StrictFloat | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: StrictInt | StrictFloat | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: StrictInt | StrictFloat | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationPropertySchemaString(TaggedModel):
-    """String property (or single-select enum when `enum`/`oneOf` is set)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
-    """Minimum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
-
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
-    """Maximum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
-
-    pattern: StrictStr | None = None
-    """Pattern the string must match, in ECMA-262 regular expression syntax.
-
-Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
-
-    format: StringFormat | None = None
-    """String format.
-
-Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
-
-    default: StrictStr | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
-    """Enum values for untitled single-select enums.
-Must contain at least one value when present.
-Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-declared by `enum`."""
-
-    one_of: Annotated[
-        Annotated[Items[EnumOption], Field(min_length=1)] | None,
-        Field(alias="oneOf"),
-    ] = None
-    """Titled enum options for titled single-select enums.
-Must contain at least one option when present.
-Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-declared by `oneOf`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationRequestScope(AcpModel):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started)."""
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationFormModeRequest(ElicitationRequestScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-class ElicitationSchema(AcpModel):
-    """Type-safe elicitation schema for requesting structured user input.
-
-    This represents a JSON Schema object with primitive-typed properties,
-    as required by the elicitation specification."""
-
-    type: ElicitationSchemaType
-    """Type discriminator. Always `"object"`. Any other value is rejected."""
-
-    title: StrictStr | None = None
-    """Optional title for the schema.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    properties: dict[str, ElicitationPropertySchema]
-    """Property definitions (must be primitive types)."""
-
-    required: Items[StrictStr] | None = None
-    """List of required property names.
-
-Optional. Omitted and `null` are equivalent and mean no property names are required."""
-
-    description: StrictStr | None = None
-    """Optional description of what this schema represents.
-
-Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationSessionScope(AcpModel):
-    """Session-scoped elicitation, optionally tied to a specific tool call.
-
-    When `toolCallId` is set, the elicitation is tied to a specific tool call.
-    This is useful when an agent receives an elicitation from an MCP server
-    during a tool call and needs to redirect it to the user."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationFormModeSession(ElicitationSessionScope):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    requested_schema: Annotated[ElicitationSchema, Field(alias="requestedSchema")]
-    """A JSON Schema describing the form fields to present to the user."""
-
-
-ElicitationFormMode: TypeAlias = Annotated[
-    ElicitationFormModeSession | ElicitationFormModeRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""Form-based elicitation mode where the client renders a form from the provided schema."""
-
-
-class ElicitationUrlCapabilities(AcpModel):
-    """URL-based elicitation capabilities.
-
-    Supplying `{}` means the client supports URL-based elicitation."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ElicitationUrlModeRequest(ElicitationRequestScope):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-
-class ElicitationUrlModeSession(ElicitationSessionScope):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    elicitation_id: Annotated[ElicitationId, Field(alias="elicitationId")]
-    """The unique identifier for this elicitation."""
-
-    url: StrictStr
-    """The URL to direct the user to."""
-
-
-ElicitationUrlMode: TypeAlias = Annotated[
-    ElicitationUrlModeSession | ElicitationUrlModeRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""URL-based elicitation mode where the client directs the user to a URL."""
-
-
-class EmbeddedResource(AcpModel):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class EnumOption(AcpModel):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    const: StrictStr
-    """The constant value for this option."""
-
-    title: StrictStr
-    """Human-readable title for this option."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class EnvVariable(AcpModel):
-    """An environment variable to set when launching a process."""
-
-    name: StrictStr
-    """The name of the environment variable."""
-
-    value: StrictStr
-    """The value to set for the environment variable."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Error(AcpModel):
-    """JSON-RPC error object.
-
-    Represents an error that occurred during method execution, following the
-    JSON-RPC 2.0 error object specification with optional additional data.
-
-    See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)
-    """
-
-    code: ErrorCode
-    """A number indicating the error type that occurred.
-This must be an integer as defined in the JSON-RPC specification."""
-
-    message: StrictStr
-    """A string providing a short description of the error.
-The message should be limited to a concise single sentence."""
-
-    data: ErrorData | None = None
-    """Optional primitive or structured value that contains additional information about the error.
-This may include debugging information or context-specific details.
-
-Omitted and `null` are equivalent and mean no additional data is provided. Some codes
-define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
-[`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "data": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | Literal[-32022]
-    | JsonInt
-)
-"""Predefined error codes for common JSON-RPC and ACP-specific errors.
-
-Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
-server-error range (-32000 to -32099), and request cancellation uses -32800 from the
-range LSP reserves (-32899 to -32800)."""
-
-
-ErrorData: TypeAlias = Any
-"""Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
-
-
-class ErrorStopReason(AcpModel):
-    """Details of a failure that ended active work."""
-
-    error: Error | None = None
-    """The failure, as a JSON-RPC error object.
-
-Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-Agents SHOULD include it."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "error": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ExtNotification: TypeAlias = Any
-"""Allows either side to send an arbitrary notification that is not part of the ACP spec.
-Extension notifications provide a way to send one-way messages for custom functionality
-while maintaining protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-
-ExtRequest: TypeAlias = Any
-"""Allows for sending an arbitrary request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-
-ExtResponse: TypeAlias = Any
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-
-class HttpHeader(AcpModel):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: StrictStr
-    """The name of the HTTP header."""
-
-    value: StrictStr
-    """The value to set for the HTTP header."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Icon(AcpModel):
-    """An optionally-sized icon that can be displayed in a user interface."""
-
-    src: StrictStr
-    """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
-Clients reject other schemes, fetch without credentials, and do not follow
-scheme- or origin-changing redirects."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """Optional MIME type override if the source MIME type is missing or generic.
-
-Omitted and `null` are equivalent and mean the source MIME type is used."""
-
-    sizes: Items[StrictStr] | None = None
-    """Optional array of strings that specify sizes at which the icon can be used.
-Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
-`"any"` for scalable formats like SVG.
-
-If not provided, the client should assume that the icon can be used at any size.
-
-Omitted and `null` are equivalent and mean no sizes are specified."""
-
-    theme: IconTheme | None = None
-    """Optional theme this icon is designed for.
-
-Omitted and `null` are equivalent and mean the icon is not theme-specific."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mimeType": frozenset(["default_on_error"]),
-        "sizes": frozenset(["default_on_error", "skip_invalid_items"]),
-        "theme": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IdleStateUpdateBase(AcpModel):
-    """No foreground work is active. Background activity may continue.
-
-    Agents SHOULD include a `stopReason` when the idle transition ends foreground
-    work. An idle update that does not end foreground work need not include one.
-    Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-    reporting one.
-    Repeated or resume snapshots may carry the last stop reason for context.
-    They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-    background: Items[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IdleStateUpdateCancelled(IdleStateUpdateBase, TaggedModel):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("cancelled"),
-        Field(alias="stopReason"),
-    ] = StopReason.CANCELLED
-
-
-class IdleStateUpdateEndTurn(IdleStateUpdateBase, TaggedModel):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("end_turn"),
-        Field(alias="stopReason"),
-    ] = StopReason.END_TURN
-
-
-class IdleStateUpdateError(IdleStateUpdateBase, TaggedModel):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("error"),
-        Field(alias="stopReason"),
-    ] = StopReason.ERROR
-
-    error: Error | None = None
-    """The failure, as a JSON-RPC error object.
-
-Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
-Agents SHOULD include it."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-        "error": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IdleStateUpdateMaxTokens(IdleStateUpdateBase, TaggedModel):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("max_tokens"),
-        Field(alias="stopReason"),
-    ] = StopReason.MAX_TOKENS
-
-
-class IdleStateUpdateMaxTurnRequests(IdleStateUpdateBase, TaggedModel):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("max_turn_requests"),
-        Field(alias="stopReason"),
-    ] = StopReason.MAX_TURN_REQUESTS
-
-
-class IdleStateUpdateNone(IdleStateUpdateBase, TaggedModel):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    stop_reason: Annotated[None, Field(alias="stopReason")] = None
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-        "stopReason": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IdleStateUpdateRefusal(IdleStateUpdateBase, TaggedModel):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["stop_reason"])
-
-    stop_reason: Annotated[
-        StopReason,
-        TagValue("refusal"),
-        Field(alias="stopReason"),
-    ] = StopReason.REFUSAL
-
-
-class ImageContent(AcpModel):
-    """An image provided to or from an LLM."""
-
-    data: StrictStr
-    """Base64-encoded media payload."""
-
-    mime_type: Annotated[MediaType, Field(alias="mimeType")]
-    """MIME type describing the encoded media payload."""
-
-    uri: StrictStr | None = None
-    """URI associated with this resource or media payload.
-
-Omitted and `null` are equivalent and mean no URI is associated with the image."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "uri": frozenset(["default_on_error"]),
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Implementation(AcpModel):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation."""
-
-    name: StrictStr
-    """Intended for programmatic or logical use, but can be used as a display
-name fallback if title isn't present."""
-
-    title: StrictStr | None = None
-    """Intended for UI and end-user contexts and optimized to be human-readable
-and easily understood.
-
-If not provided, the name should be used for display.
-
-Omitted and `null` are equivalent and mean the `name` is used for display."""
-
-    version: StrictStr
-    """Version of the implementation. Can be displayed to the user or used
-for debugging or metrics purposes. (e.g. "1.0.0")."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class InitializeRequest(AcpModel):
-    """Request parameters for the initialize method.
-
-    Sent by the client to establish connection and negotiate capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-    """
-
-    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
-    """The latest protocol version supported by the client."""
-
-    info: Implementation
-    """Information about the implementation sending this initialize request."""
-
-    capabilities: ClientCapabilities = Field(
-        default=_typing.cast(_typing.Any, {}), validate_default=True
+if TYPE_CHECKING:
+    from ._models.agent_message import (
+        AgentMessage,
     )
-    """Capabilities supported by the client."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "capabilities": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class InitializeResponse(AcpModel):
-    """Response to the `initialize` method.
-
-    Contains the negotiated protocol version and agent capabilities.
-
-    See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
-    """
-
-    protocol_version: Annotated[ProtocolVersion, Field(alias="protocolVersion")]
-    """The highest protocol version supported by the agent that is at or below
-the version requested by the client. If no such version exists,
-initialization fails with error code -32022.
-
-The client must check that it supports this version and should disconnect
-if it does not."""
-
-    info: Implementation
-    """Information about the implementation sending this initialize response."""
-
-    capabilities: AgentCapabilities = Field(
-        default=_typing.cast(_typing.Any, {}), validate_default=True
+    from ._models.agent_notification import (
+        AgentNotification,
     )
-    """Capabilities supported by the agent."""
-
-    auth_methods: Annotated[
-        Annotated[Items[AuthMethod] | None, NOT_NULL],
-        Field(alias="authMethods"),
-    ] = None
-    """Authentication methods supported by the agent.
-
-Optional. Omitted or empty means the agent does not advertise the
-`auth/login` and `auth/logout` methods. Supplying one or more methods means
-the agent MUST support both `auth/login` and `auth/logout`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "capabilities": frozenset(["default_on_error"]),
-        "authMethods": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class IntegerPropertySchema(AcpModel):
-    """Schema for integer properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: JsonInt | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: JsonInt | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: JsonInt | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ListSessionsRequest(AcpModel):
-    """Request parameters for listing existing sessions."""
-
-    cwd: AbsolutePath | None = None
-    """Filter sessions by working directory. Must be an absolute path.
-
-Only sessions whose `cwd` is this same directory match. Subdirectories and
-`additionalDirectories` don't. Agents MAY normalize paths when comparing.
-
-Omitted and `null` are equivalent and mean sessions are not filtered by working directory."""
-
-    cursor: SessionListCursor | None = None
-    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
-
-Omitted and `null` are equivalent and mean the first page is requested."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ListSessionsResponse(AcpModel):
-    """Response from listing sessions."""
-
-    sessions: Items[SessionInfo]
-    """Array of session information objects."""
-
-    next_cursor: Annotated[SessionListCursor | None, Field(alias="nextCursor")] = None
-    """Opaque cursor token. If present, pass this in the next request's cursor parameter
-to fetch the next page. Omitted and `null` are equivalent and mean there are no more
-results. An empty string is a valid cursor, not the end of results."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "sessions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LoginAuthRequest(AcpModel):
-    """Request parameters for the `auth/login` method.
-
-    Specifies which authentication method to use.
-
-    Agents MUST support this method when their `initialize` response included
-    a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """The ID of the authentication method to use.
-Must be one of the methods advertised in the initialize response."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LoginAuthResponse(AcpModel):
-    """Response to the `auth/login` method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LogoutAuthRequest(AcpModel):
-    """Request parameters for the `auth/logout` method.
-
-    Terminates the current authenticated session.
-
-    Agents MUST support this method when their `initialize` response included
-    a non-empty `authMethods` list. Clients MUST NOT call this method
-    when `authMethods` was omitted or empty."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class LogoutAuthResponse(AcpModel):
-    """Response to the `auth/logout` method."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpCapabilities(AcpModel):
-    """MCP capabilities supported by the agent for session lifecycle requests."""
-
-    stdio: McpStdioCapabilities | None = None
-    """Agent supports `stdio` MCP servers.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports stdio MCP server transports."""
-
-    http: McpHttpCapabilities | None = None
-    """Agent supports `http` MCP servers.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports HTTP MCP server transports."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "stdio": frozenset(["default_on_error"]),
-        "http": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpHttpCapabilities(AcpModel):
-    """Capabilities for HTTP MCP server transports.
-
-    Supplying `{}` means the agent supports HTTP MCP server transports."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerHttp(AcpModel):
-    """HTTP transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
-    """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-defines are owned by the transport, and Agents use the transport's values for them."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerHttp_(TaggedModel):
-    """HTTP transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.http`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["http"] = "http"
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Annotated[Items[HttpHeader] | None, NOT_NULL] = None
-    """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-defines are owned by the transport, and Agents use the transport's values for them."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerStdio(AcpModel):
-    """Stdio transport configuration for MCP."""
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    command: AbsolutePath
-    """Absolute path to the MCP server executable."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Command-line arguments to pass to the MCP server."""
-
-    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
-    """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerStdio_(TaggedModel):
-    """Stdio transport configuration
-
-    Only available when the Agent capabilities include `session.mcp.stdio`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["stdio"] = "stdio"
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    command: AbsolutePath
-    """Absolute path to the MCP server executable."""
-
-    args: Annotated[Items[StrictStr] | None, NOT_NULL] = None
-    """Command-line arguments to pass to the MCP server."""
-
-    env: Annotated[Items[EnvVariable] | None, NOT_NULL] = None
-    """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "args": frozenset(["default_on_null"]),
-        "env": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpStdioCapabilities(AcpModel):
-    """Capabilities for stdio MCP server transports.
-
-    Supplying `{}` means the agent supports stdio MCP server transports."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-MediaType: TypeAlias = StrictStr
-"""An Internet media type identifying the format of protocol content."""
-
-
-MessageId: TypeAlias = StrictStr
-"""Identifier for a message, unique among messages of the same type within a session.
-
-Each message type, such as user messages, agent messages, and agent thoughts,
-has its own ID space: messages of different types may share an ID and remain
-distinct messages."""
-
-
-class MultiSelectItemsString(TaggedModel):
-    """Multi-select string items with plain string values."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    enum: Annotated[Items[StrictStr], Field(min_length=1)]
-    """Allowed enum values. Must contain at least one value."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class MultiSelectPropertySchema(AcpModel):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minItems")] = None
-    """Minimum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
-
-    max_items: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxItems")] = None
-    """Maximum number of items to select.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
-
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-
-    default: Items[StrictStr] | None = None
-    """Default selected values.
-
-Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class NewSessionRequest(AcpModel):
-    """Request parameters for creating a new session.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-    """
-
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[AbsolutePath] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots for this session. Each path must be absolute.
-
-These expand the session's workspace scope without changing `cwd`, which
-remains the base for relative paths. When omitted or empty, no
-additional roots are activated for the new session."""
-
-    mcp_servers: Annotated[
-        Annotated[Items[McpServer] | None, NOT_NULL],
-        Field(alias="mcpServers"),
-    ] = None
-    """List of MCP (Model Context Protocol) servers the agent should connect to."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "mcpServers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class NewSessionResponse(AcpModel):
-    """Response from creating a new session.
-
-    New sessions default to `idle` until a state update reports otherwise.
-    Updates may arrive before or after this response. Clients MUST NOT overwrite
-    an already-reported state when the response arrives.
-
-    See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """Unique identifier for the created session.
-
-Used in all subsequent requests for this conversation."""
-
-    config_options: Annotated[
-        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
-        Field(alias="configOptions"),
-    ] = None
-    """Initial session configuration options.
-
-Optional. Omitted or empty means no config options are advertised.
-Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-Later `config_option_update` notifications replace this list."""
-
-    available_commands: Annotated[
-        Annotated[Items[AvailableCommand] | None, NOT_NULL],
-        Field(alias="availableCommands"),
-    ] = None
-    """Initial commands the agent can execute in this session.
-
-Optional. Omitted or empty means no initial commands are advertised.
-Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-Later `available_commands_update` notifications replace this list."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "availableCommands": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Notice(AcpModel):
-    """Fire-and-forget information for the user.
-
-    Notices are live events rather than session history. Agents must not rely on
-    a notice being received, displayed, or seen by the user.
-    No Client capability is required, and unsupported Clients may ignore notices.
-
-    See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-notices)
-    """
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-
-    title: Annotated[StrictStr, Field(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-
-    description: StrictStr | None = None
-    """Optional plain-text detail or guidance.
-
-Omitted and `null` are equivalent and mean no description was supplied."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class NumberPropertySchema(AcpModel):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    minimum: StrictInt | StrictFloat | None = None
-    """Minimum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
-
-    maximum: StrictInt | StrictFloat | None = None
-    """Maximum value (inclusive).
-
-Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
-
-    default: StrictInt | StrictFloat | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PermissionOption(AcpModel):
-    """An option presented to the user when requesting permission."""
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """Identifier for this permission option. MUST be unique within the request."""
-
-    name: StrictStr
-    """Human-readable label to display to the user."""
-
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-PermissionOptionId: TypeAlias = StrictStr
-"""Unique identifier for a permission option."""
-
-
-class PlanEntry(AcpModel):
-    """A single entry in the execution plan.
-
-    Represents a task or goal that the assistant intends to accomplish
-    as part of fulfilling the user's request.
-    See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries)
-    """
-
-    content: StrictStr
-    """Human-readable description of what this task aims to accomplish."""
-
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-Used to indicate which tasks are most critical to the overall goal."""
-
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-PlanId: TypeAlias = StrictStr
-"""Unique identifier for a plan within a session."""
-
-
-class PlanItems(AcpModel):
-    """A plan represented as structured entries."""
-
-    plan_id: Annotated[PlanId, Field(alias="planId")]
-    """The plan ID to update."""
-
-    entries: Items[PlanEntry]
-    """The list of tasks to be accomplished.
-
-When updating an item-based plan, the agent must send a complete list of all entries
-with their current status. The client replaces that plan with each update."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "entries": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PlanUpdate(AcpModel):
-    """A content update for a plan identified by ID."""
-
-    plan: PlanUpdateContent
-    """The updated plan content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PlanUpdateContentItems(TaggedModel):
-    """Structured plan entries."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["items"] = "items"
-
-    plan_id: Annotated[PlanId, Field(alias="planId")]
-    """The plan ID to update."""
-
-    entries: Items[PlanEntry]
-    """The list of tasks to be accomplished.
-
-When updating an item-based plan, the agent must send a complete list of all entries
-with their current status. The client replaces that plan with each update."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "entries": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptAudioCapabilities(AcpModel):
-    """Capabilities for audio content in prompt requests.
-
-    Supplying `{}` means the agent supports audio content in prompts."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptCapabilities(AcpModel):
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-    Baseline agent functionality requires support for `text`
-    and `resource_link` content blocks in prompt requests.
-
-    Other variants must be explicitly opted in to.
-    Capabilities for different types of content in prompt requests.
-
-    Indicates which content types beyond the baseline (text and resource links)
-    the agent can process.
-
-    See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
-    """
-
-    image: PromptImageCapabilities | None = None
-    """Agent supports `image` content blocks.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports image content in prompts."""
-
-    audio: PromptAudioCapabilities | None = None
-    """Agent supports `audio` content blocks.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports audio content in prompts."""
-
-    embedded_context: Annotated[
-        PromptEmbeddedContextCapabilities | None,
-        Field(alias="embeddedContext"),
-    ] = None
-    """Agent supports embedded context in `session/prompt` requests.
-
-When enabled, the Client is allowed to include `resource` content blocks
-in prompt requests for pieces of context that are referenced in the message.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports embedded context in prompts."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "image": frozenset(["default_on_error"]),
-        "audio": frozenset(["default_on_error"]),
-        "embeddedContext": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptEmbeddedContextCapabilities(AcpModel):
-    """Capabilities for embedded context in prompt requests.
-
-    Supplying `{}` means the agent supports embedded context in prompts."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptImageCapabilities(AcpModel):
-    """Capabilities for image content in prompt requests.
-
-    Supplying `{}` means the agent supports image content in prompts."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptRequest(AcpModel):
-    """Request parameters for sending a user prompt to the agent.
-
-    Contains the user's message and any additional context.
-
-    See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to send this user message to"""
-
-    prompt: Annotated[Items[ContentBlock], Field(min_length=1)]
-    """The blocks of content that compose the user's message.
-
-As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
-while other variants are optionally enabled via `PromptCapabilities`.
-
-The Client MUST adapt its interface according to `PromptCapabilities`.
-
-The client MAY include referenced pieces of context as either
-`resource` or `resource_link` content blocks.
-
-When available, `resource` is preferred
-as it avoids extra round-trips and allows the message to include
-pieces of context from sources the agent may not have access to.
-
-Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
-inserting it."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class PromptResponse(AcpModel):
-    """Response acknowledging that a user prompt was inserted into the ACP conversation.
-
-    This response does not indicate that the prompt was merely received or held, nor that the
-    agent has finished processing it.
-    Processing and completion are reported through `state_update` session updates.
-
-    Insertion is the logical addition of a user message with a message ID and a position
-    relative to other messages in the ACP conversation.
-
-    See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
-    """
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """Identifies the user message inserted into the ACP conversation.
-
-Required and non-null. Omission and explicit `null` are both invalid.
-
-The corresponding user-message session update carries this same identifier and may arrive
-before or after this response. Agents must echo the message during the live session, but are
-not required to retain it. If retained and replayed, the message keeps this identifier."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ProtocolVersion: TypeAlias = Annotated[int, Integer(ge=0, le=65535)]
-"""Protocol version identifier.
-
-This version is only bumped for breaking changes.
-Non-breaking changes should be introduced via capabilities."""
-
-
-class ReplayFromStart(AcpModel):
-    """Inclusive replay cursor requesting replay from the start of retained conversation history."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ReplayFromStart_(TaggedModel):
-    """Replay all retained conversation history from its first replayable entry."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["start"] = "start"
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-RequestId: TypeAlias = JsonInt | StrictStr
-"""A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
-
-The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
-requests, so the same ID can be in use in both directions. A sender MUST NOT reuse an ID while
-a request with it is still awaiting a response."""
-
-
-class RequestPermissionOutcomeCancelled(TaggedModel):
-    """The request was not approved and no option was selected: the session's work was
-    cancelled, the user dismissed the prompt, or the client declined it by policy.
-    Agents MUST NOT proceed with the operation.
-
-    The client answers a request the agent cancels with `$/cancel_request` with
-    this outcome. After sending `session/cancel`, the client MAY also send it
-    without waiting for `$/cancel_request`, for a request it knows belongs to the
-    cancelled foreground work.
-
-    See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
-    """
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["outcome"])
-
-    outcome: Literal["cancelled"] = "cancelled"
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionOutcomeSelected(TaggedModel):
-    """The user selected one of the provided options.
-
-    If `optionId` doesn't match an offered option, the agent MUST treat the request as not
-    approved."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["outcome"])
-
-    outcome: Literal["selected"] = "selected"
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """The ID of the option the user selected."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionRequest(AcpModel):
-    """Request for user permission to proceed with an operation.
-
-    Sent when the agent needs authorization before performing a sensitive operation.
-
-    See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID for this request."""
-
-    title: StrictStr
-    """Human-readable title for the permission prompt.
-
-This title is specific to the permission prompt and does not update any
-subject's displayed title."""
-
-    description: StrictStr | None = None
-    """Optional human-readable explanation of why permission is needed.
-
-This text is specific to the permission prompt and does not update any
-subject's displayed content. Omitted and `null` are equivalent and mean no separate
-permission description was provided."""
-
-    subject: RequestPermissionSubject | None = None
-    """Optional structured context about the operation requiring permission.
-
-Omitted and `null` are equivalent and mean no structured subject was provided."""
-
-    options: Annotated[Items[PermissionOption], Field(min_length=1)]
-    """Available permission options for the user to choose from.
-Must contain at least one option."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionResponse(AcpModel):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionSubjectCommand(TaggedModel):
-    """Permission is requested before running a command."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["command"] = "command"
-
-    command: StrictStr
-    """The command that would be run if permission is granted."""
-
-    cwd: AbsolutePath
-    """The absolute working directory for the command."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """The associated tool call, when known. Omitted and `null` are equivalent."""
-
-    terminal_id: Annotated[TerminalId | None, Field(alias="terminalId")] = None
-    """The associated terminal, when already known. Omitted and `null` are equivalent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "toolCallId": frozenset(["default_on_error"]),
-        "terminalId": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequestPermissionSubjectToolCall(TaggedModel):
-    """Permission is requested before executing a tool call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["tool_call"] = "tool_call"
-
-    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
-    """Details about the tool call requiring permission.
-
-Clients apply this to their stored tool call exactly like a `tool_call_update`
-notification, in the order it was received, before showing the prompt. A first-seen
-`toolCallId` creates the tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RequiresActionStateUpdate(AcpModel):
-    """The foreground workflow as a whole is blocked on user action.
-
-    Agents SHOULD report this state when foreground work cannot progress without
-    user action. Pending permissions or elicitations alone do not imply this
-    state if other foreground work can progress, or if the requests belong only
-    to independent background activity. Once reported, agents MUST report
-    `running` when progress resumes, or `idle` if the work ends without resuming.
-    Responding to one request does not itself imply `running`."""
-
-    background: Items[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResourceLink(AcpModel):
-    """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
-
-    name: StrictStr
-    """Human-readable name shown for this protocol object."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    title: StrictStr | None = None
-    """Optional display title for end-user UI.
-
-Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Optional human-readable details shown with this protocol object.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    icons: Items[Icon] | None = None
-    """Optional set of sized icons that the client can display in a user interface.
-
-Omitted and `null` are equivalent and mean no icons are provided."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload.
-
-Omitted and `null` are equivalent and mean the MIME type is not specified."""
-
-    size: Annotated[int, Integer(ge=0)] | None = None
-    """Optional size of the linked resource in bytes, if known.
-
-Omitted and `null` are equivalent and mean the size is not known."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "icons": frozenset(["default_on_error", "skip_invalid_items"]),
-        "mimeType": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResumeSessionRequest(AcpModel):
-    """Request parameters for resuming an existing session.
-
-    Resumes an existing session and optionally replays retained conversation
-    history according to `replayFrom`."""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to resume."""
-
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path.
-
-Clients MUST send the session's working directory. Agents MAY reject a different directory
-with `-32602`, and MAY normalize paths when comparing."""
-
-    additional_directories: Annotated[
-        Annotated[Items[AbsolutePath] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots to activate for this session. Each path must be absolute.
-
-When omitted or empty, no additional roots are activated. When non-empty,
-this is the complete resulting additional-root list for the resumed
-session. It may differ from any previously used or reported list as long as
-the request `cwd` matches the session's `cwd`."""
-
-    mcp_servers: Annotated[
-        Annotated[Items[McpServer] | None, NOT_NULL],
-        Field(alias="mcpServers"),
-    ] = None
-    """List of MCP servers to connect to for this session.
-
-The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
-NOT restore servers from earlier requests."""
-
-    replay_from: Annotated[ReplayFrom | None, Field(alias="replayFrom")] = None
-    """Inclusive cursor describing where conversation replay should begin.
-
-Optional. Omitted and `null` are equivalent and mean the Agent should resume without
-replaying previous conversation history. Replay cursors are inclusive:
-replay includes the position identified by the cursor. Supplying
-`{ "type": "start" }` means the Agent should replay all retained
-conversation history before responding.
-
-Agents MUST reject unsupported cursor types or malformed cursor values
-with `-32602` (Invalid params), rather than substituting another cursor
-or resuming without replay."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "mcpServers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ResumeSessionResponse(AcpModel):
-    """Response from resuming an existing session.
-
-    The agent MUST send a current `state_update` after any requested history
-    replay and before this response, even without replay. The update reports
-    foreground state after resuming. The response alone does not imply `idle`.
-
-    See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
-    """
-
-    config_options: Annotated[
-        Annotated[Items[SessionConfigOption] | None, NOT_NULL],
-        Field(alias="configOptions"),
-    ] = None
-    """Initial session configuration options.
-
-Optional. Omitted or empty means no config options are advertised.
-Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-Later `config_option_update` notifications replace this list."""
-
-    available_commands: Annotated[
-        Annotated[Items[AvailableCommand] | None, NOT_NULL],
-        Field(alias="availableCommands"),
-    ] = None
-    """Initial commands the agent can execute in this session.
-
-Optional. Omitted or empty means no initial commands are advertised.
-Senders MUST use an array, not `null`. Receivers treat `null` like omission.
-Later `available_commands_update` notifications replace this list."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["default_on_error", "skip_invalid_items"]),
-        "availableCommands": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class RunningStateUpdate(AcpModel):
-    """Foreground work is in progress."""
-
-    background: Items[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SelectedPermissionOutcome(AcpModel):
-    """The user selected one of the provided options."""
-
-    option_id: Annotated[PermissionOptionId, Field(alias="optionId")]
-    """The ID of the option the user selected."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionAdditionalDirectoriesCapabilities(AcpModel):
-    """Capabilities for additional session directories support.
-
-    Supplying `{}` means the agent supports the `additionalDirectories` field on
-    supported session lifecycle requests. Agents may return
-    `SessionInfo.additionalDirectories` in `session/list` to report the
-    complete ordered additional-root list associated with a listed session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionCapabilities(AcpModel):
-    """Session capabilities supported by the agent.
-
-    Supplying `{}` means the agent supports the baseline session methods:
-    `session/new`, `session/list`, `session/resume`, `session/close`,
-    `session/prompt`, `session/cancel`, and `session/update`.
-
-    Agents that support sessions **MAY** support additional session methods,
-    prompt content types, and MCP transports by specifying additional
-    capabilities.
-
-    See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
-    """
-
-    prompt: PromptCapabilities | None = None
-    """Prompt capabilities supported by the agent in `session/prompt` requests.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
-prompt extensions beyond the baseline text and resource-link content
-required by `session/prompt`."""
-
-    mcp: McpCapabilities | None = None
-    """MCP capabilities supported by the agent for session lifecycle requests.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
-server transport support for sessions."""
-
-    delete: SessionDeleteCapabilities | None = None
-    """Whether the agent supports `session/delete`.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports deleting sessions from `session/list`."""
-
-    additional_directories: Annotated[
-        SessionAdditionalDirectoriesCapabilities | None,
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
-
-Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
-Supplying `{}` means the agent supports `additionalDirectories` on
-supported session lifecycle requests.
-
-Agents may return `SessionInfo.additionalDirectories` to report the
-complete ordered additional-root list associated with a listed session."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "prompt": frozenset(["default_on_error"]),
-        "mcp": frozenset(["default_on_error"]),
-        "delete": frozenset(["default_on_error"]),
-        "additionalDirectories": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigBoolean(AcpModel):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: Annotated[StrictBool, Field(alias="currentValue")]
-    """The current value of the boolean option."""
-
-
-SessionConfigGroupId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value group."""
-
-
-SessionConfigId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option."""
-
-
-class SessionConfigOptionBase(AcpModel):
-    """A session configuration option selector and its current state."""
-
-    config_id: Annotated[SessionConfigId, Field(alias="configId")]
-    """Unique identifier for the configuration option."""
-
-    name: StrictStr
-    """Human-readable label for the option."""
-
-    description: StrictStr | None = None
-    """Optional description for the Client to display to the user.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    category: SessionConfigOptionCategory | None = None
-    """Optional semantic category for this option (UX only).
-
-Omitted and `null` are equivalent and mean no category is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "category": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigOptionBoolean(SessionConfigOptionBase, TaggedModel):
-    """Boolean on/off toggle."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    current_value: Annotated[StrictBool, Field(alias="currentValue")]
-    """The current value of the boolean option."""
-
-
-class SessionConfigOptionSelect(SessionConfigOptionBase, TaggedModel):
-    """Single-value selector (dropdown)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["select"] = "select"
-
-    current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
-    """The currently selected value. MUST be one of the `value`s in `options`."""
-
-    options: SessionConfigSelectOptions
-    """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-unique within the option, including across groups."""
-
-
-class SessionConfigSelect(AcpModel):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: Annotated[SessionConfigValueId, Field(alias="currentValue")]
-    """The currently selected value. MUST be one of the `value`s in `options`."""
-
-    options: SessionConfigSelectOptions
-    """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-unique within the option, including across groups."""
-
-
-class SessionConfigSelectGroup(AcpModel):
-    """A group of possible values for a session configuration option."""
-
-    group_id: Annotated[SessionConfigGroupId, Field(alias="groupId")]
-    """Unique identifier for this group."""
-
-    name: StrictStr
-    """Human-readable label for this group."""
-
-    options: Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
-    """The set of option values in this group. MUST contain at least one value."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "options": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionConfigSelectOption(AcpModel):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-
-    name: StrictStr
-    """Human-readable label for this option value."""
-
-    description: StrictStr | None = None
-    """Optional description for this option value.
-
-Omitted and `null` are equivalent and mean no description is provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionConfigSelectOptions: TypeAlias = (
-    Annotated[Items[SessionConfigSelectOption], Field(min_length=1)]
-    | Annotated[Items[SessionConfigSelectGroup], Field(min_length=1)]
-)
-"""Possible values for a session configuration option."""
-
-
-SessionConfigValueId: TypeAlias = StrictStr
-"""Unique identifier for a session configuration option value."""
-
-
-class SessionDeleteCapabilities(AcpModel):
-    """Capabilities for the `session/delete` method.
-
-    Supplying `{}` means the agent supports deleting sessions from `session/list`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionId: TypeAlias = StrictStr
-"""A unique identifier for a conversation session between a client and agent.
-
-Each session has its own context, conversation history, and state, so one
-agent can run several independent sessions.
-
-See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)"""
-
-
-class SessionInfo(AcpModel):
-    """Information about a session returned by session/list"""
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """Unique identifier for the session"""
-
-    cwd: AbsolutePath
-    """The working directory for this session. Must be an absolute path."""
-
-    additional_directories: Annotated[
-        Annotated[Items[AbsolutePath] | None, NOT_NULL],
-        Field(alias="additionalDirectories"),
-    ] = None
-    """Additional workspace roots reported for this session. Each path must be absolute.
-
-When present, this is the complete ordered additional-root list reported
-by the Agent. Omitted and empty values are equivalent: the response
-reports no additional roots."""
-
-    title: StrictStr | None = None
-    """Human-readable title for the session
-
-Omitted and `null` are equivalent and mean no title is provided."""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """RFC 3339 timestamp of last activity.
-
-Omitted and `null` are equivalent and mean the last activity time is not reported."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "additionalDirectories": frozenset(["default_on_null"]),
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionInfoUpdate(AcpModel):
-    """Update to session metadata. All fields are optional to support partial updates.
-
-    Agents send this notification to update session information like title or custom metadata.
-    Clients can use it to keep session titles and state current.
-
-    Omitted fields leave the existing session info unchanged. `null` clears the
-    corresponding value. A concrete `_meta` object patches the stored metadata by
-    top-level key."""
-
-    title: StrictStr | None = None
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """RFC 3339 timestamp of last activity. Set to null to clear."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-SessionListCursor: TypeAlias = StrictStr
-"""An opaque cursor used to paginate `session/list` results."""
-
-
-class SessionNotFoundErrorData(AcpModel):
-    """Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-
-    See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/error#unknown-sessions)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session ID from the request."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentMessage(TaggedModel):
-    """An agent message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_message"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_message"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentMessageChunk(TaggedModel):
-    """A chunk of the agent's response being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_message_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_message_chunk"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-Chunks for different messages can interleave."""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentThought(TaggedModel):
-    """An agent thought or reasoning message has been created or updated.
-
-    Agents can send this in addition to streamed chunks. When a client
-    receives another `agent_thought` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_thought"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_thought"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the thought message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this thought message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAgentThoughtChunk(TaggedModel):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["agent_thought_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "agent_thought_chunk"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-Chunks for different messages can interleave."""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateAvailableCommandsUpdate(TaggedModel):
-    """Available commands are ready or have changed"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["available_commands_update"],
-        Field(alias="sessionUpdate"),
-    ] = "available_commands_update"
-
-    available_commands: Annotated[Items[AvailableCommand], Field(alias="availableCommands")]
-    """Commands the agent can execute."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "availableCommands": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateCompactionSummaryChunk(TaggedModel):
-    """A content block appended to a context compaction's retained summary."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["compaction_summary_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "compaction_summary_chunk"
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """ID of the compaction whose summary receives this content."""
-
-    content: ContentBlock
-    """One content block to append."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateCompactionUpdate(TaggedModel):
-    """A context compaction has been created or updated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["compaction_update"],
-        Field(alias="sessionUpdate"),
-    ] = "compaction_update"
-
-    compaction_id: Annotated[CompactionId, Field(alias="compactionId")]
-    """The Agent-owned ID of this compaction, unique within the session."""
-
-    status: CompactionStatus
-    """Current lifecycle status."""
-
-    summary: Items[ContentBlock] | None = None
-    """Complete replacement user-displayable summary content for the compaction."""
-
-    error: StrictStr | None = None
-    """Human-readable error details for the compaction."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "summary": frozenset(["default_on_error", "skip_invalid_items"]),
-        "error": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateConfigOptionUpdate(TaggedModel):
-    """Session configuration options have been updated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["config_option_update"],
-        Field(alias="sessionUpdate"),
-    ] = "config_option_update"
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateNotice(TaggedModel):
-    """Information for the user that is not part of session history.
-
-    No Client capability is required. Clients that do not understand or
-    present notices may ignore them."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[Literal["notice"], Field(alias="sessionUpdate")] = "notice"
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-
-    title: Annotated[StrictStr, Field(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-
-    description: StrictStr | None = None
-    """Optional plain-text detail or guidance.
-
-Omitted and `null` are equivalent and mean no description was supplied."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "description": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdatePlanUpdate(TaggedModel):
-    """A content update for a plan identified by ID.
-    See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[Literal["plan_update"], Field(alias="sessionUpdate")] = "plan_update"
-
-    plan: PlanUpdateContent
-    """The updated plan content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateSessionInfoUpdate(TaggedModel):
-    """Session metadata has been updated (title, timestamps, custom metadata)"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["session_info_update"],
-        Field(alias="sessionUpdate"),
-    ] = "session_info_update"
-
-    title: StrictStr | None = None
-    """Human-readable title for the session. Set to null to clear."""
-
-    updated_at: Annotated[StrictStr | None, Field(alias="updatedAt")] = None
-    """RFC 3339 timestamp of last activity. Set to null to clear."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "updatedAt": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateTerminalOutputChunk(TaggedModel):
-    """A chunk of bytes appended to an agent-owned terminal's output."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["terminal_output_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "terminal_output_chunk"
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The terminal receiving these bytes."""
-
-    data: StrictStr
-    """Independently base64-encoded terminal output bytes."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateTerminalUpdate(TaggedModel):
-    """An agent-owned terminal has been created or updated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["terminal_update"],
-        Field(alias="sessionUpdate"),
-    ] = "terminal_update"
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """Unique identifier for this terminal within the session."""
-
-    command: StrictStr | None = None
-    """The command being run."""
-
-    cwd: AbsolutePath | None = None
-    """The absolute working directory of the command."""
-
-    output: TerminalOutput | None = None
-    """An authoritative replacement snapshot of terminal output bytes."""
-
-    exit_status: Annotated[TerminalExitStatus | None, Field(alias="exitStatus")] = None
-    """Exit information. A concrete object marks the terminal as exited."""
-
-    size: TerminalSize | None = None
-    """The terminal size the command runs with, when known.
-
-Clients can render output at this size so that column layouts, progress bars,
-and cursor-positioned output display as the program wrote them."""
-
-    capabilities: TerminalCapabilities | None = None
-    """Client-initiated controls this terminal currently supports, such as cancellation.
-
-Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-the whole previous value. A new terminal starts with none."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "command": frozenset(["default_on_error"]),
-        "cwd": frozenset(["default_on_error"]),
-        "output": frozenset(["default_on_error"]),
-        "exitStatus": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "capabilities": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateToolCallContentChunk(TaggedModel):
-    """A chunk of tool-call content being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["tool_call_content_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "tool_call_content_chunk"
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the tool call this content belongs to."""
-
-    content: ToolCallContent
-    """A single item of content produced by the tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateToolCallUpdate(TaggedModel):
-    """A tool call has been created or updated."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["tool_call_update"],
-        Field(alias="sessionUpdate"),
-    ] = "tool_call_update"
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """Unique identifier for this tool call within the session."""
-
-    name: StrictStr | None = None
-    """Programmatic name of the tool being invoked.
-
-This field is optional and has patch semantics. Omission means no
-change, `null` clears the name, and a string replaces it. For a tool
-call ID the client has not seen before, omission or `null` means that no
-tool name is available."""
-
-    title: StrictStr | None = None
-    """Human-readable title describing what the tool is doing.
-
-Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-A new tool call starts without a title."""
-
-    kind: ToolKind | None = None
-    """The category of tool being invoked.
-Helps clients choose appropriate icons and UI treatment.
-
-Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-A new tool call starts as `other`."""
-
-    status: ToolCallStatus | None = None
-    """Current execution status of the tool call.
-
-Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-replaces it. A new tool call starts as `pending`."""
-
-    content: Items[ToolCallContent] | None = None
-    """Content produced by the tool call."""
-
-    locations: Items[ToolCallLocation] | None = None
-    """File locations affected by this tool call.
-Enables "follow-along" features in clients."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Raw input parameters sent to the tool."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Raw output returned by the tool."""
-
-    capabilities: ToolCallCapabilities | None = None
-    """Client-initiated controls this tool call currently supports, such as cancellation.
-
-Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-the whole previous value. A new tool call starts with none."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "name": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "capabilities": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateUsageUpdate(TaggedModel):
-    """Context window and cost update for the session."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["usage_update"],
-        Field(alias="sessionUpdate"),
-    ] = "usage_update"
-
-    used: Annotated[int, Integer(ge=0)]
-    """Tokens currently in context."""
-
-    size: Annotated[int, Integer(ge=0)]
-    """Total context window size in tokens."""
-
-    cost: Cost | None = None
-    """Cumulative session cost.
-
-Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cost": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateUserMessage(TaggedModel):
-    """A user message has been created or updated.
-
-    Agents can send this when they accept or replay a user message. When a
-    client receives another `user_message` update with the same `messageId`,
-    fields in the new update patch the previous fields for that message."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["user_message"],
-        Field(alias="sessionUpdate"),
-    ] = "user_message"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateUserMessageChunk(TaggedModel):
-    """A chunk of the user's message being streamed."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["session_update"])
-
-    session_update: Annotated[
-        Literal["user_message_chunk"],
-        Field(alias="sessionUpdate"),
-    ] = "user_message_chunk"
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message this chunk belongs to.
-
-All chunks belonging to the same message share the same `messageId`.
-Chunks for different messages can interleave."""
-
-    content: ContentBlock
-    """A single item of content"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SetSessionConfigOptionRequestBase(AcpModel):
-    """Request parameters for setting a session configuration option.
-
-    Agents MUST support this method for any session where they advertise config options.
-    Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-    configuration unchanged.
-
-    See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session to set the configuration option for."""
-
-    config_id: Annotated[SessionConfigId, Field(alias="configId")]
-    """The ID of the configuration option to set."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SetSessionConfigOptionRequestBoolean(SetSessionConfigOptionRequestBase, TaggedModel):
-    """A boolean value (`type: "boolean"`)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["boolean"] = "boolean"
-
-    value: StrictBool
-    """The boolean value."""
-
-
-class SetSessionConfigOptionRequestId(SetSessionConfigOptionRequestBase, TaggedModel):
-    """A `SessionConfigValueId` string value (`type: "id"`)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["id"] = "id"
-
-    value: SessionConfigValueId
-    """The value ID."""
-
-
-class SetSessionConfigOptionResponse(AcpModel):
-    """Response to `session/set_config_option` method."""
-
-    config_options: Annotated[Items[SessionConfigOption], Field(alias="configOptions")]
-    """The full set of configuration options and their current values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "configOptions": frozenset(["skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class StateUpdateIdleCancelled(IdleStateUpdateCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateCancelled.__acp_tags__ | frozenset(
-        ["state"]
+    from ._models.agent_request import (
+        AgentRequest,
+    )
+    from ._models.agent_response import (
+        AgentResponseError,
+        AgentResponseResult,
+        AgentResponse,
+    )
+    from ._models.agent_thought import (
+        AgentThought,
+    )
+    from ._models.annotations import (
+        Annotations,
+    )
+    from ._models.audio_content import (
+        AudioContent,
+    )
+    from ._models.auth_method_agent import (
+        AuthMethodAgent,
+    )
+    from ._models.auth_method_terminal import (
+        AuthMethodTerminal,
+    )
+    from ._models.available_command import (
+        AvailableCommandCommand,
+        UnknownAvailableCommand,
+        AvailableCommand,
+    )
+    from ._models.available_command_input import (
+        AvailableCommandInputText,
+        UnknownAvailableCommandInput,
+        AvailableCommandInput,
+    )
+    from ._models.available_commands_update import (
+        AvailableCommandsUpdate,
+    )
+    from ._models.background_terminal import (
+        BackgroundTerminal,
+    )
+    from ._models.background_tool_call import (
+        BackgroundToolCall,
+    )
+    from ._models.background_work import (
+        BackgroundWorkTerminal,
+        BackgroundWorkToolCall,
+        UnknownBackgroundWork,
+        BackgroundWork,
+    )
+    from ._models.boolean_property_schema import (
+        BooleanPropertySchema,
+    )
+    from ._models.cancel_request_notification import (
+        CancelRequestNotification,
+    )
+    from ._models.cancel_session_notification import (
+        CancelSessionNotification,
+    )
+    from ._models.cancel_terminal_request import (
+        CancelTerminalRequest,
+    )
+    from ._models.cancel_terminal_response import (
+        CancelTerminalResponse,
+    )
+    from ._models.cancel_tool_call_request import (
+        CancelToolCallRequest,
+    )
+    from ._models.cancel_tool_call_response import (
+        CancelToolCallResponse,
+    )
+    from ._models.cancelled_permission_outcome import (
+        CancelledPermissionOutcome,
+    )
+    from ._models.client_notification import (
+        ClientNotification,
+    )
+    from ._models.client_request import (
+        ClientRequest,
+    )
+    from ._models.client_response import (
+        ClientResponseError,
+        ClientResponseResult,
+        ClientResponse,
+    )
+    from ._models.close_session_request import (
+        CloseSessionRequest,
+    )
+    from ._models.close_session_response import (
+        CloseSessionResponse,
+    )
+    from ._models.command import (
+        Command,
+    )
+    from ._models.command_permission_subject import (
+        CommandPermissionSubject,
+    )
+    from ._models.compaction_summary_chunk import (
+        CompactionSummaryChunk,
+    )
+    from ._models.compaction_update import (
+        CompactionUpdate,
+    )
+    from ._models.complete_elicitation_notification import (
+        CompleteElicitationNotification,
+    )
+    from ._models.config_option_update import (
+        ConfigOptionUpdate,
+    )
+    from ._models.content import (
+        Content,
+    )
+    from ._models.content_block import (
+        ContentBlockAudio,
+        ContentBlockImage,
+        ContentBlockResource,
+        ContentBlockResourceLink,
+        ContentBlockText,
+        UnknownContentBlock,
+        ContentBlock,
+    )
+    from ._models.content_chunk import (
+        ContentChunk,
+    )
+    from ._models.cost import (
+        Cost,
+    )
+    from ._models.create_elicitation_request import (
+        CreateElicitationRequestBase,
+        CreateElicitationRequestFormRequest,
+        CreateElicitationRequestFormSession,
+        CreateElicitationRequestForm,
+        CreateElicitationRequestUrlRequest,
+        CreateElicitationRequestUrlSession,
+        CreateElicitationRequestUrl,
+        UnknownCreateElicitationRequestRequest,
+        UnknownCreateElicitationRequestSession,
+        UnknownCreateElicitationRequest,
+        CreateElicitationRequest,
+    )
+    from ._models.create_elicitation_response import (
+        CreateElicitationResponseBase,
+        CreateElicitationResponseAccept,
+        CreateElicitationResponseCancel,
+        CreateElicitationResponseDecline,
+        UnknownCreateElicitationResponse,
+        CreateElicitationResponse,
+    )
+    from ._models.delete_session_request import (
+        DeleteSessionRequest,
+    )
+    from ._models.delete_session_response import (
+        DeleteSessionResponse,
+    )
+    from ._models.diff import (
+        Diff,
+    )
+    from ._models.diff_change import (
+        DiffChangeBase,
+        DiffChangeAdd,
+        DiffChangeCopy,
+        DiffChangeDelete,
+        DiffChangeModify,
+        DiffChangeMove,
+        UnknownDiffChange,
+        DiffChange,
+    )
+    from ._models.diff_patch import (
+        DiffPatch,
+    )
+    from ._models.diff_path_change import (
+        DiffPathChange,
+    )
+    from ._models.diff_path_pair_change import (
+        DiffPathPairChange,
+    )
+    from ._models.elicitation_accept_action import (
+        ElicitationAcceptAction,
+    )
+    from ._models.elicitation_form_mode import (
+        ElicitationFormModeRequest,
+        ElicitationFormModeSession,
+        ElicitationFormMode,
+    )
+    from ._models.elicitation_request_scope import (
+        ElicitationRequestScope,
+    )
+    from ._models.elicitation_schema import (
+        ElicitationPropertySchemaArray,
+        ElicitationPropertySchemaBoolean,
+        ElicitationPropertySchemaInteger,
+        ElicitationPropertySchemaNumber,
+        ElicitationPropertySchemaString,
+        ElicitationSchema,
+        UnknownElicitationPropertySchema,
+        ElicitationPropertySchema,
+    )
+    from ._models.elicitation_session_scope import (
+        ElicitationSessionScope,
+    )
+    from ._models.elicitation_url_mode import (
+        ElicitationUrlModeRequest,
+        ElicitationUrlModeSession,
+        ElicitationUrlMode,
+    )
+    from ._models.embedded_resource import (
+        EmbeddedResource,
+    )
+    from ._models.embedded_resource_resource import (
+        BlobResourceContents,
+        TextResourceContents,
+        EmbeddedResourceResource,
+    )
+    from ._models.enum_option import (
+        EnumOption,
+    )
+    from ._models.env_variable import (
+        EnvVariable,
+    )
+    from ._models.error import (
+        Error,
+    )
+    from ._models.error_stop_reason import (
+        ErrorStopReason,
+    )
+    from ._models.http_header import (
+        HttpHeader,
+    )
+    from ._models.icon import (
+        Icon,
+    )
+    from ._models.idle_state_update import (
+        IdleStateUpdate,
+    )
+    from ._models.idle_state_update_base import (
+        IdleStateUpdateBase,
+    )
+    from ._models.idle_state_update_cancelled import (
+        IdleStateUpdateCancelled,
+    )
+    from ._models.idle_state_update_end_turn import (
+        IdleStateUpdateEndTurn,
+    )
+    from ._models.idle_state_update_error import (
+        IdleStateUpdateError,
+    )
+    from ._models.idle_state_update_max_tokens import (
+        IdleStateUpdateMaxTokens,
+    )
+    from ._models.idle_state_update_max_turn_requests import (
+        IdleStateUpdateMaxTurnRequests,
+    )
+    from ._models.idle_state_update_none import (
+        IdleStateUpdateNone,
+    )
+    from ._models.idle_state_update_refusal import (
+        IdleStateUpdateRefusal,
+    )
+    from ._models.image_content import (
+        ImageContent,
+    )
+    from ._models.implementation import (
+        Implementation,
+    )
+    from ._models.initialize_request import (
+        ClientAuthCapabilities,
+        ClientCapabilities,
+        ElicitationCapabilities,
+        ElicitationFormCapabilities,
+        ElicitationUrlCapabilities,
+        InitializeRequest,
+        TerminalAuthCapabilities,
+    )
+    from ._models.initialize_response import (
+        AgentAuthCapabilities,
+        AgentCapabilities,
+        AuthMethodAgent_,
+        AuthMethodTerminal_,
+        InitializeResponse,
+        McpCapabilities,
+        McpHttpCapabilities,
+        McpStdioCapabilities,
+        PromptAudioCapabilities,
+        PromptCapabilities,
+        PromptEmbeddedContextCapabilities,
+        PromptImageCapabilities,
+        SessionAdditionalDirectoriesCapabilities,
+        SessionCapabilities,
+        SessionDeleteCapabilities,
+        UnknownAuthMethod,
+        AuthMethod,
+    )
+    from ._models.integer_property_schema import (
+        IntegerPropertySchema,
+    )
+    from ._models.list_sessions_request import (
+        ListSessionsRequest,
+    )
+    from ._models.list_sessions_response import (
+        ListSessionsResponse,
+        SessionInfo,
+    )
+    from ._models.login_auth_request import (
+        LoginAuthRequest,
+    )
+    from ._models.login_auth_response import (
+        LoginAuthResponse,
+    )
+    from ._models.logout_auth_request import (
+        LogoutAuthRequest,
+    )
+    from ._models.logout_auth_response import (
+        LogoutAuthResponse,
+    )
+    from ._models.mcp_server import (
+        McpServerHttp_,
+        McpServerStdio_,
+        UnknownMcpServer,
+        McpServer,
+    )
+    from ._models.mcp_server_http import (
+        McpServerHttp,
+    )
+    from ._models.mcp_server_stdio import (
+        McpServerStdio,
+    )
+    from ._models.multi_select_items import (
+        MultiSelectItemsString,
+        TitledMultiSelectItems,
+        MultiSelectItemsNone,
+        UnknownMultiSelectItems,
+        MultiSelectItems,
+    )
+    from ._models.multi_select_property_schema import (
+        MultiSelectPropertySchema,
+    )
+    from ._models.new_session_request import (
+        NewSessionRequest,
+    )
+    from ._models.new_session_response import (
+        NewSessionResponse,
+    )
+    from ._models.notice import (
+        Notice,
+    )
+    from ._models.number_property_schema import (
+        NumberPropertySchema,
+    )
+    from ._models.plan_entry import (
+        PlanEntry,
+    )
+    from ._models.plan_items import (
+        PlanItems,
+    )
+    from ._models.plan_update import (
+        PlanUpdate,
+    )
+    from ._models.plan_update_content import (
+        PlanUpdateContentItems,
+        UnknownPlanUpdateContent,
+        PlanUpdateContent,
+    )
+    from ._models.prompt_request import (
+        PromptRequest,
+    )
+    from ._models.prompt_response import (
+        PromptResponse,
+    )
+    from ._models.replay_from_start import (
+        ReplayFromStart,
+    )
+    from ._models.request_permission_request import (
+        PermissionOption,
+        RequestPermissionRequest,
+        RequestPermissionSubjectCommand,
+        RequestPermissionSubjectToolCall,
+        UnknownRequestPermissionSubject,
+        RequestPermissionSubject,
+    )
+    from ._models.request_permission_response import (
+        RequestPermissionOutcomeCancelled,
+        RequestPermissionOutcomeSelected,
+        RequestPermissionResponse,
+        UnknownRequestPermissionOutcome,
+        RequestPermissionOutcome,
+    )
+    from ._models.requires_action_state_update import (
+        RequiresActionStateUpdate,
+    )
+    from ._models.resource_link import (
+        ResourceLink,
+    )
+    from ._models.resume_session_request import (
+        ReplayFromStart_,
+        ResumeSessionRequest,
+        UnknownReplayFrom,
+        ReplayFrom,
+    )
+    from ._models.resume_session_response import (
+        ResumeSessionResponse,
+    )
+    from ._models.running_state_update import (
+        RunningStateUpdate,
+    )
+    from ._models.scalars import (
+        AbsolutePath,
+        AuthMethodId,
+        CompactionId,
+        ElicitationContentValue,
+        ElicitationId,
+        ErrorCode,
+        ErrorData,
+        ExtNotification,
+        ExtRequest,
+        ExtResponse,
+        MediaType,
+        MessageId,
+        PermissionOptionId,
+        PlanId,
+        ProtocolVersion,
+        RequestId,
+        SessionConfigGroupId,
+        SessionConfigId,
+        SessionConfigValueId,
+        SessionId,
+        SessionListCursor,
+        TerminalId,
+        ToolCallId,
+    )
+    from ._models.selected_permission_outcome import (
+        SelectedPermissionOutcome,
+    )
+    from ._models.session_config_boolean import (
+        SessionConfigBoolean,
+    )
+    from ._models.session_config_option import (
+        SessionConfigOptionBase,
+        SessionConfigOptionBoolean,
+        SessionConfigOptionSelect,
+        UnknownSessionConfigOption,
+        SessionConfigOption,
+    )
+    from ._models.session_config_select import (
+        SessionConfigSelect,
+    )
+    from ._models.session_config_select_options import (
+        SessionConfigSelectGroup,
+        SessionConfigSelectOption,
+        SessionConfigSelectOptions,
+    )
+    from ._models.session_info_update import (
+        SessionInfoUpdate,
+    )
+    from ._models.session_not_found_error_data import (
+        SessionNotFoundErrorData,
+    )
+    from ._models.set_session_config_option_request import (
+        SetSessionConfigOptionRequestBase,
+        SetSessionConfigOptionRequestBoolean,
+        SetSessionConfigOptionRequestId,
+        UnknownSetSessionConfigOptionRequest,
+        SetSessionConfigOptionRequest,
+    )
+    from ._models.set_session_config_option_response import (
+        SetSessionConfigOptionResponse,
+    )
+    from ._models.state_update import (
+        StateUpdateIdle,
+        StateUpdate,
+    )
+    from ._models.state_update_idle_cancelled import (
+        StateUpdateIdleCancelled,
+    )
+    from ._models.state_update_idle_end_turn import (
+        StateUpdateIdleEndTurn,
+    )
+    from ._models.state_update_idle_error import (
+        StateUpdateIdleError,
+    )
+    from ._models.state_update_idle_max_tokens import (
+        StateUpdateIdleMaxTokens,
+    )
+    from ._models.state_update_idle_max_turn_requests import (
+        StateUpdateIdleMaxTurnRequests,
+    )
+    from ._models.state_update_idle_none import (
+        StateUpdateIdleNone,
+    )
+    from ._models.state_update_idle_refusal import (
+        StateUpdateIdleRefusal,
+    )
+    from ._models.state_update_requires_action import (
+        StateUpdateRequiresAction,
+    )
+    from ._models.state_update_running import (
+        StateUpdateRunning,
+    )
+    from ._models.string_multi_select_items import (
+        StringMultiSelectItems,
+    )
+    from ._models.string_property_schema import (
+        StringPropertySchema,
+    )
+    from ._models.terminal import (
+        Terminal,
+    )
+    from ._models.terminal_capabilities import (
+        TerminalCancelCapabilities,
+        TerminalCapabilities,
+    )
+    from ._models.terminal_exit_status import (
+        TerminalExitStatus,
+    )
+    from ._models.terminal_output import (
+        TerminalOutput,
+    )
+    from ._models.terminal_output_chunk import (
+        TerminalOutputChunk,
+    )
+    from ._models.terminal_size import (
+        TerminalSize,
+    )
+    from ._models.terminal_update import (
+        TerminalUpdate,
+    )
+    from ._models.text_command_input import (
+        TextCommandInput,
+    )
+    from ._models.text_content import (
+        TextContent,
+    )
+    from ._models.tool_call_capabilities import (
+        ToolCallCancelCapabilities,
+        ToolCallCapabilities,
+    )
+    from ._models.tool_call_content import (
+        ToolCallContentContent,
+        ToolCallContentDiff,
+        ToolCallContentTerminal,
+        UnknownToolCallContent,
+        ToolCallContent,
+    )
+    from ._models.tool_call_content_chunk import (
+        ToolCallContentChunk,
+    )
+    from ._models.tool_call_location import (
+        ToolCallLocation,
+    )
+    from ._models.tool_call_permission_subject import (
+        ToolCallPermissionSubject,
+    )
+    from ._models.tool_call_update import (
+        ToolCallUpdate,
+    )
+    from ._models.unknown_idle_state_update import (
+        UnknownIdleStateUpdate,
+    )
+    from ._models.unknown_state_update import (
+        UnknownStateUpdate,
+    )
+    from ._models.unknown_state_update_idle import (
+        UnknownStateUpdateIdle,
+    )
+    from ._models.unsupported_protocol_version_error_data import (
+        UnsupportedProtocolVersionErrorData,
+    )
+    from ._models.update_session_notification import (
+        SessionUpdateAgentMessage,
+        SessionUpdateAgentMessageChunk,
+        SessionUpdateAgentThought,
+        SessionUpdateAgentThoughtChunk,
+        SessionUpdateAvailableCommandsUpdate,
+        SessionUpdateCompactionSummaryChunk,
+        SessionUpdateCompactionUpdate,
+        SessionUpdateConfigOptionUpdate,
+        SessionUpdateNotice,
+        SessionUpdatePlanUpdate,
+        SessionUpdateSessionInfoUpdate,
+        SessionUpdateTerminalOutputChunk,
+        SessionUpdateTerminalUpdate,
+        SessionUpdateToolCallContentChunk,
+        SessionUpdateToolCallUpdate,
+        SessionUpdateUsageUpdate,
+        SessionUpdateUserMessage,
+        SessionUpdateUserMessageChunk,
+        SessionUpdateStateUpdateIdleCancelled,
+        SessionUpdateStateUpdateIdleEndTurn,
+        SessionUpdateStateUpdateIdleError,
+        SessionUpdateStateUpdateIdleMaxTokens,
+        SessionUpdateStateUpdateIdleMaxTurnRequests,
+        SessionUpdateStateUpdateIdleNone,
+        SessionUpdateStateUpdateIdleRefusal,
+        SessionUpdateStateUpdateRequiresAction,
+        SessionUpdateStateUpdateRunning,
+        UnknownSessionUpdate,
+        UnknownSessionUpdateStateUpdate,
+        UnknownSessionUpdateStateUpdateIdle,
+        SessionUpdateStateUpdateIdle,
+        SessionUpdateStateUpdate,
+        SessionUpdate,
+        UpdateSessionNotification,
+    )
+    from ._models.usage_update import (
+        UsageUpdate,
+    )
+    from ._models.user_message import (
+        UserMessage,
     )
 
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleEndTurn(IdleStateUpdateEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateEndTurn.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleError(IdleStateUpdateError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateError.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateMaxTokens.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleMaxTurnRequests(IdleStateUpdateMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        IdleStateUpdateMaxTurnRequests.__acp_tags__ | frozenset(["state"])
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleNone(IdleStateUpdateNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateNone.__acp_tags__ | frozenset(["state"])
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateIdleRefusal(IdleStateUpdateRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = IdleStateUpdateRefusal.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateRequiresAction(TaggedModel):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["requires_action"] = "requires_action"
-
-    background: Items[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StateUpdateRunning(TaggedModel):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["state"])
-
-    state: Literal["running"] = "running"
-
-    background: Items[BackgroundWork] | None = None
-    """Work running independently of foreground work, as a complete snapshot.
-
-Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
-background work, not that nothing is running. `[]` means no background work is
-running. An Agent that reports background work MUST include it on every state
-update for the session. A malformed list is treated as not reported.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "background": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class SessionUpdateStateUpdateRunning(StateUpdateRunning):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class StringMultiSelectItems(AcpModel):
-    """String item schema for multi-select enum properties."""
-
-    enum: Annotated[Items[StrictStr], Field(min_length=1)]
-    """Allowed enum values. Must contain at least one value."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class StringPropertySchema(AcpModel):
-    """Schema for string properties in an elicitation form.
-
-    When `enum` or `oneOf` is set, this represents a single-select enum
-    with `"type": "string"`."""
-
-    title: StrictStr | None = None
-    """Optional title for the property.
-
-Optional. Omitted and `null` are equivalent and mean no title is provided."""
-
-    description: StrictStr | None = None
-    """Human-readable description.
-
-Optional. Omitted and `null` are equivalent and mean no description is provided."""
-
-    min_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="minLength")] = None
-    """Minimum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
-
-    max_length: Annotated[Annotated[int, Integer(ge=0)] | None, Field(alias="maxLength")] = None
-    """Maximum string length.
-
-Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
-
-    pattern: StrictStr | None = None
-    """Pattern the string must match, in ECMA-262 regular expression syntax.
-
-Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
-
-    format: StringFormat | None = None
-    """String format.
-
-Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
-
-    default: StrictStr | None = None
-    """Default value.
-
-Optional. Omitted and `null` are equivalent and mean no default value is provided."""
-
-    enum: Annotated[Items[StrictStr], Field(min_length=1)] | None = None
-    """Enum values for untitled single-select enums.
-Must contain at least one value when present.
-Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-declared by `enum`."""
-
-    one_of: Annotated[
-        Annotated[Items[EnumOption], Field(min_length=1)] | None,
-        Field(alias="oneOf"),
-    ] = None
-    """Titled enum options for titled single-select enums.
-Must contain at least one option when present.
-Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-declared by `oneOf`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "title": frozenset(["default_on_error"]),
-        "description": frozenset(["default_on_error"]),
-        "default": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class Terminal(AcpModel):
-    """A display-only reference to an agent-owned terminal.
-
-    Terminal state and output are delivered separately through
-    `terminal_update` and `terminal_output_chunk` session updates."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to display."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalAuthCapabilities(AcpModel):
-    """Capabilities for terminal authentication methods.
-
-    Supplying `{}` means the client can reproduce the configured agent
-    invocation in an interactive terminal and supports terminal authentication
-    methods."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalCancelCapabilities(AcpModel):
-    """Capability to cancel a terminal with `terminal/cancel`.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalCapabilities(AcpModel):
-    """Client-initiated controls a terminal currently supports.
-
-    A malformed value falls back to no controls, so the Client never sends a request the
-    Agent did not advertise.
-
-    See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
-    """
-
-    cancel: TerminalCancelCapabilities | None = None
-    """Permits the Client to cancel this terminal with `terminal/cancel`.
-
-Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cancel": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalExitStatus(AcpModel):
-    """Exit information for an agent-owned terminal.
-
-    The presence of this object marks the terminal as exited, even when neither
-    an exit code nor a signal is known."""
-
-    exit_code: Annotated[JsonInt | None, Field(alias="exitCode")] = None
-    """Process exit code as the platform reports it, when known. Negative values are
-allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
-
-    signal: StrictStr | None = None
-    """Signal that terminated the process, when known.
-
-Agents should use the conventional platform signal name. POSIX examples
-include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
-platform-specific name. Omitted and `null` are equivalent."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "exitCode": frozenset(["default_on_error"]),
-        "signal": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-TerminalId: TypeAlias = StrictStr
-"""Unique identifier for an agent-owned terminal within a session."""
-
-
-class TerminalOutput(AcpModel):
-    """An authoritative replacement snapshot of terminal output bytes."""
-
-    data: StrictStr
-    """Base64-encoded replacement terminal output bytes."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalOutputChunk(AcpModel):
-    """A chunk of bytes appended to an agent-owned terminal's output."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The terminal receiving these bytes."""
-
-    data: StrictStr
-    """Independently base64-encoded terminal output bytes."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalSize(AcpModel):
-    """The size of an agent-owned terminal in character cells."""
-
-    cols: Annotated[int, Integer(ge=1, le=65535)]
-    """Number of columns."""
-
-    rows: Annotated[int, Integer(ge=1, le=65535)]
-    """Number of rows."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TerminalUpdate(AcpModel):
-    """An upsert for the stored state of an agent-owned terminal.
-
-    Only `terminalId` is required. Other fields have patch
-    semantics: omitted fields leave the stored value unchanged, `null` clears
-    it, and concrete values replace it. A concrete `_meta` object instead
-    patches the stored metadata by top-level key. When the terminal ID is new,
-    omitted fields start unknown."""
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """Unique identifier for this terminal within the session."""
-
-    command: StrictStr | None = None
-    """The command being run."""
-
-    cwd: AbsolutePath | None = None
-    """The absolute working directory of the command."""
-
-    output: TerminalOutput | None = None
-    """An authoritative replacement snapshot of terminal output bytes."""
-
-    exit_status: Annotated[TerminalExitStatus | None, Field(alias="exitStatus")] = None
-    """Exit information. A concrete object marks the terminal as exited."""
-
-    size: TerminalSize | None = None
-    """The terminal size the command runs with, when known.
-
-Clients can render output at this size so that column layouts, progress bars,
-and cursor-positioned output display as the program wrote them."""
-
-    capabilities: TerminalCapabilities | None = None
-    """Client-initiated controls this terminal currently supports, such as cancellation.
-
-Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-the whole previous value. A new terminal starts with none."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "command": frozenset(["default_on_error"]),
-        "cwd": frozenset(["default_on_error"]),
-        "output": frozenset(["default_on_error"]),
-        "exitStatus": frozenset(["default_on_error"]),
-        "size": frozenset(["default_on_error"]),
-        "capabilities": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TextCommandInput(AcpModel):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: StrictStr
-    """A hint to display when the input hasn't been provided yet"""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TextContent(AcpModel):
-    """Text provided to or from an LLM."""
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    annotations: Annotations | None = None
-    """Optional annotations that help clients decide how to display or route this content.
-
-Omitted and `null` are equivalent and mean no annotations are provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "annotations": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class TextResourceContents(AcpModel):
-    """Text-based resource contents."""
-
-    text: StrictStr
-    """Text payload carried by this content block."""
-
-    uri: StrictStr
-    """URI associated with this resource or media payload."""
-
-    mime_type: Annotated[MediaType | None, Field(alias="mimeType")] = None
-    """MIME type describing the encoded media payload.
-
-Omitted and `null` are equivalent and mean the MIME type is not specified."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "mimeType": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-EmbeddedResourceResource: TypeAlias = Annotated[
-    TextResourceContents | BlobResourceContents,
-    STRICT_FIRST,
-]
-"""Resource content that can be embedded in a message."""
-
-
-class TitledMultiSelectItems(AcpModel):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: Annotated[Annotated[Items[EnumOption], Field(min_length=1)], Field(alias="anyOf")]
-    """Titled enum options. Must contain at least one option."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
-    """Titled multi-select items with human-readable labels.
-
-    As in MCP, titled items omit `type` and are identified by `anyOf`."""
-
-
-class ToolCallCancelCapabilities(AcpModel):
-    """Capability to cancel a tool call with `tool_call/cancel`.
-
-    Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallCapabilities(AcpModel):
-    """Client-initiated controls a tool call currently supports.
-
-    A malformed value falls back to no controls, so the Client never sends a request the
-    Agent did not advertise.
-
-    See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
-    """
-
-    cancel: ToolCallCancelCapabilities | None = None
-    """Permits the Client to cancel this tool call with `tool_call/cancel`.
-
-Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
-means supported. Agents SHOULD stop advertising it once the tool call reaches a final status."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cancel": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentChunk(AcpModel):
-    """A streamed item of tool-call content.
-
-    Tool-call content chunks append one `ToolCallContent` item to the current
-    content for the matching `toolCallId`. Agents can send a `tool_call_update`
-    with `content` when they need to replace the whole content collection
-    instead."""
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """The ID of the tool call this content belongs to."""
-
-    content: ToolCallContent
-    """A single item of content produced by the tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-This metadata is scoped to the chunk and does not patch stored metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentContent(TaggedModel):
-    """Standard content block (text, images, resources)."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["content"] = "content"
-
-    content: ContentBlock
-    """The actual content block."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentDiff(TaggedModel):
-    """File modification shown as a diff."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["diff"] = "diff"
-
-    changes: Items[DiffChange]
-    """Structured file changes described by this diff.
-
-Clients can use this field without parsing patch text to determine affected paths."""
-
-    patch: DiffPatch | None = None
-    """Renderable patch text for some or all of the structured changes.
-
-Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
-equivalent and mean no renderable patch text was provided."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "changes": frozenset(["skip_invalid_items"]),
-        "patch": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallContentTerminal(TaggedModel):
-    """A display-only reference to an agent-owned terminal."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["terminal"] = "terminal"
-
-    terminal_id: Annotated[TerminalId, Field(alias="terminalId")]
-    """The ID of the terminal to display."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-ToolCallId: TypeAlias = StrictStr
-"""Unique identifier for a tool call within a session."""
-
-
-class ToolCallLocation(AcpModel):
-    """A file location being accessed or modified by a tool.
-
-    Enables clients to implement "follow-along" features that track
-    which files the agent is working with in real-time.
-
-    See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent)
-    """
-
-    path: AbsolutePath
-    """The absolute file path being accessed or modified."""
-
-    line: Annotated[int, Integer(ge=1)] | None = None
-    """Optional 1-based line number within the file. Omitted and `null` are equivalent and
-mean no specific line. `0` is invalid."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "line": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallPermissionSubject(AcpModel):
-    """Permission request details for a tool call."""
-
-    tool_call: Annotated[ToolCallUpdate, Field(alias="toolCall")]
-    """Details about the tool call requiring permission.
-
-Clients apply this to their stored tool call exactly like a `tool_call_update`
-notification, in the order it was received, before showing the prompt. A first-seen
-`toolCallId` creates the tool call."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class ToolCallUpdate(AcpModel):
-    """Represents an upsert for a tool call that the language model has requested.
-
-    Tool calls are actions that the agent executes on behalf of the language model,
-    such as reading files, executing code, or fetching data from external sources.
-
-    Only `toolCallId` is required. Other fields have patch semantics:
-    omitted fields leave the existing tool call value unchanged, `null` clears or
-    unsets the value, and concrete values replace the previous value. For
-    collection fields, concrete arrays replace the previous collection, and both
-    `null` and `[]` clear the collection. A concrete `_meta` object instead
-    patches the stored metadata by top-level key. When a client receives a tool
-    call ID it has not seen before, omitted fields start at their protocol defaults.
-
-    See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls)"""
-
-    tool_call_id: Annotated[ToolCallId, Field(alias="toolCallId")]
-    """Unique identifier for this tool call within the session."""
-
-    name: StrictStr | None = None
-    """Programmatic name of the tool being invoked.
-
-This field is optional and has patch semantics. Omission means no
-change, `null` clears the name, and a string replaces it. For a tool
-call ID the client has not seen before, omission or `null` means that no
-tool name is available."""
-
-    title: StrictStr | None = None
-    """Human-readable title describing what the tool is doing.
-
-Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
-A new tool call starts without a title."""
-
-    kind: ToolKind | None = None
-    """The category of tool being invoked.
-Helps clients choose appropriate icons and UI treatment.
-
-Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
-A new tool call starts as `other`."""
-
-    status: ToolCallStatus | None = None
-    """Current execution status of the tool call.
-
-Omission leaves the status unchanged, `null` resets it to `pending`, and a value
-replaces it. A new tool call starts as `pending`."""
-
-    content: Items[ToolCallContent] | None = None
-    """Content produced by the tool call."""
-
-    locations: Items[ToolCallLocation] | None = None
-    """File locations affected by this tool call.
-Enables "follow-along" features in clients."""
-
-    raw_input: Annotated[Any, Field(alias="rawInput")] = None
-    """Raw input parameters sent to the tool."""
-
-    raw_output: Annotated[Any, Field(alias="rawOutput")] = None
-    """Raw output returned by the tool."""
-
-    capabilities: ToolCallCapabilities | None = None
-    """Client-initiated controls this tool call currently supports, such as cancellation.
-
-Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
-the whole previous value. A new tool call starts with none."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "name": frozenset(["default_on_error"]),
-        "title": frozenset(["default_on_error"]),
-        "kind": frozenset(["default_on_error"]),
-        "status": frozenset(["default_on_error"]),
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "locations": frozenset(["default_on_error", "skip_invalid_items"]),
-        "rawInput": frozenset(["default_on_error"]),
-        "rawOutput": frozenset(["default_on_error"]),
-        "capabilities": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UnknownAuthMethod(TaggedModel):
-    """Custom or future authentication method.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this method type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding initialization
-    data, and otherwise ignore the method or display it generically."""
-
-    type: Annotated[AuthMethodTag, NOT_KNOWN_TAG]
-
-    method_id: Annotated[AuthMethodId, Field(alias="methodId")]
-    """Unique identifier for this authentication method."""
-
-    name: StrictStr
-    """Human-readable name of the authentication method."""
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[AuthMethodTerminal_, Tag("terminal")]
-    | Annotated[AuthMethodAgent_, Tag("agent")]
-    | Annotated[UnknownAuthMethod, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "terminal",
-                    "agent",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-class UnknownAvailableCommand(TaggedModel):
-    """Custom or future command kind.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this command type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the command or display it as a plain
-    command using its `name` and `description`."""
-
-    type: Annotated[AvailableCommandTag, NOT_KNOWN_TAG]
-
-    name: StrictStr
-    """Command name without the leading `/`. MUST NOT contain whitespace and MUST be unique
-within the command list."""
-
-    description: StrictStr
-    """Human-readable description of what the command does."""
-
-
-AvailableCommand: TypeAlias = Annotated[
-    Annotated[AvailableCommandCommand, Tag("command")]
-    | Annotated[UnknownAvailableCommand, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "command",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A command the agent advertises to the client.
-
-The `type` field acts as the discriminator in the serialized JSON form."""
-
-
-class UnknownAvailableCommandInput(TaggedModel):
-    """Custom or future command input specification.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this input type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding command
-    metadata, and otherwise ignore the input specification or display the
-    command without structured input."""
-
-    type: Annotated[AvailableCommandInputTag, NOT_KNOWN_TAG]
-
-
-AvailableCommandInput: TypeAlias = Annotated[
-    Annotated[AvailableCommandInputText, Tag("text")]
-    | Annotated[UnknownAvailableCommandInput, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "text",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""The input specification for a command."""
-
-
-class UnknownBackgroundWork(TaggedModel):
-    """Custom or future background work.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    An unknown item still means background work is running, even when the Client
-    cannot show what it is."""
-
-    type: Annotated[BackgroundWorkTag, NOT_KNOWN_TAG]
-
-
-BackgroundWork: TypeAlias = Annotated[
-    Annotated[BackgroundWorkTerminal, Tag("terminal")]
-    | Annotated[BackgroundWorkToolCall, Tag("tool_call")]
-    | Annotated[UnknownBackgroundWork, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "terminal",
-                    "tool_call",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""One piece of work running independently of the session's foreground work.
-
-Items reference entities the Client already tracks. The Agent MUST announce each item
-before the first snapshot that lists it, and MUST report a terminal's `exitStatus` or a
-tool call's final status before the snapshot that removes it. Each piece of work is
-listed once: process-backed work is listed as its terminal, not also as its tool call.
-
-See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)"""
-
-
-class UnknownContentBlock(TaggedModel):
-    """Custom or future content block.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content block type should preserve
-    the raw payload when storing, replaying, proxying, or forwarding content,
-    and otherwise ignore it or display it generically. Agents MUST reject a
-    `session/prompt` request with a content block type they do not support
-    with `-32602`."""
-
-    type: Annotated[ContentBlockTag, NOT_KNOWN_TAG]
-
-
-ContentBlock: TypeAlias = Annotated[
-    Annotated[ContentBlockText, Tag("text")]
-    | Annotated[ContentBlockImage, Tag("image")]
-    | Annotated[ContentBlockAudio, Tag("audio")]
-    | Annotated[ContentBlockResourceLink, Tag("resource_link")]
-    | Annotated[ContentBlockResource, Tag("resource")]
-    | Annotated[UnknownContentBlock, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "text",
-                    "image",
-                    "audio",
-                    "resource_link",
-                    "resource",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Content blocks represent displayable information in the Agent Client Protocol.
-
-Content blocks appear in:
-- User prompts sent via `session/prompt`
-- Language model output reported through `session/update` notifications as
-  message updates or streamed chunks
-- Progress updates and results from tool calls
-
-This structure is compatible with the Model Context Protocol (MCP), so agents can
-forward content from MCP tool outputs without transformation.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)"""
-
-
-class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
-    """Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode."""
-
-    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
-
-    request_id: Annotated[RequestId, Field(alias="requestId")]
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class UnknownCreateElicitationRequestSession(CreateElicitationRequestBase, TaggedModel):
-    """Custom or future elicitation mode.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this mode should preserve the raw payload
-    when storing, replaying, proxying, or forwarding elicitation requests.
-    They MUST NOT render it as a known elicitation mode."""
-
-    mode: Annotated[CreateElicitationRequestTag, NOT_KNOWN_TAG]
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The session this elicitation is tied to."""
-
-    tool_call_id: Annotated[ToolCallId | None, Field(alias="toolCallId")] = None
-    """Optional tool call within the session.
-
-Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
-session without a specific tool call."""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-        "toolCallId": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-UnknownCreateElicitationRequest: TypeAlias = Annotated[
-    UnknownCreateElicitationRequestSession | UnknownCreateElicitationRequestRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""Custom or future elicitation mode.
-
-Values beginning with `_` are reserved for implementation-specific
-extensions. Unknown values that do not begin with `_` are reserved for
-future ACP variants.
-
-Clients that do not understand this mode should preserve the raw payload
-when storing, replaying, proxying, or forwarding elicitation requests.
-They MUST NOT render it as a known elicitation mode."""
-
-
-CreateElicitationRequest: TypeAlias = Annotated[
-    Annotated[CreateElicitationRequestForm, Tag("form")]
-    | Annotated[CreateElicitationRequestUrl, Tag("url")]
-    | Annotated[UnknownCreateElicitationRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "mode",
-            "mode",
-            frozenset(
-                [
-                    "form",
-                    "url",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request from the agent to elicit structured user input.
-
-The agent sends this to the client to request information from the user,
-either via a form or by directing them to a URL.
-Elicitations are tied to a session (optionally a tool call) or a request.
-
-A session-scoped request follows the aggregate foreground-state contract:
-agents SHOULD report `requires_action` when the whole foreground workflow is
-blocked on user action. Once reported, they MUST report `running` when progress
-resumes, or `idle` if work ends without resuming. Independent background requests
-and request-scoped elicitations do not themselves change session state.
-Accepting a URL does not mean the external interaction completed.
-
-Agents SHOULD cancel pending elicitations no longer needed by cancelled work.
-The request's scope alone does not establish that dependency.
-
-See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)"""
-
-
-class UnknownCreateElicitationResponse(CreateElicitationResponseBase, TaggedModel):
-    """Custom or future elicitation action.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this action should preserve the raw
-    payload when storing, replaying, proxying, or forwarding elicitation
-    responses, and otherwise MUST handle it as `cancel`."""
-
-    action: Annotated[CreateElicitationResponseTag, NOT_KNOWN_TAG]
-
-
-CreateElicitationResponse: TypeAlias = Annotated[
-    Annotated[CreateElicitationResponseAccept, Tag("accept")]
-    | Annotated[CreateElicitationResponseDecline, Tag("decline")]
-    | Annotated[CreateElicitationResponseCancel, Tag("cancel")]
-    | Annotated[UnknownCreateElicitationResponse, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "action",
-            "action",
-            frozenset(
-                [
-                    "accept",
-                    "decline",
-                    "cancel",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Response from the client to an elicitation request."""
-
-
-class UnknownDiffChange(DiffChangeBase, TaggedModel):
-    """Custom or future file operation.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
-
-    operation: Annotated[DiffChangeTag, NOT_KNOWN_TAG]
-
-
-DiffChange: TypeAlias = Annotated[
-    Annotated[DiffChangeAdd, Tag("add")]
-    | Annotated[DiffChangeDelete, Tag("delete")]
-    | Annotated[DiffChangeModify, Tag("modify")]
-    | Annotated[DiffChangeMove, Tag("move")]
-    | Annotated[DiffChangeCopy, Tag("copy")]
-    | Annotated[UnknownDiffChange, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "operation",
-            "operation",
-            frozenset(
-                [
-                    "add",
-                    "delete",
-                    "modify",
-                    "move",
-                    "copy",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""One file-level change described by a `Diff`.
-
-Structured change metadata lets clients identify affected files and
-operations without parsing the text patch."""
-
-
-class UnknownElicitationPropertySchema(TaggedModel):
-    """Custom or future elicitation property schema.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this property schema type should preserve
-    the raw schema when storing, replaying, proxying, or forwarding
-    elicitation requests. They MUST NOT render it as a known input control."""
-
-    type: Annotated[ElicitationPropertySchemaTag, NOT_KNOWN_TAG]
-
-
-ElicitationPropertySchema: TypeAlias = Annotated[
-    Annotated[ElicitationPropertySchemaString, Tag("string")]
-    | Annotated[ElicitationPropertySchemaNumber, Tag("number")]
-    | Annotated[ElicitationPropertySchemaInteger, Tag("integer")]
-    | Annotated[ElicitationPropertySchemaBoolean, Tag("boolean")]
-    | Annotated[ElicitationPropertySchemaArray, Tag("array")]
-    | Annotated[UnknownElicitationPropertySchema, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "string",
-                    "number",
-                    "integer",
-                    "boolean",
-                    "array",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Property schema for elicitation form fields.
-
-Each variant corresponds to a JSON Schema `"type"` value.
-Single-select enums use `type: "string"` with `enum` or `oneOf` set.
-Multi-select enums use `type: "array"`."""
-
-
-class UnknownIdleStateUpdate(IdleStateUpdateBase, TaggedModel):
-    """Custom or future stop reason.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants."""
-
-    stop_reason: Annotated[StopReason, NOT_KNOWN_TAG, Field(alias="stopReason")]
-
-
-IdleStateUpdate: TypeAlias = Annotated[
-    Annotated[IdleStateUpdateEndTurn, Tag("end_turn")]
-    | Annotated[IdleStateUpdateMaxTokens, Tag("max_tokens")]
-    | Annotated[IdleStateUpdateMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[IdleStateUpdateRefusal, Tag("refusal")]
-    | Annotated[IdleStateUpdateCancelled, Tag("cancelled")]
-    | Annotated[IdleStateUpdateError, Tag("error")]
-    | Annotated[IdleStateUpdateNone, Tag(NONE_TAG)]
-    | Annotated[UnknownIdleStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                [
-                    "end_turn",
-                    "max_tokens",
-                    "max_turn_requests",
-                    "refusal",
-                    "cancelled",
-                    "error",
-                ]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-class UnknownMcpServer(TaggedModel):
-    """Custom or future MCP server transport configuration.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this transport should preserve the raw
-    payload when storing, replaying, proxying, or forwarding session setup
-    data. Agents MUST reject a request with a transport they do not support
-    with `-32602`."""
-
-    type: Annotated[McpServerTag, NOT_KNOWN_TAG]
-
-
-McpServer: TypeAlias = Annotated[
-    Annotated[McpServerHttp_, Tag("http")]
-    | Annotated[McpServerStdio_, Tag("stdio")]
-    | Annotated[UnknownMcpServer, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "http",
-                    "stdio",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Configuration for connecting to an MCP (Model Context Protocol) server.
-
-MCP servers provide tools and context that the agent can use when
-processing prompts.
-
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)"""
-
-
-class UnknownMultiSelectItems(TaggedModel):
-    """Custom or future typed multi-select items."""
-
-    type: Annotated[MultiSelectItemsTag, NOT_KNOWN_TAG]
-
-
-MultiSelectItems: TypeAlias = Annotated[
-    Annotated[
-        Annotated[MultiSelectItemsString, Tag("string")]
-        | Annotated[UnknownMultiSelectItems, Tag(UNKNOWN_TAG)],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "string",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=True,
-                lenient=False,
-            )
-        ),
-    ]
-    | MultiSelectItemsNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Items for a multi-select (array) property schema."""
-
-
-class UnknownPlanUpdateContent(TaggedModel):
-    """Custom or future plan update content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding plans, and
-    otherwise ignore it or display it generically. It still replaces any earlier
-    content for the same `planId`."""
-
-    type: Annotated[PlanUpdateContentTag, NOT_KNOWN_TAG]
-
-    plan_id: Annotated[PlanId, Field(alias="planId")]
-    """The plan ID to update."""
-
-
-PlanUpdateContent: TypeAlias = Annotated[
-    Annotated[PlanUpdateContentItems, Tag("items")]
-    | Annotated[UnknownPlanUpdateContent, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "items",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Updated content for a plan."""
-
-
-class UnknownReplayFrom(TaggedModel):
-    """Custom or future replay cursor.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Intermediaries SHOULD preserve the raw payload when storing, replaying,
-    proxying, or forwarding requests. Agents that do not support this cursor
-    MUST reject the request with `-32602` (Invalid params), rather than
-    substituting another cursor or resuming without replay."""
-
-    type: Annotated[ReplayFromTag, NOT_KNOWN_TAG]
-
-
-ReplayFrom: TypeAlias = Annotated[
-    Annotated[ReplayFromStart_, Tag("start")] | Annotated[UnknownReplayFrom, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "start",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Inclusive cursor describing where replayed session history should begin.
-
-Replay includes the position identified by the cursor."""
-
-
-class UnknownRequestPermissionOutcome(TaggedModel):
-    """Custom or future permission outcome.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents that do not understand this outcome MUST NOT treat it as approval.
-    They should preserve the raw payload when storing, replaying, proxying, or
-    forwarding permission responses, and otherwise fail or decline the
-    permission request according to policy."""
-
-    outcome: Annotated[RequestPermissionOutcomeTag, NOT_KNOWN_TAG]
-
-
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")]
-    | Annotated[UnknownRequestPermissionOutcome, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "outcome",
-            "outcome",
-            frozenset(
-                [
-                    "cancelled",
-                    "selected",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""The outcome of a permission request."""
-
-
-class UnknownRequestPermissionSubject(TaggedModel):
-    """Custom or future permission subject.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this subject type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding permission
-    requests, and otherwise display a generic permission prompt or decline it
-    according to policy."""
-
-    type: Annotated[RequestPermissionSubjectTag, NOT_KNOWN_TAG]
-
-
-RequestPermissionSubject: TypeAlias = Annotated[
-    Annotated[RequestPermissionSubjectToolCall, Tag("tool_call")]
-    | Annotated[RequestPermissionSubjectCommand, Tag("command")]
-    | Annotated[UnknownRequestPermissionSubject, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "tool_call",
-                    "command",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""The operation requiring permission."""
-
-
-class UnknownSessionConfigOption(SessionConfigOptionBase, TaggedModel):
-    """Custom or future session configuration option payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Clients that do not understand this option type should preserve the raw
-    payload when storing, replaying, proxying, or forwarding configuration
-    data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
-
-    type: Annotated[SessionConfigOptionTag, NOT_KNOWN_TAG]
-
-
-SessionConfigOption: TypeAlias = Annotated[
-    Annotated[SessionConfigOptionSelect, Tag("select")]
-    | Annotated[SessionConfigOptionBoolean, Tag("boolean")]
-    | Annotated[UnknownSessionConfigOption, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "select",
-                    "boolean",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A session configuration option selector and its current state."""
-
-
-class UnknownSessionUpdate(TaggedModel):
-    """Custom or future session update.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this update type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding session
-    history, and otherwise ignore it or display it generically."""
-
-    session_update: Annotated[SessionUpdateTag, NOT_KNOWN_TAG, Field(alias="sessionUpdate")]
-
-
-class UnknownSetSessionConfigOptionRequest(SetSessionConfigOptionRequestBase, TaggedModel):
-    """Custom or future session configuration option value payload.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Agents MUST reject a `session/set_config_option` request with a value type
-    they do not support with `-32602`."""
-
-    type: Annotated[SetSessionConfigOptionRequestTag, NOT_KNOWN_TAG]
-
-    value: Any
-    """Raw value payload for the custom or future value type."""
-
-
-SetSessionConfigOptionRequest: TypeAlias = Annotated[
-    Annotated[SetSessionConfigOptionRequestId, Tag("id")]
-    | Annotated[SetSessionConfigOptionRequestBoolean, Tag("boolean")]
-    | Annotated[UnknownSetSessionConfigOptionRequest, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "id",
-                    "boolean",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Request parameters for setting a session configuration option.
-
-Agents MUST support this method for any session where they advertise config options.
-Agents MUST reject an unknown `configId` or invalid value with `-32602` and leave the
-configuration unchanged.
-
-See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)"""
-
-
-class UnknownStateUpdate(TaggedModel):
-    """Custom or future session state.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Unless the Client advertised support for this state, Agents MUST still
-    report the standard states.
-    Clients MUST NOT treat an unrecognized state as `idle` or present the
-    previous state as confirmed, and show a generic busy state until a known
-    state arrives."""
-
-    state: Annotated[StateUpdateTag, NOT_KNOWN_TAG]
-
-
-class UnknownSessionUpdateStateUpdate(UnknownStateUpdate):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdate.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class UnknownStateUpdateIdle(UnknownIdleStateUpdate):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownIdleStateUpdate.__acp_tags__ | frozenset(
-        ["state"]
-    )
-
-    state: Literal["idle"] = "idle"
-
-
-StateUpdateIdle: TypeAlias = Annotated[
-    Annotated[StateUpdateIdleEndTurn, Tag("end_turn")]
-    | Annotated[StateUpdateIdleMaxTokens, Tag("max_tokens")]
-    | Annotated[StateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[StateUpdateIdleRefusal, Tag("refusal")]
-    | Annotated[StateUpdateIdleCancelled, Tag("cancelled")]
-    | Annotated[StateUpdateIdleError, Tag("error")]
-    | Annotated[StateUpdateIdleNone, Tag(NONE_TAG)]
-    | Annotated[UnknownStateUpdateIdle, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                [
-                    "end_turn",
-                    "max_tokens",
-                    "max_turn_requests",
-                    "refusal",
-                    "cancelled",
-                    "error",
-                ]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-StateUpdate: TypeAlias = Annotated[
-    Annotated[StateUpdateRunning, Tag("running")]
-    | Annotated[StateUpdateIdle, Tag("idle")]
-    | Annotated[StateUpdateRequiresAction, Tag("requires_action")]
-    | Annotated[UnknownStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "state",
-            "state",
-            frozenset(
-                [
-                    "running",
-                    "idle",
-                    "requires_action",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
-
-
-class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
-    """"""
-
-    __acp_tags__: ClassVar[frozenset[str]] = UnknownStateUpdateIdle.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
-    Annotated[SessionUpdateStateUpdateIdleEndTurn, Tag("end_turn")]
-    | Annotated[SessionUpdateStateUpdateIdleMaxTokens, Tag("max_tokens")]
-    | Annotated[SessionUpdateStateUpdateIdleMaxTurnRequests, Tag("max_turn_requests")]
-    | Annotated[SessionUpdateStateUpdateIdleRefusal, Tag("refusal")]
-    | Annotated[SessionUpdateStateUpdateIdleCancelled, Tag("cancelled")]
-    | Annotated[SessionUpdateStateUpdateIdleError, Tag("error")]
-    | Annotated[SessionUpdateStateUpdateIdleNone, Tag(NONE_TAG)]
-    | Annotated[UnknownSessionUpdateStateUpdateIdle, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "stopReason",
-            "stop_reason",
-            frozenset(
-                [
-                    "end_turn",
-                    "max_tokens",
-                    "max_turn_requests",
-                    "refusal",
-                    "cancelled",
-                    "error",
-                ]
-            ),
-            has_none=True,
-            has_unknown=True,
-            lenient=True,
-        )
-    ),
-]
-"""No foreground work is active. Background activity may continue.
-
-Agents SHOULD include a `stopReason` when the idle transition ends foreground
-work. An idle update that does not end foreground work need not include one.
-Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-reporting one.
-Repeated or resume snapshots may carry the last stop reason for context.
-They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-
-SessionUpdateStateUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateStateUpdateRunning, Tag("running")]
-    | Annotated[SessionUpdateStateUpdateIdle, Tag("idle")]
-    | Annotated[SessionUpdateStateUpdateRequiresAction, Tag("requires_action")]
-    | Annotated[UnknownSessionUpdateStateUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "state",
-            "state",
-            frozenset(
-                [
-                    "running",
-                    "idle",
-                    "requires_action",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""A snapshot of the session's aggregate foreground activity.
-
-Foreground work is the agent's active response or workflow in the session,
-including model processing, tool execution, and waiting for user action needed
-to continue that work. It can start with a prompt or be agent-initiated, for
-example to pursue an ongoing goal or follow up on a completed background task.
-Either way, the agent MUST report `running` when foreground work starts,
-or `requires_action` if it starts blocked on user action, and `idle` when it
-ends. The agent SHOULD include a stop reason on that idle update.
-Agent-initiated work does not require a prompt request or a synthetic user
-message.
-
-`running` may precede user-message insertion, for example during a foreground
-hook. It is not acknowledgment of insertion, and rejecting a prompt does not
-itself end foreground work.
-
-Background activity can continue and emit other `session/update` notifications
-while `idle`. Those notifications, including a detached task's progress or
-completion, do not by themselves change this state. A permission request only
-warrants `requires_action` when foreground work is blocked on user action.
-
-The agent SHOULD report `requires_action` when the foreground workflow as a
-whole cannot progress without user action, including permissions or elicitations.
-Once reported, it MUST report `running` when progress resumes, or `idle` when
-work ends without resuming.
-If other foreground work can progress, the state remains `running`. Resolving
-one of several requests does not itself change the state. Agents SHOULD ignore
-responses for work that has already ended rather than use them to resume it.
-
-A new session defaults to idle until a state update reports otherwise.
-Resume MUST send a current-state snapshot after any replay and before its
-response. The snapshot reports foreground state after resuming.
-The response alone does not imply idle.
-Repeated snapshots are idempotent, not additional work, completions, or usage.
-A repeated state may carry updated information without another state transition.
-The agent MUST report `idle` when no foreground activity remains. Completing
-an individual activity while other foreground work continues does not require
-an idle boundary. Local commands use the same lifecycle even without model work.
-
-See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)"""
-
-
-SessionUpdate: TypeAlias = Annotated[
-    Annotated[SessionUpdateUserMessageChunk, Tag("user_message_chunk")]
-    | Annotated[SessionUpdateUserMessage, Tag("user_message")]
-    | Annotated[SessionUpdateAgentMessageChunk, Tag("agent_message_chunk")]
-    | Annotated[SessionUpdateAgentMessage, Tag("agent_message")]
-    | Annotated[SessionUpdateAgentThoughtChunk, Tag("agent_thought_chunk")]
-    | Annotated[SessionUpdateAgentThought, Tag("agent_thought")]
-    | Annotated[SessionUpdateStateUpdate, Tag("state_update")]
-    | Annotated[SessionUpdateToolCallContentChunk, Tag("tool_call_content_chunk")]
-    | Annotated[SessionUpdateToolCallUpdate, Tag("tool_call_update")]
-    | Annotated[SessionUpdateTerminalUpdate, Tag("terminal_update")]
-    | Annotated[SessionUpdateTerminalOutputChunk, Tag("terminal_output_chunk")]
-    | Annotated[SessionUpdatePlanUpdate, Tag("plan_update")]
-    | Annotated[SessionUpdateAvailableCommandsUpdate, Tag("available_commands_update")]
-    | Annotated[SessionUpdateConfigOptionUpdate, Tag("config_option_update")]
-    | Annotated[SessionUpdateSessionInfoUpdate, Tag("session_info_update")]
-    | Annotated[SessionUpdateUsageUpdate, Tag("usage_update")]
-    | Annotated[SessionUpdateNotice, Tag("notice")]
-    | Annotated[SessionUpdateCompactionUpdate, Tag("compaction_update")]
-    | Annotated[SessionUpdateCompactionSummaryChunk, Tag("compaction_summary_chunk")]
-    | Annotated[UnknownSessionUpdate, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "sessionUpdate",
-            "session_update",
-            frozenset(
-                [
-                    "user_message_chunk",
-                    "user_message",
-                    "agent_message_chunk",
-                    "agent_message",
-                    "agent_thought_chunk",
-                    "agent_thought",
-                    "state_update",
-                    "tool_call_content_chunk",
-                    "tool_call_update",
-                    "terminal_update",
-                    "terminal_output_chunk",
-                    "plan_update",
-                    "available_commands_update",
-                    "config_option_update",
-                    "session_info_update",
-                    "usage_update",
-                    "notice",
-                    "compaction_update",
-                    "compaction_summary_chunk",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Different types of updates that can be sent while a session exists.
-
-These updates report messages, progress, and other session activity.
-
-See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"""
-
-
-class UnknownToolCallContent(TaggedModel):
-    """Custom or future tool call content.
-
-    Values beginning with `_` are reserved for implementation-specific
-    extensions. Unknown values that do not begin with `_` are reserved for
-    future ACP variants.
-
-    Receivers that do not understand this content type should preserve the
-    raw payload when storing, replaying, proxying, or forwarding tool call
-    output, and otherwise ignore it or display it generically."""
-
-    type: Annotated[ToolCallContentTag, NOT_KNOWN_TAG]
-
-
-ToolCallContent: TypeAlias = Annotated[
-    Annotated[ToolCallContentContent, Tag("content")]
-    | Annotated[ToolCallContentDiff, Tag("diff")]
-    | Annotated[ToolCallContentTerminal, Tag("terminal")]
-    | Annotated[UnknownToolCallContent, Tag(UNKNOWN_TAG)],
-    Discriminator(
-        tag_discriminator(
-            "type",
-            "type",
-            frozenset(
-                [
-                    "content",
-                    "diff",
-                    "terminal",
-                ]
-            ),
-            has_none=False,
-            has_unknown=True,
-            lenient=False,
-        )
-    ),
-]
-"""Content produced by a tool call.
-
-Tool calls can produce different types of content including standard
-content blocks (text, images), file diffs, or display-only terminals.
-
-See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)"""
-
-
-class UnsupportedProtocolVersionErrorData(AcpModel):
-    """Data for the `-32022` (Unsupported protocol version) error.
-
-    See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation)
-    """
-
-    requested: ProtocolVersion
-    """The protocol version the Client requested."""
-
-    supported: Items[ProtocolVersion]
-    """The protocol versions the Agent supports."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UpdateSessionNotification(AcpModel):
-    """Notification containing a session update from the agent.
-
-    Agents can send session updates at any point while the session exists.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UsageUpdate(AcpModel):
-    """Context window and cost update for a session."""
-
-    used: Annotated[int, Integer(ge=0)]
-    """Tokens currently in context."""
-
-    size: Annotated[int, Integer(ge=0)]
-    """Total context window size in tokens."""
-
-    cost: Cost | None = None
-    """Cumulative session cost.
-
-Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "cost": frozenset(["default_on_error"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class UserMessage(AcpModel):
-    """A user message upsert.
-
-    Only `messageId` is required. `content` has patch semantics:
-    an omitted field leaves existing message content unchanged, `null` clears the
-    value, and a concrete array replaces the previous value. For a new
-    `messageId`, omitted `content` starts empty. `content` is replaced as a
-    whole array. Send `[]` or `null` to clear it.
-
-    Message updates and chunks are applied in the order they are received. When
-    a `user_message` update includes `content`, that array replaces any content
-    previously accumulated for the message, including content from earlier
-    chunks. Later chunks with the same `messageId` append to the current
-    content."""
-
-    message_id: Annotated[MessageId, Field(alias="messageId")]
-    """A unique identifier for the message."""
-
-    content: Items[ContentBlock] | None = None
-    """Complete replacement content for this message."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-clears it. An object patches the stored metadata by top-level key: keys it omits are
-unchanged, a key set to `null` is removed, and any other value replaces that key's
-stored value without merging nested objects. Beyond this patch rule, implementations
-MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "content": frozenset(["default_on_error", "skip_invalid_items"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
+# The group module of each name.
+_MODULE_OF: dict[str, str] = {
+    "AbsolutePath": "scalars",
+    "AgentAuthCapabilities": "initialize_response",
+    "AgentCapabilities": "initialize_response",
+    "AgentMessage": "agent_message",
+    "AgentNotification": "agent_notification",
+    "AgentRequest": "agent_request",
+    "AgentResponse": "agent_response",
+    "AgentResponseError": "agent_response",
+    "AgentResponseResult": "agent_response",
+    "AgentThought": "agent_thought",
+    "Annotations": "annotations",
+    "AudioContent": "audio_content",
+    "AuthMethod": "initialize_response",
+    "AuthMethodAgent": "auth_method_agent",
+    "AuthMethodAgent_": "initialize_response",
+    "AuthMethodId": "scalars",
+    "AuthMethodTerminal": "auth_method_terminal",
+    "AuthMethodTerminal_": "initialize_response",
+    "AvailableCommand": "available_command",
+    "AvailableCommandCommand": "available_command",
+    "AvailableCommandInput": "available_command_input",
+    "AvailableCommandInputText": "available_command_input",
+    "AvailableCommandsUpdate": "available_commands_update",
+    "BackgroundTerminal": "background_terminal",
+    "BackgroundToolCall": "background_tool_call",
+    "BackgroundWork": "background_work",
+    "BackgroundWorkTerminal": "background_work",
+    "BackgroundWorkToolCall": "background_work",
+    "BlobResourceContents": "embedded_resource_resource",
+    "BooleanPropertySchema": "boolean_property_schema",
+    "CancelRequestNotification": "cancel_request_notification",
+    "CancelSessionNotification": "cancel_session_notification",
+    "CancelTerminalRequest": "cancel_terminal_request",
+    "CancelTerminalResponse": "cancel_terminal_response",
+    "CancelToolCallRequest": "cancel_tool_call_request",
+    "CancelToolCallResponse": "cancel_tool_call_response",
+    "CancelledPermissionOutcome": "cancelled_permission_outcome",
+    "ClientAuthCapabilities": "initialize_request",
+    "ClientCapabilities": "initialize_request",
+    "ClientNotification": "client_notification",
+    "ClientRequest": "client_request",
+    "ClientResponse": "client_response",
+    "ClientResponseError": "client_response",
+    "ClientResponseResult": "client_response",
+    "CloseSessionRequest": "close_session_request",
+    "CloseSessionResponse": "close_session_response",
+    "Command": "command",
+    "CommandPermissionSubject": "command_permission_subject",
+    "CompactionId": "scalars",
+    "CompactionSummaryChunk": "compaction_summary_chunk",
+    "CompactionUpdate": "compaction_update",
+    "CompleteElicitationNotification": "complete_elicitation_notification",
+    "ConfigOptionUpdate": "config_option_update",
+    "Content": "content",
+    "ContentBlock": "content_block",
+    "ContentBlockAudio": "content_block",
+    "ContentBlockImage": "content_block",
+    "ContentBlockResource": "content_block",
+    "ContentBlockResourceLink": "content_block",
+    "ContentBlockText": "content_block",
+    "ContentChunk": "content_chunk",
+    "Cost": "cost",
+    "CreateElicitationRequest": "create_elicitation_request",
+    "CreateElicitationRequestBase": "create_elicitation_request",
+    "CreateElicitationRequestForm": "create_elicitation_request",
+    "CreateElicitationRequestFormRequest": "create_elicitation_request",
+    "CreateElicitationRequestFormSession": "create_elicitation_request",
+    "CreateElicitationRequestUrl": "create_elicitation_request",
+    "CreateElicitationRequestUrlRequest": "create_elicitation_request",
+    "CreateElicitationRequestUrlSession": "create_elicitation_request",
+    "CreateElicitationResponse": "create_elicitation_response",
+    "CreateElicitationResponseAccept": "create_elicitation_response",
+    "CreateElicitationResponseBase": "create_elicitation_response",
+    "CreateElicitationResponseCancel": "create_elicitation_response",
+    "CreateElicitationResponseDecline": "create_elicitation_response",
+    "DeleteSessionRequest": "delete_session_request",
+    "DeleteSessionResponse": "delete_session_response",
+    "Diff": "diff",
+    "DiffChange": "diff_change",
+    "DiffChangeAdd": "diff_change",
+    "DiffChangeBase": "diff_change",
+    "DiffChangeCopy": "diff_change",
+    "DiffChangeDelete": "diff_change",
+    "DiffChangeModify": "diff_change",
+    "DiffChangeMove": "diff_change",
+    "DiffPatch": "diff_patch",
+    "DiffPathChange": "diff_path_change",
+    "DiffPathPairChange": "diff_path_pair_change",
+    "ElicitationAcceptAction": "elicitation_accept_action",
+    "ElicitationCapabilities": "initialize_request",
+    "ElicitationContentValue": "scalars",
+    "ElicitationFormCapabilities": "initialize_request",
+    "ElicitationFormMode": "elicitation_form_mode",
+    "ElicitationFormModeRequest": "elicitation_form_mode",
+    "ElicitationFormModeSession": "elicitation_form_mode",
+    "ElicitationId": "scalars",
+    "ElicitationPropertySchema": "elicitation_schema",
+    "ElicitationPropertySchemaArray": "elicitation_schema",
+    "ElicitationPropertySchemaBoolean": "elicitation_schema",
+    "ElicitationPropertySchemaInteger": "elicitation_schema",
+    "ElicitationPropertySchemaNumber": "elicitation_schema",
+    "ElicitationPropertySchemaString": "elicitation_schema",
+    "ElicitationRequestScope": "elicitation_request_scope",
+    "ElicitationSchema": "elicitation_schema",
+    "ElicitationSessionScope": "elicitation_session_scope",
+    "ElicitationUrlCapabilities": "initialize_request",
+    "ElicitationUrlMode": "elicitation_url_mode",
+    "ElicitationUrlModeRequest": "elicitation_url_mode",
+    "ElicitationUrlModeSession": "elicitation_url_mode",
+    "EmbeddedResource": "embedded_resource",
+    "EmbeddedResourceResource": "embedded_resource_resource",
+    "EnumOption": "enum_option",
+    "EnvVariable": "env_variable",
+    "Error": "error",
+    "ErrorCode": "scalars",
+    "ErrorData": "scalars",
+    "ErrorStopReason": "error_stop_reason",
+    "ExtNotification": "scalars",
+    "ExtRequest": "scalars",
+    "ExtResponse": "scalars",
+    "HttpHeader": "http_header",
+    "Icon": "icon",
+    "IdleStateUpdate": "idle_state_update",
+    "IdleStateUpdateBase": "idle_state_update_base",
+    "IdleStateUpdateCancelled": "idle_state_update_cancelled",
+    "IdleStateUpdateEndTurn": "idle_state_update_end_turn",
+    "IdleStateUpdateError": "idle_state_update_error",
+    "IdleStateUpdateMaxTokens": "idle_state_update_max_tokens",
+    "IdleStateUpdateMaxTurnRequests": "idle_state_update_max_turn_requests",
+    "IdleStateUpdateNone": "idle_state_update_none",
+    "IdleStateUpdateRefusal": "idle_state_update_refusal",
+    "ImageContent": "image_content",
+    "Implementation": "implementation",
+    "InitializeRequest": "initialize_request",
+    "InitializeResponse": "initialize_response",
+    "IntegerPropertySchema": "integer_property_schema",
+    "ListSessionsRequest": "list_sessions_request",
+    "ListSessionsResponse": "list_sessions_response",
+    "LoginAuthRequest": "login_auth_request",
+    "LoginAuthResponse": "login_auth_response",
+    "LogoutAuthRequest": "logout_auth_request",
+    "LogoutAuthResponse": "logout_auth_response",
+    "McpCapabilities": "initialize_response",
+    "McpHttpCapabilities": "initialize_response",
+    "McpServer": "mcp_server",
+    "McpServerHttp": "mcp_server_http",
+    "McpServerHttp_": "mcp_server",
+    "McpServerStdio": "mcp_server_stdio",
+    "McpServerStdio_": "mcp_server",
+    "McpStdioCapabilities": "initialize_response",
+    "MediaType": "scalars",
+    "MessageId": "scalars",
+    "MultiSelectItems": "multi_select_items",
+    "MultiSelectItemsNone": "multi_select_items",
+    "MultiSelectItemsString": "multi_select_items",
+    "MultiSelectPropertySchema": "multi_select_property_schema",
+    "NewSessionRequest": "new_session_request",
+    "NewSessionResponse": "new_session_response",
+    "Notice": "notice",
+    "NumberPropertySchema": "number_property_schema",
+    "PermissionOption": "request_permission_request",
+    "PermissionOptionId": "scalars",
+    "PlanEntry": "plan_entry",
+    "PlanId": "scalars",
+    "PlanItems": "plan_items",
+    "PlanUpdate": "plan_update",
+    "PlanUpdateContent": "plan_update_content",
+    "PlanUpdateContentItems": "plan_update_content",
+    "PromptAudioCapabilities": "initialize_response",
+    "PromptCapabilities": "initialize_response",
+    "PromptEmbeddedContextCapabilities": "initialize_response",
+    "PromptImageCapabilities": "initialize_response",
+    "PromptRequest": "prompt_request",
+    "PromptResponse": "prompt_response",
+    "ProtocolVersion": "scalars",
+    "ReplayFrom": "resume_session_request",
+    "ReplayFromStart": "replay_from_start",
+    "ReplayFromStart_": "resume_session_request",
+    "RequestId": "scalars",
+    "RequestPermissionOutcome": "request_permission_response",
+    "RequestPermissionOutcomeCancelled": "request_permission_response",
+    "RequestPermissionOutcomeSelected": "request_permission_response",
+    "RequestPermissionRequest": "request_permission_request",
+    "RequestPermissionResponse": "request_permission_response",
+    "RequestPermissionSubject": "request_permission_request",
+    "RequestPermissionSubjectCommand": "request_permission_request",
+    "RequestPermissionSubjectToolCall": "request_permission_request",
+    "RequiresActionStateUpdate": "requires_action_state_update",
+    "ResourceLink": "resource_link",
+    "ResumeSessionRequest": "resume_session_request",
+    "ResumeSessionResponse": "resume_session_response",
+    "RunningStateUpdate": "running_state_update",
+    "SelectedPermissionOutcome": "selected_permission_outcome",
+    "SessionAdditionalDirectoriesCapabilities": "initialize_response",
+    "SessionCapabilities": "initialize_response",
+    "SessionConfigBoolean": "session_config_boolean",
+    "SessionConfigGroupId": "scalars",
+    "SessionConfigId": "scalars",
+    "SessionConfigOption": "session_config_option",
+    "SessionConfigOptionBase": "session_config_option",
+    "SessionConfigOptionBoolean": "session_config_option",
+    "SessionConfigOptionSelect": "session_config_option",
+    "SessionConfigSelect": "session_config_select",
+    "SessionConfigSelectGroup": "session_config_select_options",
+    "SessionConfigSelectOption": "session_config_select_options",
+    "SessionConfigSelectOptions": "session_config_select_options",
+    "SessionConfigValueId": "scalars",
+    "SessionDeleteCapabilities": "initialize_response",
+    "SessionId": "scalars",
+    "SessionInfo": "list_sessions_response",
+    "SessionInfoUpdate": "session_info_update",
+    "SessionListCursor": "scalars",
+    "SessionNotFoundErrorData": "session_not_found_error_data",
+    "SessionUpdate": "update_session_notification",
+    "SessionUpdateAgentMessage": "update_session_notification",
+    "SessionUpdateAgentMessageChunk": "update_session_notification",
+    "SessionUpdateAgentThought": "update_session_notification",
+    "SessionUpdateAgentThoughtChunk": "update_session_notification",
+    "SessionUpdateAvailableCommandsUpdate": "update_session_notification",
+    "SessionUpdateCompactionSummaryChunk": "update_session_notification",
+    "SessionUpdateCompactionUpdate": "update_session_notification",
+    "SessionUpdateConfigOptionUpdate": "update_session_notification",
+    "SessionUpdateNotice": "update_session_notification",
+    "SessionUpdatePlanUpdate": "update_session_notification",
+    "SessionUpdateSessionInfoUpdate": "update_session_notification",
+    "SessionUpdateStateUpdate": "update_session_notification",
+    "SessionUpdateStateUpdateIdle": "update_session_notification",
+    "SessionUpdateStateUpdateIdleCancelled": "update_session_notification",
+    "SessionUpdateStateUpdateIdleEndTurn": "update_session_notification",
+    "SessionUpdateStateUpdateIdleError": "update_session_notification",
+    "SessionUpdateStateUpdateIdleMaxTokens": "update_session_notification",
+    "SessionUpdateStateUpdateIdleMaxTurnRequests": "update_session_notification",
+    "SessionUpdateStateUpdateIdleNone": "update_session_notification",
+    "SessionUpdateStateUpdateIdleRefusal": "update_session_notification",
+    "SessionUpdateStateUpdateRequiresAction": "update_session_notification",
+    "SessionUpdateStateUpdateRunning": "update_session_notification",
+    "SessionUpdateTerminalOutputChunk": "update_session_notification",
+    "SessionUpdateTerminalUpdate": "update_session_notification",
+    "SessionUpdateToolCallContentChunk": "update_session_notification",
+    "SessionUpdateToolCallUpdate": "update_session_notification",
+    "SessionUpdateUsageUpdate": "update_session_notification",
+    "SessionUpdateUserMessage": "update_session_notification",
+    "SessionUpdateUserMessageChunk": "update_session_notification",
+    "SetSessionConfigOptionRequest": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestBase": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestBoolean": "set_session_config_option_request",
+    "SetSessionConfigOptionRequestId": "set_session_config_option_request",
+    "SetSessionConfigOptionResponse": "set_session_config_option_response",
+    "StateUpdate": "state_update",
+    "StateUpdateIdle": "state_update",
+    "StateUpdateIdleCancelled": "state_update_idle_cancelled",
+    "StateUpdateIdleEndTurn": "state_update_idle_end_turn",
+    "StateUpdateIdleError": "state_update_idle_error",
+    "StateUpdateIdleMaxTokens": "state_update_idle_max_tokens",
+    "StateUpdateIdleMaxTurnRequests": "state_update_idle_max_turn_requests",
+    "StateUpdateIdleNone": "state_update_idle_none",
+    "StateUpdateIdleRefusal": "state_update_idle_refusal",
+    "StateUpdateRequiresAction": "state_update_requires_action",
+    "StateUpdateRunning": "state_update_running",
+    "StringMultiSelectItems": "string_multi_select_items",
+    "StringPropertySchema": "string_property_schema",
+    "Terminal": "terminal",
+    "TerminalAuthCapabilities": "initialize_request",
+    "TerminalCancelCapabilities": "terminal_capabilities",
+    "TerminalCapabilities": "terminal_capabilities",
+    "TerminalExitStatus": "terminal_exit_status",
+    "TerminalId": "scalars",
+    "TerminalOutput": "terminal_output",
+    "TerminalOutputChunk": "terminal_output_chunk",
+    "TerminalSize": "terminal_size",
+    "TerminalUpdate": "terminal_update",
+    "TextCommandInput": "text_command_input",
+    "TextContent": "text_content",
+    "TextResourceContents": "embedded_resource_resource",
+    "TitledMultiSelectItems": "multi_select_items",
+    "ToolCallCancelCapabilities": "tool_call_capabilities",
+    "ToolCallCapabilities": "tool_call_capabilities",
+    "ToolCallContent": "tool_call_content",
+    "ToolCallContentChunk": "tool_call_content_chunk",
+    "ToolCallContentContent": "tool_call_content",
+    "ToolCallContentDiff": "tool_call_content",
+    "ToolCallContentTerminal": "tool_call_content",
+    "ToolCallId": "scalars",
+    "ToolCallLocation": "tool_call_location",
+    "ToolCallPermissionSubject": "tool_call_permission_subject",
+    "ToolCallUpdate": "tool_call_update",
+    "UnknownAuthMethod": "initialize_response",
+    "UnknownAvailableCommand": "available_command",
+    "UnknownAvailableCommandInput": "available_command_input",
+    "UnknownBackgroundWork": "background_work",
+    "UnknownContentBlock": "content_block",
+    "UnknownCreateElicitationRequest": "create_elicitation_request",
+    "UnknownCreateElicitationRequestRequest": "create_elicitation_request",
+    "UnknownCreateElicitationRequestSession": "create_elicitation_request",
+    "UnknownCreateElicitationResponse": "create_elicitation_response",
+    "UnknownDiffChange": "diff_change",
+    "UnknownElicitationPropertySchema": "elicitation_schema",
+    "UnknownIdleStateUpdate": "unknown_idle_state_update",
+    "UnknownMcpServer": "mcp_server",
+    "UnknownMultiSelectItems": "multi_select_items",
+    "UnknownPlanUpdateContent": "plan_update_content",
+    "UnknownReplayFrom": "resume_session_request",
+    "UnknownRequestPermissionOutcome": "request_permission_response",
+    "UnknownRequestPermissionSubject": "request_permission_request",
+    "UnknownSessionConfigOption": "session_config_option",
+    "UnknownSessionUpdate": "update_session_notification",
+    "UnknownSessionUpdateStateUpdate": "update_session_notification",
+    "UnknownSessionUpdateStateUpdateIdle": "update_session_notification",
+    "UnknownSetSessionConfigOptionRequest": "set_session_config_option_request",
+    "UnknownStateUpdate": "unknown_state_update",
+    "UnknownStateUpdateIdle": "unknown_state_update_idle",
+    "UnknownToolCallContent": "tool_call_content",
+    "UnsupportedProtocolVersionErrorData": "unsupported_protocol_version_error_data",
+    "UpdateSessionNotification": "update_session_notification",
+    "UsageUpdate": "usage_update",
+    "UserMessage": "user_message",
+}
+
+# Defined for the interpreter only: a type checker that saw a module `__getattr__` would accept
+# any name of the module.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """PEP 562: load the group that defines `name` the first time it is asked of the module."""
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__package__}._models.{module}"), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        """The module's names (what `dir()` and completion show), without loading a group."""
+        return sorted({*globals(), *_MODULE_OF})
 
 
 __all__ = [

@@ -15,7 +15,7 @@ beyond caches.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeGuard
 
 import pydantic
@@ -39,17 +39,88 @@ Job: TypeAlias = tuple[str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
 """A queued notification: (method, handler, handler arguments)."""
 
 
-@dataclass(frozen=True, slots=True)
 class MethodSpec:
-    """How one inbound method is validated and dispatched to its handler."""
+    """How one inbound method is validated and dispatched to its handler.
+
+    ``params`` and ``result`` are the types its messages are validated into (None: no params, or
+    no result). A generated table names them instead, with the module that defines them
+    (``models=``): a name is looked up there when it is first read, so a table loads no model
+    before a message of its method needs one. Immutable; equal when its fields are.
+    """
+
+    __slots__ = ("_models", "_types", "cancelled", "handler", "kind", "method")
 
     method: str
     kind: Literal["request", "notification"]
-    params: Any
-    result: Any
     handler: str
-    cancelled: Any = None
+    cancelled: Any
     """The method's own answer to a request the peer cancels (JSON), or None for -32800."""
+    _types: tuple[Any, Any]  # (params, result): types, or names in `_models` not looked up yet
+    _models: ModuleType | None
+
+    def __init__(
+        self,
+        method: str,
+        kind: Literal["request", "notification"],
+        params: Any,
+        result: Any,
+        handler: str,
+        cancelled: Any = None,
+        *,
+        models: ModuleType | None = None,
+    ) -> None:
+        for name, value in (
+            ("method", method),
+            ("kind", kind),
+            ("handler", handler),
+            ("cancelled", cancelled),
+            ("_types", (params, result)),
+            ("_models", models),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def params(self) -> Any:
+        """The type the params of a message are validated into (None: the method has none)."""
+        return self._type(0)
+
+    @property
+    def result(self) -> Any:
+        """The type of a request's result (None for a notification or an empty result)."""
+        return self._type(1)
+
+    def _type(self, index: int) -> Any:
+        value = self._types[index]
+        if isinstance(value, str) and self._models is not None:
+            value = getattr(self._models, value)  # the same class for every reader: no lock
+            types = list(self._types)
+            types[index] = value
+            object.__setattr__(self, "_types", tuple(types))
+        return value
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.method, self.kind, self.params, self.result, self.handler, self.cancelled)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"MethodSpec is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"MethodSpec is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            self._fields() == other._fields() if isinstance(other, MethodSpec) else NotImplemented
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.method, self.kind, self.handler))
+
+    def __repr__(self) -> str:
+        method, kind, params, result, handler, cancelled = self._fields()
+        return (
+            f"MethodSpec(method={method!r}, kind={kind!r}, params={params!r}, result={result!r},"
+            f" handler={handler!r}, cancelled={cancelled!r})"
+        )
 
 
 class RpcError(Exception):

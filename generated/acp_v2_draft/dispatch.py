@@ -20,7 +20,7 @@ import contextlib
 import logging
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._base import AcpModel
 from ._peer_build import build
@@ -34,8 +34,13 @@ from ._process import (
 )
 from ._peer_base import PeerBase
 from ._rpc import Connection, MethodSpec, RpcError, connect_stdio, spawn
+from . import models as _models
 from .enums import *  # noqa: F403
-from .models import *  # noqa: F403
+
+# The models load at first use (`models`): code here names them through the module; type checkers
+# see them all.
+if TYPE_CHECKING:
+    from .models import *  # noqa: F403
 
 _log = logging.getLogger(__name__)
 
@@ -73,149 +78,170 @@ AGENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "auth/login": MethodSpec(
             "auth/login",
             "request",
-            LoginAuthRequest,
-            LoginAuthResponse,
+            "LoginAuthRequest",
+            "LoginAuthResponse",
             "auth_login",
+            models=_models,
         ),
         "auth/logout": MethodSpec(
             "auth/logout",
             "request",
-            LogoutAuthRequest,
-            LogoutAuthResponse,
+            "LogoutAuthRequest",
+            "LogoutAuthResponse",
             "auth_logout",
+            models=_models,
         ),
         "auth/status": MethodSpec(
             "auth/status",
             "request",
-            AuthStatusRequest,
-            AuthStatusResponse,
+            "AuthStatusRequest",
+            "AuthStatusResponse",
             "auth_status",
+            models=_models,
         ),
         "initialize": MethodSpec(
             "initialize",
             "request",
-            InitializeRequest,
-            InitializeResponse,
+            "InitializeRequest",
+            "InitializeResponse",
             "initialize",
+            models=_models,
         ),
         "providers/disable": MethodSpec(
             "providers/disable",
             "request",
-            DisableProviderRequest,
-            DisableProviderResponse,
+            "DisableProviderRequest",
+            "DisableProviderResponse",
             "providers_disable",
+            models=_models,
         ),
         "providers/list": MethodSpec(
             "providers/list",
             "request",
-            ListProvidersRequest,
-            ListProvidersResponse,
+            "ListProvidersRequest",
+            "ListProvidersResponse",
             "providers_list",
+            models=_models,
         ),
         "providers/set": MethodSpec(
             "providers/set",
             "request",
-            SetProviderRequest,
-            SetProviderResponse,
+            "SetProviderRequest",
+            "SetProviderResponse",
             "providers_set",
+            models=_models,
         ),
         "session/archive": MethodSpec(
             "session/archive",
             "request",
-            ArchiveSessionRequest,
-            ArchiveSessionResponse,
+            "ArchiveSessionRequest",
+            "ArchiveSessionResponse",
             "session_archive",
+            models=_models,
         ),
         "session/close": MethodSpec(
             "session/close",
             "request",
-            CloseSessionRequest,
-            CloseSessionResponse,
+            "CloseSessionRequest",
+            "CloseSessionResponse",
             "session_close",
+            models=_models,
         ),
         "session/delete": MethodSpec(
             "session/delete",
             "request",
-            DeleteSessionRequest,
-            DeleteSessionResponse,
+            "DeleteSessionRequest",
+            "DeleteSessionResponse",
             "session_delete",
+            models=_models,
         ),
         "session/fork": MethodSpec(
             "session/fork",
             "request",
-            ForkSessionRequest,
-            ForkSessionResponse,
+            "ForkSessionRequest",
+            "ForkSessionResponse",
             "session_fork",
+            models=_models,
         ),
         "session/list": MethodSpec(
             "session/list",
             "request",
-            ListSessionsRequest,
-            ListSessionsResponse,
+            "ListSessionsRequest",
+            "ListSessionsResponse",
             "session_list",
+            models=_models,
         ),
         "session/new": MethodSpec(
             "session/new",
             "request",
-            NewSessionRequest,
-            NewSessionResponse,
+            "NewSessionRequest",
+            "NewSessionResponse",
             "session_new",
+            models=_models,
         ),
         "session/prompt": MethodSpec(
             "session/prompt",
             "request",
-            PromptRequest,
-            PromptResponse,
+            "PromptRequest",
+            "PromptResponse",
             "session_prompt",
+            models=_models,
         ),
         "session/resume": MethodSpec(
             "session/resume",
             "request",
-            ResumeSessionRequest,
-            ResumeSessionResponse,
+            "ResumeSessionRequest",
+            "ResumeSessionResponse",
             "session_resume",
+            models=_models,
         ),
         "session/set_config_option": MethodSpec(
             "session/set_config_option",
             "request",
-            SetSessionConfigOptionRequest,
-            SetSessionConfigOptionResponse,
+            "SetSessionConfigOptionRequest",
+            "SetSessionConfigOptionResponse",
             "session_set_config_option",
+            models=_models,
         ),
         "session/set_title": MethodSpec(
             "session/set_title",
             "request",
-            SetSessionTitleRequest,
-            SetSessionTitleResponse,
+            "SetSessionTitleRequest",
+            "SetSessionTitleResponse",
             "session_set_title",
+            models=_models,
         ),
         "session/status": MethodSpec(
             "session/status",
             "request",
-            SessionStatusRequest,
-            SessionStatusResponse,
+            "SessionStatusRequest",
+            "SessionStatusResponse",
             "session_status",
+            models=_models,
         ),
         "session/unarchive": MethodSpec(
             "session/unarchive",
             "request",
-            UnarchiveSessionRequest,
-            UnarchiveSessionResponse,
+            "UnarchiveSessionRequest",
+            "UnarchiveSessionResponse",
             "session_unarchive",
+            models=_models,
         ),
         "terminal/cancel": MethodSpec(
             "terminal/cancel",
             "request",
-            CancelTerminalRequest,
-            CancelTerminalResponse,
+            "CancelTerminalRequest",
+            "CancelTerminalResponse",
             "terminal_cancel",
+            models=_models,
         ),
         "tool_call/cancel": MethodSpec(
             "tool_call/cancel",
             "request",
-            CancelToolCallRequest,
-            CancelToolCallResponse,
+            "CancelToolCallRequest",
+            "CancelToolCallResponse",
             "tool_call_cancel",
+            models=_models,
         ),
     }
 )
@@ -226,16 +252,18 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "mcp/message": MethodSpec(
             "mcp/message",
             "notification",
-            MessageMcpNotification,
+            "MessageMcpNotification",
             None,
             "mcp_message",
+            models=_models,
         ),
         "session/cancel": MethodSpec(
             "session/cancel",
             "notification",
-            CancelSessionNotification,
+            "CancelSessionNotification",
             None,
             "session_cancel",
+            models=_models,
         ),
     }
 )
@@ -251,23 +279,26 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "elicitation/create": MethodSpec(
             "elicitation/create",
             "request",
-            CreateElicitationRequest,
-            CreateElicitationResponse,
+            "CreateElicitationRequest",
+            "CreateElicitationResponse",
             "elicitation_create",
+            models=_models,
         ),
         "mcp/message": MethodSpec(
             "mcp/message",
             "request",
-            MessageMcpRequest,
-            MessageMcpResponse,
+            "MessageMcpRequest",
+            "MessageMcpResponse",
             "mcp_message",
+            models=_models,
         ),
         "session/request_permission": MethodSpec(
             "session/request_permission",
             "request",
-            RequestPermissionRequest,
-            RequestPermissionResponse,
+            "RequestPermissionRequest",
+            "RequestPermissionResponse",
             "session_request_permission",
+            models=_models,
             cancelled={"outcome": {"outcome": "cancelled"}},
         ),
     }
@@ -279,23 +310,26 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "auth/status_update": MethodSpec(
             "auth/status_update",
             "notification",
-            AuthStatusUpdateNotification,
+            "AuthStatusUpdateNotification",
             None,
             "auth_status_update",
+            models=_models,
         ),
         "elicitation/complete": MethodSpec(
             "elicitation/complete",
             "notification",
-            CompleteElicitationNotification,
+            "CompleteElicitationNotification",
             None,
             "elicitation_complete",
+            models=_models,
         ),
         "session/update": MethodSpec(
             "session/update",
             "notification",
-            UpdateSessionNotification,
+            "UpdateSessionNotification",
             None,
             "session_update",
+            models=_models,
         ),
     }
 )
@@ -311,16 +345,18 @@ PROXY_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
         "proxy/initialize": MethodSpec(
             "proxy/initialize",
             "request",
-            InitializeProxyRequest,
-            InitializeProxyResponse,
+            "InitializeProxyRequest",
+            "InitializeProxyResponse",
             "proxy_initialize",
+            models=_models,
         ),
         "proxy/successor": MethodSpec(
             "proxy/successor",
             "request",
-            ProxySuccessorRequest,
-            ProxySuccessorResponse,
+            "ProxySuccessorRequest",
+            "ProxySuccessorResponse",
             "proxy_successor",
+            models=_models,
         ),
     }
 )
@@ -331,9 +367,10 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "proxy/successor": MethodSpec(
             "proxy/successor",
             "notification",
-            ProxySuccessorNotification,
+            "ProxySuccessorNotification",
             None,
             "proxy_successor",
+            models=_models,
         ),
     }
 )
@@ -352,9 +389,10 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
         "$/cancel_request": MethodSpec(
             "$/cancel_request",
             "notification",
-            CancelRequestNotification,
+            "CancelRequestNotification",
             None,
             "cancel_request",
+            models=_models,
         ),
     }
 )
@@ -368,7 +406,7 @@ PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
 
 def _as_content_block(value: ContentBlock | str) -> ContentBlock:
     """A `str` as a text block (ContentBlockText); anything else as it is."""
-    return ContentBlockText(text=value) if isinstance(value, str) else value
+    return _models.ContentBlockText(text=value) if isinstance(value, str) else value
 
 
 def _as_content_block_items(
@@ -675,7 +713,7 @@ class ClientPeer(PeerBase):
 
     async def auth_status_update(self, *args: Any, **kwargs: Any) -> None:
         """Send `auth/status_update` to the client: its params model, or the model's fields."""
-        params = build(AuthStatusUpdateNotification, args, kwargs, ("state",), {})
+        params = build(_models.AuthStatusUpdateNotification, args, kwargs, ("state",), {})
         await self.connection.notify("auth/status_update", params)
 
     @overload
@@ -688,7 +726,9 @@ class ClientPeer(PeerBase):
 
     async def elicitation_complete(self, *args: Any, **kwargs: Any) -> None:
         """Send `elicitation/complete` to the client: its params model, or the model's fields."""
-        params = build(CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {})
+        params = build(
+            _models.CompleteElicitationNotification, args, kwargs, ("elicitation_id",), {}
+        )
         await self.connection.notify("elicitation/complete", params)
 
     async def elicitation_create(
@@ -696,7 +736,7 @@ class ClientPeer(PeerBase):
     ) -> CreateElicitationResponse:
         """Send `elicitation/create` to the client."""
         result: CreateElicitationResponse = await self.connection.request(
-            "elicitation/create", params, CreateElicitationResponse
+            "elicitation/create", params, _models.CreateElicitationResponse
         )
         return result
 
@@ -716,9 +756,11 @@ class ClientPeer(PeerBase):
 
     async def mcp_message(self, *args: Any, **kwargs: Any) -> MessageMcpResponse:
         """Send `mcp/message` to the client: its params model, or the model's fields."""
-        params = build(MessageMcpRequest, args, kwargs, ("server_id", "request_id", "method"), {})
+        params = build(
+            _models.MessageMcpRequest, args, kwargs, ("server_id", "request_id", "method"), {}
+        )
         result: MessageMcpResponse = await self.connection.request(
-            "mcp/message", params, MessageMcpResponse
+            "mcp/message", params, _models.MessageMcpResponse
         )
         return result
 
@@ -744,10 +786,10 @@ class ClientPeer(PeerBase):
     ) -> RequestPermissionResponse:
         """Send `session/request_permission` to the client: its params model, or the model's fields."""
         params = build(
-            RequestPermissionRequest, args, kwargs, ("session_id", "title", "options"), {}
+            _models.RequestPermissionRequest, args, kwargs, ("session_id", "title", "options"), {}
         )
         result: RequestPermissionResponse = await self.connection.request(
-            "session/request_permission", params, RequestPermissionResponse
+            "session/request_permission", params, _models.RequestPermissionResponse
         )
         return result
 
@@ -761,7 +803,9 @@ class ClientPeer(PeerBase):
 
     async def session_update(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/update` to the client: its params model, or the model's fields."""
-        params = build(UpdateSessionNotification, args, kwargs, ("session_id", "update"), {})
+        params = build(
+            _models.UpdateSessionNotification, args, kwargs, ("session_id", "update"), {}
+        )
         await self.connection.notify("session/update", params)
 
     complete_elicitation = elicitation_complete
@@ -789,7 +833,7 @@ class SessionHandle:
     async def send(self, update: SessionUpdate) -> None:
         """Send one update (any variant, built or received) for this session."""
         await self.peer.session_update(
-            UpdateSessionNotification(session_id=self.session_id, update=update)
+            _models.UpdateSessionNotification(session_id=self.session_id, update=update)
         )
 
     async def user_message_chunk(
@@ -802,7 +846,7 @@ class SessionHandle:
         """A chunk of the user's message being streamed."""
         await self.send(
             build(
-                SessionUpdateUserMessageChunk,
+                _models.SessionUpdateUserMessageChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -824,7 +868,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateUserMessage,
+                _models.SessionUpdateUserMessage,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -842,7 +886,7 @@ class SessionHandle:
         """A chunk of the agent's response being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentMessageChunk,
+                _models.SessionUpdateAgentMessageChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -864,7 +908,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateAgentMessage,
+                _models.SessionUpdateAgentMessage,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -882,7 +926,7 @@ class SessionHandle:
         """A chunk of the agent's internal reasoning being streamed."""
         await self.send(
             build(
-                SessionUpdateAgentThoughtChunk,
+                _models.SessionUpdateAgentThoughtChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -904,7 +948,7 @@ class SessionHandle:
         fields in the new update patch the previous fields for that message."""
         await self.send(
             build(
-                SessionUpdateAgentThought,
+                _models.SessionUpdateAgentThought,
                 (message_id,),
                 {"content": content, "meta": meta},
                 ("message_id",),
@@ -921,7 +965,7 @@ class SessionHandle:
         """Foreground work is in progress."""
         await self.send(
             build(
-                SessionUpdateStateUpdateRunning,
+                _models.SessionUpdateStateUpdateRunning,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -940,7 +984,7 @@ class SessionHandle:
         Includes locally handled commands that required no model call."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleEndTurn,
+                _models.SessionUpdateStateUpdateIdleEndTurn,
                 (),
                 {"usage": usage, "background": background, "meta": meta},
                 (),
@@ -958,7 +1002,7 @@ class SessionHandle:
         """The active work ended because the agent reached the maximum number of tokens."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleMaxTokens,
+                _models.SessionUpdateStateUpdateIdleMaxTokens,
                 (),
                 {"usage": usage, "background": background, "meta": meta},
                 (),
@@ -977,7 +1021,7 @@ class SessionHandle:
         model requests for the foreground work."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleMaxTurnRequests,
+                _models.SessionUpdateStateUpdateIdleMaxTurnRequests,
                 (),
                 {"usage": usage, "background": background, "meta": meta},
                 (),
@@ -995,7 +1039,7 @@ class SessionHandle:
         """The active work ended because the agent refused to continue."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleRefusal,
+                _models.SessionUpdateStateUpdateIdleRefusal,
                 (),
                 {"usage": usage, "background": background, "meta": meta},
                 (),
@@ -1022,7 +1066,7 @@ class SessionHandle:
         `error`."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleCancelled,
+                _models.SessionUpdateStateUpdateIdleCancelled,
                 (),
                 {"usage": usage, "background": background, "meta": meta},
                 (),
@@ -1045,7 +1089,7 @@ class SessionHandle:
         insertion, the prompt's response remains successful."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleError,
+                _models.SessionUpdateStateUpdateIdleError,
                 (),
                 {"usage": usage, "background": background, "meta": meta, "error": error},
                 (),
@@ -1064,7 +1108,7 @@ class SessionHandle:
         """No stop reason: `stopReason` is omitted or `null`."""
         await self.send(
             build(
-                SessionUpdateStateUpdateIdleNone,
+                _models.SessionUpdateStateUpdateIdleNone,
                 (),
                 {
                     "usage": usage,
@@ -1086,7 +1130,7 @@ class SessionHandle:
         """Foreground work is blocked on user action."""
         await self.send(
             build(
-                SessionUpdateStateUpdateRequiresAction,
+                _models.SessionUpdateStateUpdateRequiresAction,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -1108,7 +1152,7 @@ class SessionHandle:
         This replaces previously confirmed activity without ending the work or session."""
         await self.send(
             build(
-                SessionUpdateStateUpdateUnknown,
+                _models.SessionUpdateStateUpdateUnknown,
                 (),
                 {"background": background, "meta": meta},
                 (),
@@ -1126,7 +1170,7 @@ class SessionHandle:
         """A chunk of tool-call content being streamed."""
         await self.send(
             build(
-                SessionUpdateToolCallContentChunk,
+                _models.SessionUpdateToolCallContentChunk,
                 (tool_call_id, content),
                 {"meta": meta},
                 ("tool_call_id", "content"),
@@ -1171,7 +1215,7 @@ class SessionHandle:
         """A tool call has been created or updated."""
         await self.send(
             build(
-                SessionUpdateToolCallUpdate,
+                _models.SessionUpdateToolCallUpdate,
                 (tool_call_id,),
                 {
                     "name": name,
@@ -1205,7 +1249,7 @@ class SessionHandle:
         """An agent-owned terminal has been created or updated."""
         await self.send(
             build(
-                SessionUpdateTerminalUpdate,
+                _models.SessionUpdateTerminalUpdate,
                 (terminal_id,),
                 {
                     "command": command,
@@ -1227,7 +1271,7 @@ class SessionHandle:
         """A chunk of bytes appended to an agent-owned terminal's output."""
         await self.send(
             build(
-                SessionUpdateTerminalOutputChunk,
+                _models.SessionUpdateTerminalOutputChunk,
                 (terminal_id, data),
                 {"meta": meta},
                 ("terminal_id", "data"),
@@ -1241,7 +1285,9 @@ class SessionHandle:
         """A content update for a plan identified by ID.
         See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
         """
-        await self.send(build(SessionUpdatePlanUpdate, (plan,), {"meta": meta}, ("plan",), {}))
+        await self.send(
+            build(_models.SessionUpdatePlanUpdate, (plan,), {"meta": meta}, ("plan",), {})
+        )
 
     async def plan_removed(self, plan_id: PlanId, *, meta: dict[str, Any] | None = None) -> None:
         """**UNSTABLE**
@@ -1250,7 +1296,7 @@ class SessionHandle:
 
         Removal notice for a plan identified by ID."""
         await self.send(
-            build(SessionUpdatePlanRemoved, (plan_id,), {"meta": meta}, ("plan_id",), {})
+            build(_models.SessionUpdatePlanRemoved, (plan_id,), {"meta": meta}, ("plan_id",), {})
         )
 
     async def available_commands_update(
@@ -1259,7 +1305,7 @@ class SessionHandle:
         """Available commands are ready or have changed"""
         await self.send(
             build(
-                SessionUpdateAvailableCommandsUpdate,
+                _models.SessionUpdateAvailableCommandsUpdate,
                 (available_commands,),
                 {"meta": meta},
                 ("available_commands",),
@@ -1273,7 +1319,7 @@ class SessionHandle:
         """Session configuration options have been updated."""
         await self.send(
             build(
-                SessionUpdateConfigOptionUpdate,
+                _models.SessionUpdateConfigOptionUpdate,
                 (config_options,),
                 {"meta": meta},
                 ("config_options",),
@@ -1291,7 +1337,7 @@ class SessionHandle:
         """Session metadata has been updated (title, timestamps, custom metadata)"""
         await self.send(
             build(
-                SessionUpdateSessionInfoUpdate,
+                _models.SessionUpdateSessionInfoUpdate,
                 (),
                 {"title": title, "updated_at": updated_at, "meta": meta},
                 (),
@@ -1305,7 +1351,7 @@ class SessionHandle:
         """Context window and cost update for the session."""
         await self.send(
             build(
-                SessionUpdateUsageUpdate,
+                _models.SessionUpdateUsageUpdate,
                 (used, size),
                 {"cost": cost, "meta": meta},
                 ("used", "size"),
@@ -1327,7 +1373,7 @@ class SessionHandle:
         present notices may ignore them."""
         await self.send(
             build(
-                SessionUpdateNotice,
+                _models.SessionUpdateNotice,
                 (severity, title),
                 {"description": description, "meta": meta},
                 ("severity", "title"),
@@ -1347,7 +1393,7 @@ class SessionHandle:
         """A context compaction has been created or updated."""
         await self.send(
             build(
-                SessionUpdateCompactionUpdate,
+                _models.SessionUpdateCompactionUpdate,
                 (compaction_id, status),
                 {"summary": summary, "error": error, "meta": meta},
                 ("compaction_id", "status"),
@@ -1365,7 +1411,7 @@ class SessionHandle:
         """A content block appended to a context compaction's retained summary."""
         await self.send(
             build(
-                SessionUpdateCompactionSummaryChunk,
+                _models.SessionUpdateCompactionSummaryChunk,
                 (content, compaction_id),
                 {"meta": meta},
                 ("content", "compaction_id"),
@@ -1393,7 +1439,7 @@ class SessionHandle:
         that ownership association's metadata."""
         await self.send(
             build(
-                SessionUpdateSubagentUpdate,
+                _models.SessionUpdateSubagentUpdate,
                 (session_id,),
                 {
                     "title": title,
@@ -1428,7 +1474,7 @@ class SessionHandle:
         received from another session."""
         await self.send(
             build(
-                SessionUpdateSessionMessage,
+                _models.SessionUpdateSessionMessage,
                 (message_id,),
                 {
                     "sender_session_id": sender_session_id,
@@ -1457,7 +1503,7 @@ class SessionHandle:
         One content block appended to a sent or received session message."""
         await self.send(
             build(
-                SessionUpdateSessionMessageChunk,
+                _models.SessionUpdateSessionMessageChunk,
                 (content, message_id),
                 {"meta": meta},
                 ("content", "message_id"),
@@ -1587,7 +1633,7 @@ class Client:
             await self.on_session_message(params, update)  # type: ignore[arg-type]
         elif tag == "session_message_chunk":
             await self.on_session_message_chunk(params, update)  # type: ignore[arg-type]
-        elif isinstance(update, UnknownSessionUpdate):
+        elif isinstance(update, _models.UnknownSessionUpdate):
             await self.on_unknown_update(params, update)
 
     async def on_user_message_chunk(
@@ -1778,9 +1824,9 @@ class AgentPeer(PeerBase):
 
     async def auth_login(self, *args: Any, **kwargs: Any) -> LoginAuthResponse:
         """Send `auth/login` to the agent: its params model, or the model's fields."""
-        params = build(LoginAuthRequest, args, kwargs, ("method_id",), {})
+        params = build(_models.LoginAuthRequest, args, kwargs, ("method_id",), {})
         result: LoginAuthResponse = await self.connection.request(
-            "auth/login", params, LoginAuthResponse
+            "auth/login", params, _models.LoginAuthResponse
         )
         return result
 
@@ -1792,9 +1838,9 @@ class AgentPeer(PeerBase):
 
     async def auth_logout(self, *args: Any, **kwargs: Any) -> LogoutAuthResponse:
         """Send `auth/logout` to the agent: its params model, or the model's fields."""
-        params = build(LogoutAuthRequest, args, kwargs, (), {})
+        params = build(_models.LogoutAuthRequest, args, kwargs, (), {})
         result: LogoutAuthResponse = await self.connection.request(
-            "auth/logout", params, LogoutAuthResponse
+            "auth/logout", params, _models.LogoutAuthResponse
         )
         return result
 
@@ -1806,9 +1852,9 @@ class AgentPeer(PeerBase):
 
     async def auth_status(self, *args: Any, **kwargs: Any) -> AuthStatusResponse:
         """Send `auth/status` to the agent: its params model, or the model's fields."""
-        params = build(AuthStatusRequest, args, kwargs, (), {})
+        params = build(_models.AuthStatusRequest, args, kwargs, (), {})
         result: AuthStatusResponse = await self.connection.request(
-            "auth/status", params, AuthStatusResponse
+            "auth/status", params, _models.AuthStatusResponse
         )
         return result
 
@@ -1827,9 +1873,9 @@ class AgentPeer(PeerBase):
 
     async def initialize(self, *args: Any, **kwargs: Any) -> InitializeResponse:
         """Send `initialize` to the agent: its params model, or the model's fields."""
-        params = build(InitializeRequest, args, kwargs, ("protocol_version", "info"), {})
+        params = build(_models.InitializeRequest, args, kwargs, ("protocol_version", "info"), {})
         result: InitializeResponse = await self.connection.request(
-            "initialize", params, InitializeResponse
+            "initialize", params, _models.InitializeResponse
         )
         return result
 
@@ -1850,7 +1896,7 @@ class AgentPeer(PeerBase):
     async def mcp_message(self, *args: Any, **kwargs: Any) -> None:
         """Send `mcp/message` to the agent: its params model, or the model's fields."""
         params = build(
-            MessageMcpNotification, args, kwargs, ("server_id", "request_id", "method"), {}
+            _models.MessageMcpNotification, args, kwargs, ("server_id", "request_id", "method"), {}
         )
         await self.connection.notify("mcp/message", params)
 
@@ -1866,9 +1912,9 @@ class AgentPeer(PeerBase):
 
     async def providers_disable(self, *args: Any, **kwargs: Any) -> DisableProviderResponse:
         """Send `providers/disable` to the agent: its params model, or the model's fields."""
-        params = build(DisableProviderRequest, args, kwargs, ("provider_id",), {})
+        params = build(_models.DisableProviderRequest, args, kwargs, ("provider_id",), {})
         result: DisableProviderResponse = await self.connection.request(
-            "providers/disable", params, DisableProviderResponse
+            "providers/disable", params, _models.DisableProviderResponse
         )
         return result
 
@@ -1882,9 +1928,9 @@ class AgentPeer(PeerBase):
 
     async def providers_list(self, *args: Any, **kwargs: Any) -> ListProvidersResponse:
         """Send `providers/list` to the agent: its params model, or the model's fields."""
-        params = build(ListProvidersRequest, args, kwargs, (), {})
+        params = build(_models.ListProvidersRequest, args, kwargs, (), {})
         result: ListProvidersResponse = await self.connection.request(
-            "providers/list", params, ListProvidersResponse
+            "providers/list", params, _models.ListProvidersResponse
         )
         return result
 
@@ -1905,10 +1951,10 @@ class AgentPeer(PeerBase):
     async def providers_set(self, *args: Any, **kwargs: Any) -> SetProviderResponse:
         """Send `providers/set` to the agent: its params model, or the model's fields."""
         params = build(
-            SetProviderRequest, args, kwargs, ("provider_id", "api_type", "base_url"), {}
+            _models.SetProviderRequest, args, kwargs, ("provider_id", "api_type", "base_url"), {}
         )
         result: SetProviderResponse = await self.connection.request(
-            "providers/set", params, SetProviderResponse
+            "providers/set", params, _models.SetProviderResponse
         )
         return result
 
@@ -1922,9 +1968,9 @@ class AgentPeer(PeerBase):
 
     async def session_archive(self, *args: Any, **kwargs: Any) -> ArchiveSessionResponse:
         """Send `session/archive` to the agent: its params model, or the model's fields."""
-        params = build(ArchiveSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.ArchiveSessionRequest, args, kwargs, ("session_id",), {})
         result: ArchiveSessionResponse = await self.connection.request(
-            "session/archive", params, ArchiveSessionResponse
+            "session/archive", params, _models.ArchiveSessionResponse
         )
         return result
 
@@ -1938,7 +1984,7 @@ class AgentPeer(PeerBase):
 
     async def session_cancel(self, *args: Any, **kwargs: Any) -> None:
         """Send `session/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelSessionNotification, args, kwargs, ("session_id",), {})
+        params = build(_models.CancelSessionNotification, args, kwargs, ("session_id",), {})
         await self.connection.notify("session/cancel", params)
 
     @overload
@@ -1951,9 +1997,9 @@ class AgentPeer(PeerBase):
 
     async def session_close(self, *args: Any, **kwargs: Any) -> CloseSessionResponse:
         """Send `session/close` to the agent: its params model, or the model's fields."""
-        params = build(CloseSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.CloseSessionRequest, args, kwargs, ("session_id",), {})
         result: CloseSessionResponse = await self.connection.request(
-            "session/close", params, CloseSessionResponse
+            "session/close", params, _models.CloseSessionResponse
         )
         return result
 
@@ -1967,9 +2013,9 @@ class AgentPeer(PeerBase):
 
     async def session_delete(self, *args: Any, **kwargs: Any) -> DeleteSessionResponse:
         """Send `session/delete` to the agent: its params model, or the model's fields."""
-        params = build(DeleteSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.DeleteSessionRequest, args, kwargs, ("session_id",), {})
         result: DeleteSessionResponse = await self.connection.request(
-            "session/delete", params, DeleteSessionResponse
+            "session/delete", params, _models.DeleteSessionResponse
         )
         return result
 
@@ -1990,9 +2036,9 @@ class AgentPeer(PeerBase):
 
     async def session_fork(self, *args: Any, **kwargs: Any) -> ForkSessionResponse:
         """Send `session/fork` to the agent: its params model, or the model's fields."""
-        params = build(ForkSessionRequest, args, kwargs, ("session_id", "cwd"), {})
+        params = build(_models.ForkSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ForkSessionResponse = await self.connection.request(
-            "session/fork", params, ForkSessionResponse
+            "session/fork", params, _models.ForkSessionResponse
         )
         return result
 
@@ -2011,9 +2057,9 @@ class AgentPeer(PeerBase):
 
     async def session_list(self, *args: Any, **kwargs: Any) -> ListSessionsResponse:
         """Send `session/list` to the agent: its params model, or the model's fields."""
-        params = build(ListSessionsRequest, args, kwargs, (), {})
+        params = build(_models.ListSessionsRequest, args, kwargs, (), {})
         result: ListSessionsResponse = await self.connection.request(
-            "session/list", params, ListSessionsResponse
+            "session/list", params, _models.ListSessionsResponse
         )
         return result
 
@@ -2033,9 +2079,9 @@ class AgentPeer(PeerBase):
 
     async def session_new(self, *args: Any, **kwargs: Any) -> NewSessionResponse:
         """Send `session/new` to the agent: its params model, or the model's fields."""
-        params = build(NewSessionRequest, args, kwargs, ("cwd",), {})
+        params = build(_models.NewSessionRequest, args, kwargs, ("cwd",), {})
         result: NewSessionResponse = await self.connection.request(
-            "session/new", params, NewSessionResponse
+            "session/new", params, _models.NewSessionResponse
         )
         return result
 
@@ -2054,14 +2100,14 @@ class AgentPeer(PeerBase):
     async def session_prompt(self, *args: Any, **kwargs: Any) -> PromptResponse:
         """Send `session/prompt` to the agent: its params model, or the model's fields."""
         params = build(
-            PromptRequest,
+            _models.PromptRequest,
             args,
             kwargs,
             ("session_id", "prompt"),
             {"prompt": _as_content_block_items},
         )
         result: PromptResponse = await self.connection.request(
-            "session/prompt", params, PromptResponse
+            "session/prompt", params, _models.PromptResponse
         )
         return result
 
@@ -2083,9 +2129,9 @@ class AgentPeer(PeerBase):
 
     async def session_resume(self, *args: Any, **kwargs: Any) -> ResumeSessionResponse:
         """Send `session/resume` to the agent: its params model, or the model's fields."""
-        params = build(ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
+        params = build(_models.ResumeSessionRequest, args, kwargs, ("session_id", "cwd"), {})
         result: ResumeSessionResponse = await self.connection.request(
-            "session/resume", params, ResumeSessionResponse
+            "session/resume", params, _models.ResumeSessionResponse
         )
         return result
 
@@ -2094,7 +2140,7 @@ class AgentPeer(PeerBase):
     ) -> SetSessionConfigOptionResponse:
         """Send `session/set_config_option` to the agent."""
         result: SetSessionConfigOptionResponse = await self.connection.request(
-            "session/set_config_option", params, SetSessionConfigOptionResponse
+            "session/set_config_option", params, _models.SetSessionConfigOptionResponse
         )
         return result
 
@@ -2110,9 +2156,9 @@ class AgentPeer(PeerBase):
 
     async def session_set_title(self, *args: Any, **kwargs: Any) -> SetSessionTitleResponse:
         """Send `session/set_title` to the agent: its params model, or the model's fields."""
-        params = build(SetSessionTitleRequest, args, kwargs, ("session_id", "title"), {})
+        params = build(_models.SetSessionTitleRequest, args, kwargs, ("session_id", "title"), {})
         result: SetSessionTitleResponse = await self.connection.request(
-            "session/set_title", params, SetSessionTitleResponse
+            "session/set_title", params, _models.SetSessionTitleResponse
         )
         return result
 
@@ -2126,9 +2172,9 @@ class AgentPeer(PeerBase):
 
     async def session_status(self, *args: Any, **kwargs: Any) -> SessionStatusResponse:
         """Send `session/status` to the agent: its params model, or the model's fields."""
-        params = build(SessionStatusRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.SessionStatusRequest, args, kwargs, ("session_id",), {})
         result: SessionStatusResponse = await self.connection.request(
-            "session/status", params, SessionStatusResponse
+            "session/status", params, _models.SessionStatusResponse
         )
         return result
 
@@ -2144,9 +2190,9 @@ class AgentPeer(PeerBase):
 
     async def session_unarchive(self, *args: Any, **kwargs: Any) -> UnarchiveSessionResponse:
         """Send `session/unarchive` to the agent: its params model, or the model's fields."""
-        params = build(UnarchiveSessionRequest, args, kwargs, ("session_id",), {})
+        params = build(_models.UnarchiveSessionRequest, args, kwargs, ("session_id",), {})
         result: UnarchiveSessionResponse = await self.connection.request(
-            "session/unarchive", params, UnarchiveSessionResponse
+            "session/unarchive", params, _models.UnarchiveSessionResponse
         )
         return result
 
@@ -2160,9 +2206,11 @@ class AgentPeer(PeerBase):
 
     async def terminal_cancel(self, *args: Any, **kwargs: Any) -> CancelTerminalResponse:
         """Send `terminal/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {})
+        params = build(
+            _models.CancelTerminalRequest, args, kwargs, ("session_id", "terminal_id"), {}
+        )
         result: CancelTerminalResponse = await self.connection.request(
-            "terminal/cancel", params, CancelTerminalResponse
+            "terminal/cancel", params, _models.CancelTerminalResponse
         )
         return result
 
@@ -2178,9 +2226,11 @@ class AgentPeer(PeerBase):
 
     async def tool_call_cancel(self, *args: Any, **kwargs: Any) -> CancelToolCallResponse:
         """Send `tool_call/cancel` to the agent: its params model, or the model's fields."""
-        params = build(CancelToolCallRequest, args, kwargs, ("session_id", "tool_call_id"), {})
+        params = build(
+            _models.CancelToolCallRequest, args, kwargs, ("session_id", "tool_call_id"), {}
+        )
         result: CancelToolCallResponse = await self.connection.request(
-            "tool_call/cancel", params, CancelToolCallResponse
+            "tool_call/cancel", params, _models.CancelToolCallResponse
         )
         return result
 

@@ -1,0 +1,154 @@
+"""Model groups: which module of a package's `_models` holds each struct, union and alias.
+
+Importing a model class costs its pydantic class statement (a third of a millisecond), so the
+models are spread over modules that load the first time one of their names is asked of the
+`models` facade: a message of one method loads the classes it can hold and few others.
+
+A group is a root definition and every definition that only the group uses: walking from the
+definitions nothing names down to what they name, a definition joins the group of its users when
+they are all in one group, and starts a group of its own otherwise (a definition two groups
+share, one nothing names, or an entry: the params or result of a method, which a message of that
+method needs without the rest of the union that names it). Every way into a group from outside enters at its root, so the
+groups name each other without a cycle: a module imports the names it uses from the groups below
+it, and loading one loads exactly what its classes can need. Aliases that name no definition
+(`SessionId = StrictStr`) cost nothing to load and would each be a group of their own: they share
+one module, `SCALARS`. Enums live in `enums.py` and are not grouped.
+
+A group's module is named after its root in snake case (`UpdateSessionNotification` ->
+`update_session_notification`); a Python keyword or a name taken by an earlier root (in name order)
+gets a `_` suffix. Every order here is by name, so the groups never depend on hash seeds or the
+schema's key order.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from codegen.ir.chains import named
+from codegen.ir.naming import snake
+from codegen.ir.nodes import Alias, Definition, Enum, Protocol, Struct
+from codegen.ir.order import type_refs
+
+SCALARS = "scalars"  # the module of the aliases that name no definition
+
+
+@dataclass(frozen=True)
+class ModelGroup:
+    """One module of `_models`: its definitions and what it imports from the other groups."""
+
+    module: str
+    root: str | None  # the definition the group is named after (None for `SCALARS`)
+    names: frozenset[str]
+    imports: tuple[tuple[str, tuple[str, ...]], ...]  # (group module, names), both sorted
+
+
+def _edges(definitions: Mapping[str, Definition]) -> dict[str, list[str]]:
+    """Definition -> the grouped definitions it names (itself excluded), sorted.
+
+    A struct also names what the fields of its bases name: pydantic evaluates inherited
+    annotations again in the namespace of the subclass's module.
+    """
+    edges: dict[str, list[str]] = {}
+    for name, d in definitions.items():
+        found = set(named(d))
+        base = d.base if isinstance(d, Struct) else None
+        while base is not None and isinstance(definitions.get(base), Struct):
+            parent = definitions[base]
+            assert isinstance(parent, Struct)
+            found.update(ref for f in parent.fields for ref in type_refs(f.type))
+            base = parent.base
+        edges[name] = sorted(n for n in found if n in definitions and n != name)
+    return edges
+
+
+def _users_first(edges: Mapping[str, list[str]]) -> list[str]:
+    """Every definition after all that name it (reverse depth-first post-order; iterative)."""
+    done: set[str] = set()
+    post: list[str] = []
+    for root in sorted(edges):
+        if root in done:
+            continue
+        done.add(root)
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i < len(edges[node]):
+                work.append((node, i + 1))
+                child = edges[node][i]
+                if child not in done:
+                    done.add(child)
+                    work.append((child, 0))
+            else:
+                post.append(node)
+    return post[::-1]
+
+
+def _is_scalar(d: Definition) -> bool:
+    return isinstance(d, Alias) and not any(True for _ in type_refs(d.type))
+
+
+def _roots(
+    definitions: Mapping[str, Definition], edges: Mapping[str, list[str]], entries: frozenset[str]
+) -> dict[str, str]:
+    """Definition -> the root of its group (`SCALARS` for the scalar aliases)."""
+    users: dict[str, set[str]] = {name: set() for name in definitions}
+    for name, targets in edges.items():
+        for target in targets:
+            users[target].add(name)
+    root: dict[str, str] = {}
+    for name in _users_first(edges):
+        if _is_scalar(definitions[name]):
+            root[name] = SCALARS
+            continue
+        groups = {root[user] for user in users[name]}
+        joins = len(groups) == 1 and SCALARS not in groups and name not in entries
+        root[name] = groups.pop() if joins else name
+    return root
+
+
+def _module_names(roots: list[str]) -> dict[str, str]:
+    """Root -> its module name (unique, not a keyword, never `SCALARS`)."""
+    taken = {SCALARS}
+    out: dict[str, str] = {}
+    for root in sorted(roots):
+        module = snake(root)
+        while keyword.iskeyword(module) or module in taken:
+            module += "_"
+        taken.add(module)
+        out[root] = module
+    return out
+
+
+def model_groups(protocol: Protocol) -> tuple[ModelGroup, ...]:
+    """The groups of a schema's models, by module name."""
+    grouped = {d.name: d for d in protocol.definitions if not isinstance(d, Enum)}
+    entries = frozenset(n for m in protocol.methods for n in (m.params, m.result) if n)
+    edges = _edges(grouped)
+    root = _roots(grouped, edges, entries)
+    modules = _module_names([r for r in set(root.values()) if r != SCALARS])
+    roots = {module: r for r, module in modules.items()}
+    modules[SCALARS] = SCALARS
+    module_of = {name: modules[r] for name, r in root.items()}
+    members: dict[str, set[str]] = {}
+    imports: dict[str, dict[str, set[str]]] = {}
+    for name, module in module_of.items():
+        members.setdefault(module, set()).add(name)
+        for target in edges[name]:
+            if module_of[target] != module:
+                imports.setdefault(module, {}).setdefault(module_of[target], set()).add(target)
+    return tuple(
+        ModelGroup(
+            module,
+            roots.get(module),
+            frozenset(members[module]),
+            tuple((m, tuple(sorted(ns))) for m, ns in sorted(imports.get(module, {}).items())),
+        )
+        for module in sorted(members)
+    )
+
+
+def module_of(groups: tuple[ModelGroup, ...]) -> dict[str, str]:
+    """Definition name -> the module of its group."""
+    return {name: g.module for g in groups for name in g.names}
