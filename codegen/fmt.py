@@ -3,7 +3,7 @@
 Owns turning rendered text into formatted source. Formatting is a pure function of (black
 version, mode, text), so results are cached on disk under the sha256 of those inputs.
 
-A large file (models.py is ~11k lines) is split into pieces at top-level class and function
+A large file (dispatch.py is ~2k lines) is split into pieces at top-level class and function
 definitions, each piece is formatted on its own (in parallel worker processes when there is
 enough work), and the pieces are joined with the two blank lines black puts before such a
 definition. The result is byte-identical to formatting the whole file at once: a piece only
@@ -89,9 +89,9 @@ def split_points(text: str) -> list[int]:
     return points
 
 
-def split_pieces(text: str) -> list[str]:
-    """`text` cut at its `split_points` (a single piece for small or unsplittable text)."""
-    if len(text) < _SPLIT_MIN_BYTES:
+def split_pieces(text: str, *, min_bytes: int = _SPLIT_MIN_BYTES) -> list[str]:
+    """`text` cut at its `split_points` (a single piece for text under `min_bytes` or unsplittable)."""
+    if len(text) < min_bytes:
         return [text]
     points = split_points(text)
     if not points:
@@ -109,7 +109,7 @@ def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:
 
     black builds large syntax trees full of reference cycles; left on, the collector walks
     them again and again and takes about a third of the formatting time. The garbage of a
-    batch (~100 MB for models.py) is left to the next collection once the collector is back on.
+    batch (~100 MB for the draft's models) is left to the next collection once the collector is back on.
     Errors are returned, not raised, so that they cross the process boundary intact.
     """
     enabled = gc.isenabled()

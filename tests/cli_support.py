@@ -114,3 +114,8 @@ def write_json(path: Path, document: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def model_source(package: Path) -> str:
+    """The text of every model module of a generated package (`_models/*.py`, in name order)."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((package / "_models").glob("*.py")))

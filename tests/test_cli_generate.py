@@ -19,12 +19,16 @@ from cli_support import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_
 from codegen.pins import PinFile
 
 Schema = dict[str, Any]
-# A package: the templated files, models.py, py.typed and every runtime module (codegen/runtime/).
+# A package of the minimal schema: the templated files, models.py and the modules of its model
+# groups (one per message class here), py.typed and every runtime module (codegen/runtime/).
 PACKAGE_FILES = {
     "__init__.py",
     "dispatch.py",
     "enums.py",
     "models.py",
+    "_models/__init__.py",
+    "_models/ping_request.py",
+    "_models/ping_response.py",
     "py.typed",
     "remote.py",
     *(p.name for p in (ROOT / "codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
@@ -157,9 +161,9 @@ def test_every_target_of_a_pin_file_and_a_chosen_one(tmp_path: Path, schema_file
     pins = pins_file(tmp_path, ("one", "pkg_one", schema_file), ("two", "nested.pkg_two", other))
     result = run_cli("generate", "--pins", pins, "--out", "all", cwd=tmp_path)
     assert result.returncode == 0, result.describe()
-    assert f"2 target(s): {2 * N_FILES} file(s) written" in result.stdout
+    assert f"2 target(s): {2 * N_FILES - 1} file(s) written" in result.stdout  # pkg_two: one group
     assert set(tree_bytes(tmp_path / "all" / "pkg_one")) == PACKAGE_FILES
-    assert "class EchoRequest" in (tmp_path / "all" / "nested" / "pkg_two" / "models.py").read_text()
+    assert "class EchoRequest" in (tmp_path / "all" / "nested" / "pkg_two" / "_models" / "echo_request.py").read_text()
     chosen = run_cli("generate", "two", "--pins", pins, "--out", "chosen", cwd=tmp_path)
     assert chosen.returncode == 0, chosen.describe()
     assert [p.name for p in (tmp_path / "chosen").iterdir()] == ["nested"]

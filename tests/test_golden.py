@@ -237,7 +237,8 @@ def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile
 
     target = pinned_sources.default_pin
     files = render_package(ir_for(target.source, target.sha256), target.package)
-    assert len(split_pieces(files["models.py"])) > 50, "models.py is no longer split"
+    largest = max((name for name in files if name.endswith(".py")), key=lambda name: len(files[name]))
+    assert len(split_pieces(files[largest])) > 5, f"{largest}, the largest module, is no longer split"
     formatted = format_files(files, None)  # no cache: every piece is formatted now
     for name, text in files.items():
         if name.endswith(".py"):

@@ -38,7 +38,7 @@ def test_coverage_session_loads_the_runtime_from_its_source() -> None:
     code = (
         "import sys, runtime_in_place; runtime_in_place.install(); sys.path.insert(0, sys.argv[1]);"
         "import acp_v1, acp_v1._rpc as r; print(acp_v1._base.__file__); print(r.__file__);"
-        "print(acp_v1.models.AcpModel.__module__)"
+        "print(acp_v1.models.InitializeRequest.__mro__[1].__module__)"
     )
     tests = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{tests.parent}"}

@@ -45,7 +45,7 @@ def _class_edges(definitions: tuple[Definition, ...]) -> dict[str, list[str]]:
     return edges
 
 
-def _components(edges: dict[str, list[str]]) -> list[list[str]]:
+def components(edges: dict[str, list[str]]) -> list[list[str]]:
     """Strongly connected components, dependencies first (Tarjan's algorithm, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -91,7 +91,7 @@ def chain_bound(definitions: tuple[Definition, ...]) -> int:
     edges = _class_edges(definitions)
     # the classes on the longest chain from each class down, itself included
     longest: dict[str, int] = {}
-    for component in _components(edges):
+    for component in components(edges):
         members = set(component)
         below = max((longest[c] for m in component for c in edges[m] if c not in members), default=0)
         for m in component:

@@ -26,7 +26,7 @@ import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from codegen.ir.chains import named
+from codegen.ir.chains import components, named
 from codegen.ir.naming import snake
 from codegen.ir.nodes import Alias, Definition, Enum, Protocol, Struct
 from codegen.ir.order import type_refs
@@ -63,28 +63,6 @@ def _edges(definitions: Mapping[str, Definition]) -> dict[str, list[str]]:
     return edges
 
 
-def _users_first(edges: Mapping[str, list[str]]) -> list[str]:
-    """Every definition after all that name it (reverse depth-first post-order; iterative)."""
-    done: set[str] = set()
-    post: list[str] = []
-    for root in sorted(edges):
-        if root in done:
-            continue
-        done.add(root)
-        work = [(root, 0)]
-        while work:
-            node, i = work.pop()
-            if i < len(edges[node]):
-                work.append((node, i + 1))
-                child = edges[node][i]
-                if child not in done:
-                    done.add(child)
-                    work.append((child, 0))
-            else:
-                post.append(node)
-    return post[::-1]
-
-
 def _is_scalar(d: Definition) -> bool:
     return isinstance(d, Alias) and not any(True for _ in type_refs(d.type))
 
@@ -92,19 +70,26 @@ def _is_scalar(d: Definition) -> bool:
 def _roots(
     definitions: Mapping[str, Definition], edges: Mapping[str, list[str]], entries: frozenset[str]
 ) -> dict[str, str]:
-    """Definition -> the root of its group (`SCALARS` for the scalar aliases)."""
+    """Definition -> the root of its group (`SCALARS` for the scalar aliases).
+
+    Definitions that name each other (a strongly connected component) share a group: its root
+    is the first of its entries by name, else its first member.
+    """
     users: dict[str, set[str]] = {name: set() for name in definitions}
     for name, targets in edges.items():
         for target in targets:
             users[target].add(name)
     root: dict[str, str] = {}
-    for name in _users_first(edges):
-        if _is_scalar(definitions[name]):
-            root[name] = SCALARS
+    for component in reversed(components(dict(edges))):  # users before what they name
+        members = set(component)
+        if len(component) == 1 and _is_scalar(definitions[component[0]]):
+            root[component[0]] = SCALARS
             continue
-        groups = {root[user] for user in users[name]}
-        joins = len(groups) == 1 and SCALARS not in groups and name not in entries
-        root[name] = groups.pop() if joins else name
+        groups = {root[user] for m in component for user in users[m] if user not in members}
+        joins = len(groups) == 1 and SCALARS not in groups and not members & entries
+        first = min(members & entries or members)
+        for m in component:
+            root[m] = next(iter(groups)) if joins else first
     return root
 
 

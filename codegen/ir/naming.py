@@ -127,7 +127,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
         "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
         "SessionDetails", "SessionHandle", "SessionState", "StderrTail", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
-        "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
+        "TYPE_CHECKING", "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
         "TimelineRaw", "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal",
         "TimelineToolCall", "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
     }

@@ -1,18 +1,18 @@
-"""Model rendering: `models.py` through datamodel-code-generator's Python API.
+"""Model rendering: the model definitions through datamodel-code-generator's Python API.
 
 The IR has already decided every class name, field name and annotation. This module hands that
 to datamodel-code-generator (DMCG) as a normalised JSON Schema: one `$defs` entry per IR struct,
 union and alias; each property carries its rendered field line and docstring as `x-acp-*` keys
 (DMCG's `field_extra_keys`), each class its bases, tags and leniency rules as template data
-(`extra_template_data`). DMCG assembles the module with the custom templates in
+(`extra_template_data`). DMCG assembles one module body with the custom templates in
 `templates/dmcg/`: struct classes (`BaseModel.jinja2`) and type aliases (`_acp_alias.jinja2`),
 in its `keep_model_order` (name order, a definition moved only after its base class or the
-members an alias is evaluated from, which the normalised schema tells it as `$ref`s). The module
-head (our imports) is our own template, passed as DMCG's file header; the document root renders
-the footer (`__all__`; the classes build themselves at first use), which DMCG places last since the root
-refers to every definition. What DMCG cannot express (callable discriminators, open enums,
-leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
-DMCG sees it; nothing edits DMCG's output text.
+members an alias is evaluated from, which the normalised schema tells it as `$ref`s). The
+document root renders a footer (`__all__`), which DMCG places last since the root refers to every
+definition. What DMCG cannot express (callable discriminators, open enums, leniency, `oneOf`
+exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before DMCG sees it; nothing
+edits DMCG's output text. `codegen.render.model_modules` places each definition's text in the
+module of its group.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _model_definitions(protocol: Protocol) -> list[Struct | TaggedUnion | Alias]
 
 
 def render_models(protocol: Protocol, head: str, cache_dir: Path | None = None) -> str:
-    """The text of `models.py`: `head` (our imports), then DMCG's module body.
+    """DMCG's module body, after `head` (a comment: the body is cut into the group modules).
 
     With a `cache_dir`, the text is cached under the sha256 of everything it depends on: DMCG's
     version, its input, our templates and the head.

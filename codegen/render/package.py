@@ -113,7 +113,7 @@ def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None 
         module_of=sorted(module_of(groups).items()),
     )
     listed = "".join(f"    {pytypes.python_literal(name)},\n" for name in exports)
-    files = {"models.py": f"{facade}\n__all__ = [\n{listed}]\n"}
+    files = {"models.py": f"{facade}\n__all__: list[str] = [\n{listed}]\n"}
     files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     bound = chain_bound(protocol.definitions)
     head = env.get_template(MODEL_GROUP_HEAD)

@@ -724,7 +724,7 @@ if not TYPE_CHECKING:
         return sorted({*globals(), *_MODULE_OF})
 
 
-__all__ = [
+__all__: list[str] = [
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentNotification",

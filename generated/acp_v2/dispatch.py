@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-__all__ = [
+__all__: list[str] = [
     "Agent",
     "AgentPeer",
     "Client",

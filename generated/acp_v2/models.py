@@ -970,7 +970,7 @@ if not TYPE_CHECKING:
         return sorted({*globals(), *_MODULE_OF})
 
 
-__all__ = [
+__all__: list[str] = [
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AgentMessage",

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cli_support import model_source
 from generator_support import Schema, generated_ok, minimal, ping
 
 
 def _bound(out: Path) -> int:
-    for line in (out / "hostile" / "models.py").read_text(encoding="utf-8").splitlines():
+    for line in model_source(out / "hostile").splitlines():
         if line.startswith("_CHAIN_BOUND = "):
             return int(line.removeprefix("_CHAIN_BOUND = "))
-    raise AssertionError("no _CHAIN_BOUND in models.py")
+    raise AssertionError("no _CHAIN_BOUND in the model modules")
 
 
 def _chain(schema: Schema, length: int, *, through: str | None = None) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cli_support import model_source
 from generator_support import Schema, generated_ok, minimal, ping, python_ok
 
 LENGTH = 500
@@ -111,7 +112,7 @@ def test_long_chains_generate_and_import(tmp_path: Path) -> None:
     """,
     )
     assert shown.splitlines() == ['{"next":{"next":{"end":"e"}}}', "ValidationError"]
-    source = (out / "hostile" / "models.py").read_text(encoding="utf-8")
+    source = model_source(out / "hostile")
     assert "PingRequestNestedLevel16: TypeAlias" in source
 
 
@@ -163,6 +164,6 @@ def test_deep_arrays_maps_and_unions_generate_import_and_validate(
         f"through {LENGTH + 1} 0 string_type",
         f"maps {LENGTH + 1} k string_type",
     ]
-    source = (out / "hostile" / "models.py").read_text(encoding="utf-8")
+    source = model_source(out / "hostile")
     # every 64 levels of arrays, of aliases of arrays, of maps: one alias evaluated apart
     assert source.count(": TypeAlias = Apart[") >= 3 * (LENGTH // 65)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import model_source
 from generator_support import Schema, generated_ok, minimal, ping, python_ok
 
 COLLIDING = ("fooBar", "foo_bar", "foo-bar", "FooBar")
@@ -69,7 +70,7 @@ def test_python_names_become_valid_class_names(out: Path) -> None:
 
 
 def test_control_characters_in_a_description_are_escaped(out: Path) -> None:
-    source = (out / "hostile" / "models.py").read_text(encoding="utf-8")
+    source = model_source(out / "hostile")
     assert "\x00" not in source and "\x0c" not in source and "\u2028" not in source
     doc = python_ok(out, "import hostile; print(repr(hostile.PingRequest.__doc__))")
     assert doc.strip() == repr("Holds a NUL \x00, a form feed \x0c and a line separator \u2028 as text.")
@@ -96,7 +97,7 @@ def test_colliding_names_do_not_depend_on_key_order(tmp_path: Path, out: Path) -
     ping(schema)["properties"] = dict(reversed(list(props.items())))
     again = generated_ok(tmp_path, schema)
     lines = lambda root: sorted(
-        line.strip() for line in (root / "hostile" / "models.py").read_text(encoding="utf-8").splitlines()
+        line.strip() for line in model_source(root / "hostile").splitlines()
         if "foo_bar" in line
     )
     assert lines(again) == lines(out)

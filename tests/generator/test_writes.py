@@ -35,8 +35,9 @@ def test_generated_package_follows_the_umask(tmp_path: Path, mask: int) -> None:
     assert run.returncode == 0, run.describe()
     package = out / "hostile"
     assert stat.S_IMODE(package.stat().st_mode) == 0o777 & ~mask
-    for path in package.iterdir():
-        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
+    for path in package.rglob("*"):
+        expected = 0o777 if path.is_dir() else 0o666
+        assert stat.S_IMODE(path.stat().st_mode) == expected & ~mask, path
 
 
 def test_regenerating_keeps_following_the_umask(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ def package_for(label: str, path: Path, out_dir: Path) -> tuple[Any, Any]:
     target = out_dir / package
     target.mkdir(parents=True, exist_ok=True)
     for name, text in render_package(protocol, package).items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_text(text, encoding="utf-8")
     if str(out_dir) not in sys.path:
         sys.path.insert(0, str(out_dir))

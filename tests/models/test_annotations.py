@@ -17,7 +17,7 @@ from cli_support import GENERATED
 PACKAGES = ("acp_v2_draft", "acp_v2", "acp_v1")
 
 _LEFT = """
-import json, re, typing
+import json, re, sys, typing
 from pydantic import BaseModel
 from pydantic._internal import _typing_extra
 strings = []  # every string pydantic would have to compile (see `_type_convert`)
@@ -27,14 +27,15 @@ def spy(arg):
         strings.append(arg)
     return convert(arg)
 _typing_extra._type_convert = spy
-import {package}.models as m
-order = {{name: i for i, name in enumerate(vars(m))}}
+from {package} import *
+import {package}._base as base
+groups = [mod for name, mod in sorted(sys.modules.items()) if name.startswith("{package}._models.")]
 left, total, early, refs, fields = 0, 0, [], {{}}, {{}}
-classes = list({{id(c): c for c in [m.AcpModel, m.TaggedModel, *vars(m).values()]}}.values())
-for cls in classes:
-    if not (isinstance(cls, type) and issubclass(cls, BaseModel)
-            and cls.__module__ in (m.__name__, m.AcpModel.__module__)):
+for cls, module in [(base.AcpModel, base), (base.TaggedModel, base),
+                    *((c, g) for g in groups for c in vars(g).values())]:
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel) and cls.__module__ == module.__name__):
         continue
+    order = {{name: i for i, name in enumerate(vars(module))}}
     for field, value in vars(cls).get("__annotations__", {{}}).items():
         total += 1
         if isinstance(value, str):
@@ -42,15 +43,15 @@ for cls in classes:
         elif isinstance(value, typing.ForwardRef):
             left += 1
             text = value.__forward_arg__
-            refs.setdefault(text, set()).add(id(value))
-            fields.setdefault(text, []).append(field)
+            refs.setdefault((module.__name__, text), set()).add(id(value))
+            fields.setdefault((module.__name__, text), []).append(field)
             names = [n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if n in order]
             # a reference left must name something defined after its class (or the class itself)
             if not any(order[n] >= order[cls.__name__] for n in names):
                 early.append(f"{{cls.__name__}}.{{field}}: {{text}}")
-# a text without a call: one ForwardRef; with one: a ForwardRef per field
-shared = all(len(ids) == 1 for text, ids in refs.items() if "(" not in text)
-apart = all(len(ids) == len(fields[text]) for text, ids in refs.items() if "(" in text)
+# a text without a call: one ForwardRef per module; with one: a ForwardRef per field
+shared = all(len(ids) == 1 for (_, text), ids in refs.items() if "(" not in text)
+apart = all(len(ids) == len(fields[key]) for key, ids in refs.items() if "(" in key[1])
 print(json.dumps({{"left": left, "total": total, "early": early, "shared": shared, "apart": apart,
                   "strings": strings}}))
 """
@@ -100,25 +101,27 @@ def test_a_text_without_a_call_is_evaluated_once_one_with_a_call_each_time() -> 
     """`StrictStr | None` in two classes is one object; a `Field(...)` in two is two `FieldInfo`s
     (pydantic copies them shallowly, so sharing one could leak one field's settings to another)."""
     shown = json.loads(_run("""
-        import ast, json
+        import ast, json, sys
         from typing import ForwardRef
-        import acp_v2_draft.models as m
-        texts = {}  # (class, field) -> the annotation's text, as `from __future__` keeps it
-        for node in ast.parse(open(m.__file__, encoding="utf-8").read()).body:
-            if isinstance(node, ast.ClassDef):
+        from acp_v2_draft import *
+        groups = [m for name, m in sorted(sys.modules.items()) if name.startswith("acp_v2_draft._models.")]
+        by_text = {}  # (module, text) -> the evaluated values of its fields (forward references left out)
+        for m in groups:
+            for node in ast.parse(open(m.__file__, encoding="utf-8").read()).body:
+                if not isinstance(node, ast.ClassDef):
+                    continue
                 for item in node.body:
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                        texts[node.name, item.target.id] = ast.unparse(item.annotation)
-        by_text = {}  # text -> the evaluated values of its fields (forward references left out)
-        for (cls, field), text in texts.items():
-            value = vars(getattr(m, cls))["__annotations__"][field]
-            if not isinstance(value, ForwardRef):
-                by_text.setdefault(text, []).append(value)
-        repeated = {t: values for t, values in by_text.items() if len(values) > 1}
+                        # the annotation's text, as `from __future__` keeps it
+                        text = ast.unparse(item.annotation)
+                        value = vars(getattr(m, node.name))["__annotations__"][item.target.id]
+                        if not isinstance(value, ForwardRef):
+                            by_text.setdefault((m.__name__, text), []).append(value)
+        repeated = {k: values for k, values in by_text.items() if len(values) > 1}
         print(json.dumps({
-            "plain": sorted({len({id(v) for v in vs}) for t, vs in repeated.items() if "(" not in t}),
-            "called": all(len({id(v) for v in vs}) == len(vs) for t, vs in repeated.items() if "(" in t),
-            "counts": [sum(1 for t in repeated if ("(" in t) is c) for c in (False, True)],
+            "plain": sorted({len({id(v) for v in vs}) for (_, t), vs in repeated.items() if "(" not in t}),
+            "called": all(len({id(v) for v in vs}) == len(vs) for (_, t), vs in repeated.items() if "(" in t),
+            "counts": [sum(1 for _, t in repeated if ("(" in t) is c) for c in (False, True)],
         }))
     """))
     assert shown["plain"] == [1]  # each repeated text without a call: one object
@@ -127,13 +130,15 @@ def test_a_text_without_a_call_is_evaluated_once_one_with_a_call_each_time() -> 
 
 
 def test_a_reloaded_models_module_shares_nothing_with_its_previous_execution() -> None:
+    """A reloaded group module's classes name the classes of that execution, not the old ones."""
     shown = _run("""
-        import importlib
+        import importlib, sys
         import acp_v1.models as m
-        old = m.ContentBlockText
-        importlib.reload(m)
-        value = {"sessionId": "s", "prompt": [{"type": "text", "text": "a"}]}
-        block = m.PromptRequest.model_validate(value).prompt[0]
-        print(type(block) is m.ContentBlockText, type(block) is old)
+        group = sys.modules[m.InitializeRequest.__module__]
+        old = group.ClientCapabilities
+        importlib.reload(group)
+        value = {"protocolVersion": 1, "clientCapabilities": {"terminal": True}}
+        caps = group.InitializeRequest.model_validate(value).client_capabilities
+        print(type(caps) is group.ClientCapabilities, type(caps) is old)
     """)
     assert shown == "True False\n"

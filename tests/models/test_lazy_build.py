@@ -20,8 +20,9 @@ import json, sys
 from pydantic import BaseModel
 from pydantic._internal._mock_val_ser import MockValSer
 def state(pkg):
-    classes = list({id(c): c for c in vars(pkg.models).values() if isinstance(c, type)
-                    and issubclass(c, BaseModel) and c.__module__ == pkg.models.__name__}.values())
+    groups = [m for name, m in list(sys.modules.items()) if name.startswith(pkg.__name__ + "._models.")]
+    classes = list({id(c): c for m in groups for c in vars(m).values() if isinstance(c, type)
+                    and issubclass(c, BaseModel) and c.__module__ == m.__name__}.values())
     built = sorted(c.__name__ for c in classes if c.__dict__.get("__pydantic_complete__"))
     validators = sorted(c.__name__ for c in classes
                         if not isinstance(c.__dict__.get("__pydantic_validator__"), MockValSer))
@@ -152,7 +153,7 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) -> None:
-    """The module states its longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
+    """Each model module states the longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
     `_deferred`'s step a first use builds without walking the classes below it first."""
     out = _run(
         package,
@@ -169,7 +170,8 @@ def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) ->
         except ValidationError:
             pass
         assert models.InitializeRequest.__pydantic_complete__
-        print(json.dumps({"bound": models._CHAIN_BOUND, "step": deferred._CHAIN_STEP}))
+        group = sys.modules[models.InitializeRequest.__module__]
+        print(json.dumps({"bound": group._CHAIN_BOUND, "step": deferred._CHAIN_STEP}))
         """,
     )
     assert out == {"bound": 6, "step": 16}
@@ -232,3 +234,54 @@ def test_names_asked_one_by_one_are_what_a_full_load_binds(package: str) -> None
         """,
     )
     assert out == {"wrong": [], "all": True}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_models_facade_loads_a_group_per_name_and_dir_loads_none(package: str) -> None:
+    """`models.X` loads X's group; `dir(models)` lists every name and loads no group; an unknown
+    name is an AttributeError; a class pickles by its group's path."""
+    out = _run(
+        package,
+        f"""
+        import pickle
+        import {package}.models as models
+        groups = lambda: sorted(m for m in sys.modules if m.startswith("{package}._models."))
+        listed = set(dir(models))
+        before = groups()
+        cls = models.InitializeRequest
+        after = groups()
+        try:
+            models.NoSuchModel
+        except AttributeError as exc:
+            missing = str(exc)
+        value = cls.model_validate_json('{{"protocolVersion": 1, "info": {{"name": "a", "version": "1"}}}}')
+        again = pickle.loads(pickle.dumps(value))
+        print(json.dumps({{"all": set(models.__all__) <= listed, "before": before, "after": after,
+                          "module": cls.__module__, "missing": missing,
+                          "pickled": again == value and type(again) is cls}}))
+        """,
+    )
+    assert out["all"] and out["before"] == []
+    assert out["module"] == f"{package}._models.initialize_request" and out["module"] in out["after"]
+    assert len(out["after"]) < 20  # the groups InitializeRequest names, not all of them
+    assert "NoSuchModel" in out["missing"] and out["pickled"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_dispatch_loads_the_models_of_a_method_when_its_message_needs_them(package: str) -> None:
+    """Importing `dispatch` (handler bases, peers, method tables) loads no model group; reading a
+    method's params type loads that type's groups only, and the type is the models' class."""
+    out = _run(
+        package,
+        f"""
+        from {package} import AGENT_METHODS, Agent
+        groups = lambda: sorted(m for m in sys.modules if m.startswith("{package}._models."))
+        before = groups()
+        spec = AGENT_METHODS["initialize"]
+        same = spec.params is pkg.models.InitializeRequest and spec.result is pkg.models.InitializeResponse
+        print(json.dumps({{"before": before, "after": groups(), "same": same}}))
+        """,
+    )
+    assert out["before"] == [] and out["same"]
+    assert f"{package}._models.initialize_request" in out["after"]
+    assert f"{package}._models.prompt_request" not in out["after"]

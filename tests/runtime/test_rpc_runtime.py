@@ -498,3 +498,22 @@ def test_module_surface() -> None:
     assert rpc.Connection.from_streams is not None
     for name in rpc.__all__:
         assert hasattr(rpc, name), name
+
+
+def test_a_method_spec_looks_a_named_type_up_in_its_module_when_first_read() -> None:
+    """A generated table names its types (`models=`); the spec reads like one built with them."""
+    import types
+
+    module = types.ModuleType("fake_models")
+    lazy = rpc.MethodSpec("a", "request", "EchoParams", "EchoResult", "a", models=module)
+    module.EchoParams, module.EchoResult = EchoParams, EchoResult
+    eager = rpc.MethodSpec("a", "request", EchoParams, EchoResult, "a")
+    assert lazy.params is EchoParams and lazy.result is EchoResult
+    del module.EchoParams  # looked up once: the spec keeps the class
+    assert lazy.params is EchoParams
+    assert lazy == eager and hash(lazy) == hash(eager) and repr(lazy) == repr(eager)
+    assert rpc.MethodSpec("a", "request", "EchoParams", None, "a").params == "EchoParams"  # no module
+    with pytest.raises(AttributeError):
+        lazy.handler = "b"
+    with pytest.raises(AttributeError):
+        _ = rpc.MethodSpec("a", "request", "Missing", None, "a", models=module).params

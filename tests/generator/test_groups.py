@@ -1,0 +1,156 @@
+"""`codegen/ir/groups.py`: the model groups of `_models`. Every group module resolves each
+annotation of its classes (their bases' included) in its own namespace, the groups import each
+other without a cycle, and a name loads exactly the definitions it can need."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import pytest
+from cli_support import GENERATED
+
+from codegen.ir.chains import named
+from codegen.ir.groups import SCALARS, _module_names, model_groups, module_of
+from codegen.ir.nodes import Enum, Protocol, Struct
+from codegen.ir.order import type_refs
+from codegen.pins import PinFile
+from codegen.pipeline import ir_for
+
+PACKAGES = ("acp_v2_draft", "acp_v2", "acp_v1")
+
+
+@pytest.fixture(scope="module", params=PACKAGES)
+def package_ir(request: pytest.FixtureRequest, pinned_sources: PinFile) -> tuple[str, Protocol]:
+    target = pinned_sources.get(request.param)
+    assert target is not None
+    return request.param, ir_for(target.source, target.sha256)
+
+
+def _closure(protocol: Protocol, name: str) -> set[str]:
+    """What a definition can need at run time: what it names, its bases' fields, transitively."""
+    out: set[str] = set()
+    todo = [name]
+    while todo:
+        current = protocol.get(todo.pop())
+        if current is None or isinstance(current, Enum) or current.name in out:
+            continue
+        out.add(current.name)
+        todo.extend(named(current))
+        base = current.base if isinstance(current, Struct) else None
+        while base and isinstance(parent := protocol.get(base), Struct):
+            todo.extend(ref for f in parent.fields for ref in type_refs(f.type))
+            base = parent.base
+    return out
+
+
+def test_groups_partition_the_models_and_import_without_a_cycle(package_ir: tuple[str, Protocol]) -> None:
+    _, protocol = package_ir
+    groups = model_groups(protocol)
+    names = [n for g in groups for n in g.names]
+    assert sorted(names) == sorted(d.name for d in protocol.definitions if not isinstance(d, Enum))
+    graph = {g.module: {m for m, _ in g.imports} for g in groups}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:  # pragma: no cover - the assertion's message
+        raise AssertionError(f"the groups import in a cycle: {exc.args[1]}") from None
+    where = module_of(groups)
+    for g in groups:
+        for module, imported in g.imports:
+            assert module != g.module and all(where[n] == module for n in imported)
+    assert model_groups(protocol) == groups  # the same every time (and in name order)
+    assert [g.module for g in groups] == sorted(g.module for g in groups)
+
+
+def test_every_method_message_roots_a_group_of_its_own(package_ir: tuple[str, Protocol]) -> None:
+    """A params or result class never rides in the group of the union that lists it (an alias of
+    a plain type is in `scalars`)."""
+    _, protocol = package_ir
+    groups = model_groups(protocol)
+    roots = {g.root for g in groups}
+    scalars = next(g.names for g in groups if g.module == SCALARS)
+    entries = {n for m in protocol.methods for n in (m.params, m.result) if n} - scalars
+    assert entries and entries <= roots
+
+
+def test_module_names_are_snake_case_unique_and_never_keywords() -> None:
+    assert _module_names(["Class", "InitializeRequest", "Scalars"]) == {
+        "Class": "class_", "InitializeRequest": "initialize_request", "Scalars": "scalars_"}
+    assert _module_names(["FooBar", "Foo_Bar"]) == {"FooBar": "foo_bar", "Foo_Bar": "foo_bar_"}
+
+
+_ANNOTATIONS = """
+import json, sys
+import {package}.models as models
+names = models.__all__
+missing = []
+for name in names:
+    value = getattr(models, name)
+    if not isinstance(value, type) or not hasattr(value, "model_fields"):
+        continue
+    namespace = vars(sys.modules[value.__module__])
+    for klass in value.__mro__:
+        for field, text in getattr(klass, "__annotations__", {{}}).items():
+            source = getattr(text, "__forward_arg__", text)
+            if isinstance(source, str) and klass.__module__.startswith("{package}."):
+                try:
+                    eval(source, dict(namespace))
+                except NameError as exc:
+                    missing.append(f"{{value.__module__}}: {{name}}.{{field}} ({{klass.__name__}}): {{exc}}")
+print(json.dumps(missing))
+"""
+
+
+def _python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=GENERATED,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_group_resolves_every_annotation_its_classes_inherit(package: str) -> None:
+    """pydantic evaluates a base's annotations again in the subclass's module: every name of a
+    class's annotations, through its whole MRO, is defined in (or imported into) its group."""
+    assert json.loads(_python(_ANNOTATIONS.format(package=package))) == []
+
+
+_LOADED = """
+import json, sys
+from {package} import {name}
+groups = [m for n, m in sys.modules.items() if n.startswith("{package}._models.")]
+print(json.dumps(sorted(n for m in groups for n in m.__all__)))
+"""
+
+
+@pytest.mark.parametrize(("package", "name"), [
+    ("acp_v2_draft", "UpdateSessionNotification"), ("acp_v2_draft", "InitializeRequest"),
+    ("acp_v2", "PromptRequest"), ("acp_v1", "SessionNotification"),
+])
+def test_a_name_loads_exactly_what_it_can_need(package: str, name: str, pinned_sources: PinFile) -> None:
+    target = pinned_sources.get(package)
+    assert target is not None
+    protocol = ir_for(target.source, target.sha256)
+    scalars = next(g.names for g in model_groups(protocol) if g.module == SCALARS)
+    loaded = set(json.loads(_python(_LOADED.format(package=package, name=name))))
+    assert loaded - scalars == _closure(protocol, name) - scalars
+    assert len(loaded) < len(protocol.definitions) / 2
+
+
+def test_the_facade_names_every_group_module_it_loads(generated_dir: Path) -> None:
+    """`models._MODULE_OF` and the type checker's imports of the facade agree with the files."""
+    for package in PACKAGES:
+        facade = ast.parse((generated_dir / package / "models.py").read_text(encoding="utf-8"))
+        checked: dict[str, str] = {}
+        for node in ast.walk(facade):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("_models."):
+                checked.update((a.name, node.module.removeprefix("_models.")) for a in node.names)
+            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_MODULE_OF":
+                table = ast.literal_eval(node.value) if node.value else {}
+        files = {p.stem for p in (generated_dir / package / "_models").glob("*.py")} - {"__init__"}
+        assert checked == table and set(table.values()) == files, package
