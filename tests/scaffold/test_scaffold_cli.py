@@ -287,3 +287,21 @@ def test_the_projects_send_typed_models_not_wire_dicts(made: dict[str, tuple[Pat
     wire = [line for line in sent if '{"sessionUpdate"' in line and '"_fake_extension"' not in line]
     assert wire == []
     assert [line for line in sent if ".from_dict(" in line and "(custom)" not in line] == []
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_the_project_lists_every_package_it_ships(made: dict[str, tuple[Path, CliResult]], kind: str) -> None:
+    """setuptools ships only the packages `[tool.setuptools] packages` names: each directory with
+    an `__init__.py` (the bindings' `_models` groups too) must be there, or a wheel lacks it."""
+    import tomllib
+
+    project, result = made[kind]
+    assert result.returncode == 0, result.describe()
+    listed = set(tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(project).parts)
+        for p in project.rglob("__init__.py")
+        if "tests" not in p.relative_to(project).parts
+    }
+    assert any(name.endswith("._models") for name in found)
+    assert found == listed
