@@ -23,6 +23,7 @@ import gc
 import importlib.metadata
 import itertools
 import os
+from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -160,9 +161,20 @@ class Formatter:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def submit(self, files: dict[str, str], *, formatted: frozenset[str] = frozenset()) -> None:
+    def submit(
+        self,
+        files: dict[str, str],
+        *,
+        formatted: frozenset[str] = frozenset(),
+        heads: Mapping[str, str] | None = None,
+    ) -> None:
         """Start formatting every `.py` file of `files`; other files, and those named in
-        `formatted` (known to be black's output already), pass through unchanged."""
+        `formatted` (known to be black's output already), pass through unchanged.
+
+        `heads`: path -> an opening of its text known to be black's output (a piece on its own,
+        see `split_pieces`); only the rest of such a file is formatted, when a top-level class
+        follows the opening after exactly two blank lines (a cut `split_points` would make).
+        """
         todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
         for path, text in files.items():
             self._files[path] = text
@@ -173,8 +185,16 @@ class Formatter:
             if cached is not None:
                 self._done[path] = cached
                 continue
-            pieces = self._pieces[path] = split_pieces(text)
+            head = (heads or {}).get(path)
+            rest = text[len(head) :] if head and text.startswith(head) else ""
+            if head and head.endswith("\n") and rest.startswith("\n\nclass "):
+                pieces = self._pieces[path] = [head, rest.lstrip("\n")]
+                self._formatted[path, 0] = head
+            else:
+                pieces = self._pieces[path] = split_pieces(text)
             for index, piece in enumerate(pieces):
+                if (path, index) in self._formatted:
+                    continue
                 hit = load_text(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
                 if hit is None:
                     todo.append((path, index, piece))

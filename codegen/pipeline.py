@@ -20,7 +20,7 @@ from codegen.ir.methods import check_meta
 from codegen.ir.nodes import Protocol
 from codegen.load import LoadedSchema, load_document
 from codegen.pins import Pin, PinFile, load_pins
-from codegen.render.package import RUNTIME_MODULES, render_models_file, render_templates
+from codegen.render.package import RUNTIME_MODULES, render_model_modules, render_templates
 from codegen.resolve import check_type_cycles, resolve
 from codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
 from codegen.write import Drift, check_package, write_package
@@ -108,12 +108,13 @@ def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, 
     """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
     protocol = ir_for(target.source, target.sha256)
     models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
-    # workers from the start (models.py, the bulk of the work, always follows)
+    # workers from the start (the models, the bulk of the work, always follow)
     with Formatter(format_cache, parallel_min_bytes=0) as formatter:
         # The runtime modules are black's output already (comment header + the formatted source,
         # which tests/test_runtime_copy.py holds to black): only the templated files need black.
         formatter.submit(render_templates(protocol, target.package), formatted=RUNTIME_FILES)  # black starts...
-        formatter.submit(render_models_file(protocol, target.package, models_cache))  # ...while DMCG runs here
+        models, heads = render_model_modules(protocol, target.package, models_cache)  # ...while DMCG runs here
+        formatter.submit(models, heads=heads)
         return formatter.result(), protocol
 
 

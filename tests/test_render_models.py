@@ -91,6 +91,39 @@ def test_formatter_submissions_equal_one_format_files_call() -> None:
     assert list(result) == ["a.py", "py.typed", "b.py"] and result["b.py"] == 'x = {"a": 1}\n'
 
 
+def test_a_known_head_is_kept_and_only_the_rest_is_formatted() -> None:
+    """`heads`: the opening is taken as black's output (a deliberately unformatted one stays as it
+    is, so black did not see it); the rest is formatted; without a class right after two blank
+    lines the whole file is formatted."""
+    from codegen.fmt import Formatter
+
+    head = "x  =  1\n"  # not black's layout: proves the head is not formatted
+    rest = "class C:\n    y  =  2\n"
+    loose = "z  =  3\n"
+    files = {"a.py": head + "\n\n" + rest, "b.py": head + "\n" + rest, "c.py": head + "\n\n" + loose}
+    with Formatter(None) as formatter:
+        formatter.submit(files, heads={"a.py": head, "b.py": head, "c.py": head})
+        result = formatter.result()
+    assert result["a.py"] == "x  =  1\n\n\nclass C:\n    y = 2\n"
+    assert result["b.py"] == "x = 1\n\n\nclass C:\n    y = 2\n"  # one blank line: not a cut
+    assert result["c.py"] == "x = 1\n\n\nz = 3\n"  # no class after the head: not a cut
+
+
+def test_every_group_head_is_blacks_output(draft_ir: Protocol) -> None:
+    """The openings the format stage skips (`render_model_modules`' heads) are black's layout, and
+    nearly every group module has one."""
+    import black
+
+    from codegen.fmt import MODE
+    from codegen.render.package import render_model_modules
+
+    files, heads = render_model_modules(draft_ir, "acp_v2_draft")
+    groups = [path for path in files if path.startswith("_models/") and "\n\nclass " in files[path]]
+    assert len(heads) >= 0.9 * len(groups) and heads
+    for path, head in heads.items():
+        assert files[path].startswith(head) and black.format_str(head, mode=MODE) == head, path
+
+
 def test_formatter_failure_names_the_file() -> None:
     from codegen.fmt import Formatter
 

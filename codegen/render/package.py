@@ -15,6 +15,7 @@ import jinja2
 
 from codegen import __version__
 from codegen.errors import CodegenError, Diagnostic
+from codegen.fmt import LINE_LENGTH
 from codegen.ir.chains import chain_bound
 from codegen.ir.groups import model_groups, module_of
 from codegen.ir.nodes import Enum, Protocol
@@ -99,12 +100,21 @@ def runtime_file(protocol: Protocol, package: str, name: str) -> str:
 def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None = None) -> dict[str, str]:
     """`models.py` and the group modules of `_models` (DMCG's output cached in `cache_dir` when
     one is given)."""
+    return render_model_modules(protocol, package, cache_dir)[0]
+
+
+def render_model_modules(
+    protocol: Protocol, package: str, cache_dir: Path | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The files of `render_models_file`, and the opening of each group module that is black's
+    layout already (path -> text; see `codegen.render.model_modules.group_text`)."""
     groups = model_groups(protocol)
     exports = [d.name for d in protocol.definitions if not isinstance(d, Enum)]
     try:
         body = cut_body(render_models(protocol, MODELS_BODY_HEAD, cache_dir), frozenset(exports))
     except ValueError as exc:
-        raise CodegenError(Diagnostic("error", "model-render", f"datamodel-code-generator's models: {exc}", protocol.source, None)) from None
+        message = f"datamodel-code-generator's models: {exc}"
+        raise CodegenError(Diagnostic("error", "model-render", message, protocol.source, None)) from None
     env, top = environment(), header(protocol, package)
     facade = env.get_template(MODELS_FACADE).render(
         header=top,
@@ -115,12 +125,16 @@ def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None 
     listed = "".join(f"    {pytypes.python_literal(name)},\n" for name in exports)
     files = {"models.py": f"{facade}\n__all__: list[str] = [\n{listed}]\n"}
     files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
-    bound = chain_bound(protocol.definitions)
+    heads: dict[str, str] = {}
+    context = {"header": top, "package": package, "chain_bound": chain_bound(protocol.definitions), "line_length": LINE_LENGTH}
     head = env.get_template(MODEL_GROUP_HEAD)
     for group in groups:
-        text = head.render(header=top, package=package, doc=group_doc(group), imports=group.imports, chain_bound=bound)
-        files[f"{GROUPS_DIR}/{group.module}.py"] = group_text(text, body, group)
-    return files
+        path = f"{GROUPS_DIR}/{group.module}.py"
+        opening = head.render(context, doc=group_doc(group), imports=group.imports)
+        files[path], known = group_text(opening, body, group)
+        if known is not None:
+            heads[path] = known
+    return files, heads
 
 
 def _context(protocol: Protocol, package: str) -> dict[str, Any]:

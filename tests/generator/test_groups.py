@@ -154,3 +154,33 @@ def test_the_facade_names_every_group_module_it_loads(generated_dir: Path) -> No
                 table = ast.literal_eval(node.value) if node.value else {}
         files = {p.stem for p in (generated_dir / package / "_models").glob("*.py")} - {"__init__"}
         assert checked == table and set(table.values()) == files, package
+
+
+def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Path) -> None:
+    """A root whose name makes a docstring line longer than the line, and a group importing more
+    names from one group than one line holds: the group modules (their skipped heads too) are black's output,
+    and the package imports and validates."""
+    import black
+
+    from codegen.fmt import MODE
+    from generator_support import generated_ok, minimal, ping, python_ok
+
+    schema = minimal()
+    long_name = "Shared" + "Very" * 24 + "LongName"
+    schema["$defs"][long_name] = {"type": "object", "properties": {"v": {"type": "string"}}}
+    for i in range(14):  # aliases of plain types: all in `scalars`, one import line too long
+        schema["$defs"][f"Part{i:02d}WithALongerName"] = {"type": "integer"}
+    props = {f"p{i}": {"$ref": f"#/$defs/Part{i:02d}WithALongerName"} for i in range(14)}
+    props["shared"] = {"$ref": f"#/$defs/{long_name}"}
+    ping(schema)["properties"].update(props)
+    schema["$defs"]["PingResponse"]["properties"].update(props)
+    out = generated_ok(tmp_path, schema)
+    package = out / "hostile"
+    for path in sorted((package / "_models").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert black.format_str(text, mode=MODE) == text, path.name
+    request = (package / "_models" / "ping_request.py").read_text(encoding="utf-8")
+    assert "from .scalars import (\n    Part00WithALongerName,\n" in request
+    assert f"from .{long_name[:6].lower()}_very_very" in request  # the long name's own group
+    shown = python_ok(out, "import hostile\nprint(hostile.PingRequest.model_validate({'bar': 'b', 'p3': 1}).p3)")
+    assert shown.strip() == "1"
