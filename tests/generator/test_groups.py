@@ -161,9 +161,9 @@ def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Pat
     names from one group than one line holds: the group modules (their skipped heads too) are black's output,
     and the package imports and validates."""
     import black
+    from generator_support import generated_ok, minimal, ping, python_ok
 
     from codegen.fmt import MODE
-    from generator_support import generated_ok, minimal, ping, python_ok
 
     schema = minimal()
     long_name = "Shared" + "Very" * 24 + "LongName"
