@@ -56,7 +56,7 @@ class MethodSpec:
     cancelled: Any
     """The method's own answer to a request the peer cancels (JSON), or None for -32800."""
     _types: tuple[Any, Any]  # (params, result): types, or names in `_models` not looked up yet
-    _models: ModuleType | None
+    _models: ModuleType | None  # None once the names are looked up
 
     def __init__(
         self,
@@ -82,21 +82,26 @@ class MethodSpec:
     @property
     def params(self) -> Any:
         """The type the params of a message are validated into (None: the method has none)."""
-        return self._type(0)
+        if self._models is not None:
+            self._resolve()
+        return self._types[0]
 
     @property
     def result(self) -> Any:
         """The type of a request's result (None for a notification or an empty result)."""
-        return self._type(1)
+        if self._models is not None:
+            self._resolve()
+        return self._types[1]
 
-    def _type(self, index: int) -> Any:
-        value = self._types[index]
-        if isinstance(value, str) and self._models is not None:
-            value = getattr(self._models, value)  # the same class for every reader: no lock
-            types = list(self._types)
-            types[index] = value
-            object.__setattr__(self, "_types", tuple(types))
-        return value
+    def _resolve(self) -> None:
+        """Look the named types up in `_models`, both at once (a request's answer follows it)."""
+        models = self._models
+        types = tuple(
+            getattr(models, value) if isinstance(value, str) else value for value in self._types
+        )
+        # every reader resolves to the same classes: no lock needed
+        object.__setattr__(self, "_types", types)
+        object.__setattr__(self, "_models", None)
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.method, self.kind, self.params, self.result, self.handler, self.cancelled)
