@@ -26,8 +26,8 @@ from pydantic_core import SchemaSerializer
 
 from ._annotations import evaluate_annotations
 from ._compat import CALLS_ON_COMPLETE
-from ._completion import completion_order
-from ._deferred import BUILD_LOCK, defer
+from ._completion import completion_order, dependencies
+from ._deferred import BUILD_LOCK, UNBUILT, defer
 from ._fastpath import FastPathValidator
 from ._fastschema import fast_schema
 from ._hooks import (
@@ -217,10 +217,23 @@ def complete_models(module: str) -> None:
         and (exported is not None or value.__module__ == module)
         and not value.__pydantic_complete__
     ]
+    # and the unbuilt classes they reach in other modules (a group's chain may run through
+    # another group): built first, in order, they are not built nested inside these
+    wanted, todo = set(pending), list(pending)
+    while todo:
+        for found in dependencies(todo.pop(), namespace, UNBUILT):
+            # a generated class (not a base class of this module, nor pydantic's own)
+            if found not in wanted and issubclass(found, AcpModel) and found.__module__ != __name__:
+                wanted.add(found)
+                pending.append(found)
+                todo.append(found)
     # dependencies first (`_completion`); the schema walks of `__pydantic_on_complete__` still
-    # nest once per class of a chain, so they get room in proportion to the module's size
+    # nest once per class of a chain (built ones too), so they get room in proportion to the
+    # classes built here and to the longest chain their modules state (`_CHAIN_BOUND`)
+    bounds = [vars(sys.modules[cls.__module__]).get("_CHAIN_BOUND") for cls in pending]
+    links = max([b for b in bounds if isinstance(b, int)], default=0)
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 1000 + 20 * len(pending)))
+    sys.setrecursionlimit(max(limit, 1000 + 20 * len(pending), 1000 + 40 * links))
     try:
         for value in completion_order(namespace, pending):
             if not value.__pydantic_complete__:

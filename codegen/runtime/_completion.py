@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 import typing
-from collections.abc import Container, Iterator, Mapping
+from collections import ChainMap
+from collections.abc import Container, Iterator, Mapping, MutableMapping
 from typing import Any, ForwardRef, TypeVar, cast
 
 _T = TypeVar("_T", bound=type)
@@ -50,12 +52,23 @@ def completion_order(namespace: Mapping[str, Any], pending: list[_T]) -> list[_T
 def dependencies(
     cls: type, namespace: Mapping[str, Any], wanted: Container[type]
 ) -> Iterator[type]:
-    """The classes of `wanted` that `cls` names in its own or its bases' annotations."""
+    """The classes of `wanted` that `cls` names in its own or its bases' annotations.
+
+    A name is looked up where its annotation was written: in the module of the class (or base)
+    that declares it, then in `namespace` (a forward reference of a class of another module
+    names a class of that module).
+    """
     for klass in cls.__mro__:
         if klass in wanted and klass is not cls:
             yield klass
+        module = sys.modules.get(klass.__module__)
+        scope = (
+            ChainMap(vars(module), cast("MutableMapping[str, Any]", namespace))
+            if module
+            else namespace
+        )
         for annotation in inspect.get_annotations(klass).values():
-            for found in _classes(annotation, namespace):
+            for found in _classes(annotation, scope):
                 if found in wanted and found is not cls:
                     yield found
 

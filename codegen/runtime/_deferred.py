@@ -65,9 +65,11 @@ def built(cls: type[BaseModel], name: str) -> Any:
                 height = bound  # no chain to cut: no walk
             else:
                 steps, height = _chain_steps(cls)
-            # The completion hooks walk a class's whole schema, one level per link of a chain.
+            # The completion hooks walk a class's whole schema, one level per link of a chain,
+            # through the classes built before it too: room for the module's longest chain.
             limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(limit, 1000 + 40 * height))
+            links = max(height, bound if isinstance(bound, int) else 0)
+            sys.setrecursionlimit(max(limit, 1000 + 40 * links))
             try:
                 for step in steps:
                     if not _complete(step):
@@ -97,7 +99,8 @@ class _Unbuilt:
         return isinstance(value, type) and issubclass(value, BaseModel) and not _complete(value)
 
 
-_UNBUILT = _Unbuilt()
+UNBUILT = _Unbuilt()
+"""Contains the pydantic model classes that are not built yet."""
 
 
 def _chain_steps(cls: type[BaseModel]) -> tuple[list[type[BaseModel]], int]:
@@ -107,7 +110,7 @@ def _chain_steps(cls: type[BaseModel]) -> tuple[list[type[BaseModel]], int]:
     namespace = vars(sys.modules[cls.__module__])
 
     def below(node: type) -> Iterator[type]:
-        return dependencies(node, namespace, _UNBUILT)
+        return dependencies(node, namespace, UNBUILT)
 
     children: dict[type, list[type]] = {cls: list(below(cls))}
     height: dict[type, int] = {}

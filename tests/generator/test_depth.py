@@ -116,6 +116,48 @@ def test_long_chains_generate_and_import(tmp_path: Path) -> None:
     assert "PingRequestNestedLevel16: TypeAlias" in source
 
 
+def test_a_long_chain_in_a_group_of_its_own_builds_from_a_class_of_another(tmp_path: Path) -> None:
+    """The chain's head is shared (PingRequest and PingResponse name it), so the chain is a group
+    of its own: a first use of PingRequest, and `complete_models` of PingRequest's group, walk
+    the chain in the chain's module (where its forward references resolve), not in PingRequest's;
+    a class first used after the chain is built gets room for the walk through the chain."""
+    schema = minimal()
+    _object_chain(schema)
+    schema["$defs"]["PingResponse"]["properties"]["chain"] = {"$ref": "#/$defs/D000"}
+    out = generated_ok(tmp_path, schema)
+    assert (out / "hostile" / "_models" / "d000.py").is_file()
+    deep: object = {"end": "here"}
+    for _ in range(150):
+        deep = {"next": deep}
+    shown = python_ok(
+        out,
+        f"""
+        import json, sys
+        import hostile
+        from hostile._base import complete_models
+        from hostile.models import PingRequest, PingResponse
+        payload = {{"bar": "b", "chain": json.loads({json.dumps(json.dumps(deep))})}}
+        print(json.loads(PingRequest.from_json(json.dumps(payload)).to_json()) == payload)
+        complete_models(PingResponse.__module__)
+        print(PingResponse.__pydantic_complete__)
+        print(PingResponse.model_validate({{"chain": payload["chain"]}}).chain is not None)
+    """,
+    )
+    assert shown.splitlines() == ["True", "True", "True"]
+    # a second class first used after the chain is built (a walk through built classes' schemas)
+    second = python_ok(
+        out,
+        f"""
+        import json
+        from hostile.models import PingRequest, PingResponse
+        chain = json.loads({json.dumps(json.dumps(deep))})
+        PingRequest.model_validate({{"bar": "b", "chain": chain}})
+        print(PingResponse.model_validate({{"chain": chain}}).to_json() == json.dumps({{"chain": chain}}, separators=(",", ":")))
+    """,
+    )
+    assert second.strip() == "True"
+
+
 def test_deep_arrays_maps_and_unions_generate_import_and_validate(
     tmp_path: Path,
 ) -> None:
