@@ -15,13 +15,15 @@ it, and loading one loads exactly what its classes can need. Aliases that name n
 one module, `SCALARS`. Enums live in `enums.py` and are not grouped.
 
 A group's module is named after its root in snake case (`UpdateSessionNotification` ->
-`update_session_notification`); a Python keyword or a name taken by an earlier root (in name order)
-gets a `_` suffix. Every order here is by name, so the groups never depend on hash seeds or the
+`update_session_notification`; past 64 characters cut, with a digest of the root's name); a Python
+keyword, a Windows device name (`con`, `aux`...) or a name taken by an earlier root (in name order)
+gets a `_` suffix. Names are lower case, so they differ on a file system that ignores case too. Every order here is by name, so the groups never depend on hash seeds or the
 schema's key order.
 """
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +34,11 @@ from codegen.ir.nodes import Alias, Definition, Enum, Protocol, Struct
 from codegen.ir.order import type_refs
 
 SCALARS = "scalars"  # the module of the aliases that name no definition
+_NAME_MAX = 64  # characters of a module name: file systems limit a name to 255 bytes
+# Names Windows reserves for devices, whatever the extension (`con.py` cannot be created there).
+_DEVICE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+)
 
 
 @dataclass(frozen=True)
@@ -93,13 +100,22 @@ def _roots(
     return root
 
 
+def _module_name(root: str) -> str:
+    """`root` in snake case, at most `_NAME_MAX` characters (longer: cut, and a digest of it)."""
+    module = snake(root)
+    if len(module) > _NAME_MAX:
+        digest = hashlib.sha256(root.encode("utf-8")).hexdigest()[:8]
+        module = f"{module[: _NAME_MAX - 9].rstrip('_')}_{digest}"
+    return module
+
+
 def _module_names(roots: list[str]) -> dict[str, str]:
-    """Root -> its module name (unique, not a keyword, never `SCALARS`)."""
+    """Root -> its module name (unique, not a keyword, a device name of Windows or `SCALARS`)."""
     taken = {SCALARS}
     out: dict[str, str] = {}
     for root in sorted(roots):
-        module = snake(root)
-        while keyword.iskeyword(module) or module in taken:
+        module = _module_name(root)
+        while keyword.iskeyword(module) or module in taken or module in _DEVICE_NAMES:
             module += "_"
         taken.add(module)
         out[root] = module

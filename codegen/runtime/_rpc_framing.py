@@ -99,6 +99,17 @@ class MethodSpec:
         object.__setattr__(self, "_types", types)
         object.__setattr__(self, "_models", None)
 
+    __match_args__ = ("method", "kind", "params", "result", "handler", "cancelled")
+
+    def __reduce__(self) -> tuple[type[MethodSpec], tuple[Any, ...]]:
+        """Pickled and copied with its types looked up (a module does not pickle)."""
+        return (MethodSpec, self._fields())
+
+    def __replace__(self, **changes: Any) -> MethodSpec:
+        """A copy with some fields changed (`copy.replace`, Python 3.13)."""
+        fields = dict(zip(self.__match_args__, self._fields(), strict=True))
+        return MethodSpec(**{**fields, **changes})
+
     def _fields(self) -> tuple[Any, ...]:
         return (self.method, self.kind, self.params, self.result, self.handler, self.cancelled)
 

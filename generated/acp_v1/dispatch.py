@@ -44,6 +44,16 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
+# For the interpreter only (a type checker sees the star import above): a model's name asked of
+# this module, as when it imported every model.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """PEP 562: a model's name, from `models` (loaded there at its first use)."""
+        if name.startswith("__") or name not in _models.__all__:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(_models, name)
+
 
 __all__: list[str] = [
     "Agent",

@@ -82,6 +82,10 @@ def test_module_names_are_snake_case_unique_and_never_keywords() -> None:
     assert _module_names(["Class", "InitializeRequest", "Scalars"]) == {
         "Class": "class_", "InitializeRequest": "initialize_request", "Scalars": "scalars_"}
     assert _module_names(["FooBar", "Foo_Bar"]) == {"FooBar": "foo_bar", "Foo_Bar": "foo_bar_"}
+    assert _module_names(["Con", "Aux", "Com1"]) == {"Con": "con_", "Aux": "aux_", "Com1": "com1_"}
+    long = _module_names(["Ab" * 100, "Ab" * 101])
+    assert all(len(name) <= 64 for name in long.values()) and len(set(long.values())) == 2
+    assert long == _module_names(["Ab" * 101, "Ab" * 100])  # the same names in any order
 
 
 _ANNOTATIONS = """
@@ -157,7 +161,7 @@ def test_the_facade_names_every_group_module_it_loads(generated_dir: Path) -> No
 
 
 def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Path) -> None:
-    """A root whose name makes a docstring line longer than the line, and a group importing more
+    """A root whose name is longer than a file name and a docstring line, and a group importing more
     names from one group than one line holds: the group modules (their skipped heads too) are black's output,
     and the package imports and validates."""
     import black
@@ -166,7 +170,7 @@ def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Pat
     from codegen.fmt import MODE
 
     schema = minimal()
-    long_name = "Shared" + "Very" * 24 + "LongName"
+    long_name = "Shared" + "Very" * 60 + "LongName"  # in snake case, longer than a file name may be
     schema["$defs"][long_name] = {"type": "object", "properties": {"v": {"type": "string"}}}
     for i in range(14):  # aliases of plain types: all in `scalars`, one import line too long
         schema["$defs"][f"Part{i:02d}WithALongerName"] = {"type": "integer"}

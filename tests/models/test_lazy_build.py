@@ -279,6 +279,8 @@ def test_dispatch_loads_the_models_of_a_method_when_its_message_needs_them(packa
         before = groups()
         spec = AGENT_METHODS["initialize"]
         same = spec.params is pkg.models.InitializeRequest and spec.result is pkg.models.InitializeResponse
+        from {package}.dispatch import InitializeRequest  # as when dispatch imported every model
+        same = same and InitializeRequest is spec.params
         print(json.dumps({{"before": before, "after": groups(), "same": same}}))
         """,
     )

@@ -517,3 +517,25 @@ def test_a_method_spec_looks_a_named_type_up_in_its_module_when_first_read() -> 
         lazy.handler = "b"
     with pytest.raises(AttributeError):
         _ = rpc.MethodSpec("a", "request", "Missing", None, "a", models=module).params
+
+
+def test_a_method_spec_copies_pickles_and_matches_like_the_frozen_dataclass_it_was() -> None:
+    import copy
+    import pickle
+    import types
+
+    module = types.ModuleType("fake_models")
+    module.EchoParams, module.EchoResult = EchoParams, EchoResult
+    for fresh in (True, False):  # names not looked up yet, and looked up
+        spec = rpc.MethodSpec("a", "request", "EchoParams", "EchoResult", "a", cancelled={"x": 1}, models=module)
+        if not fresh:
+            _ = spec.params
+        for other in (copy.copy(spec), copy.deepcopy(spec), pickle.loads(pickle.dumps(spec))):
+            assert other == spec and other.params is EchoParams and other.cancelled == {"x": 1}
+    match spec:
+        case rpc.MethodSpec("a", "request", params, result, "a"):
+            assert (params, result) == (EchoParams, EchoResult)
+        case _:
+            raise AssertionError("no match")
+    changed = spec.__replace__(handler="b")
+    assert changed.handler == "b" and changed.params is EchoParams and changed.method == "a"
