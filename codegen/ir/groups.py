@@ -8,17 +8,17 @@ A group is a root definition and every definition that only the group uses: walk
 definitions nothing names down to what they name, a definition joins the group of its users when
 they are all in one group, and starts a group of its own otherwise (a definition two groups
 share, one nothing names, or an entry: the params or result of a method, which a message of that
-method needs without the rest of the union that names it). Every way into a group from outside enters at its root, so the
-groups name each other without a cycle: a module imports the names it uses from the groups below
-it, and loading one loads exactly what its classes can need. Aliases that name no definition
-(`SessionId = StrictStr`) cost nothing to load and would each be a group of their own: they share
-one module, `SCALARS`. Enums live in `enums.py` and are not grouped.
+method needs without the rest of the union that names it). Every way into a group from outside
+enters at its root, so the groups name each other without a cycle: a module imports the names it
+uses from the groups below it, and loading one loads exactly what its classes can need. Aliases
+that name no definition (`SessionId = StrictStr`) cost nothing to load and would each be a group
+of their own: they share one module, `SCALARS`. Enums live in `enums.py` and are not grouped.
 
 A group's module is named after its root in snake case (`UpdateSessionNotification` ->
 `update_session_notification`; past 64 characters cut, with a digest of the root's name); a Python
 keyword, a Windows device name (`con`, `aux`...) or a name taken by an earlier root (in name order)
-gets a `_` suffix. Names are lower case, so they differ on a file system that ignores case too. Every order here is by name, so the groups never depend on hash seeds or the
-schema's key order.
+gets a `_` suffix. Names are lower case, so they differ on a file system that ignores case too.
+Every order here is by name, so the groups never depend on hash seeds or the schema's key order.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _edges(definitions: Mapping[str, Definition]) -> dict[str, list[str]]:
 
 
 def _is_scalar(d: Definition) -> bool:
-    return isinstance(d, Alias) and not any(True for _ in type_refs(d.type))
+    return isinstance(d, Alias) and next(iter(type_refs(d.type)), None) is None
 
 
 def _roots(

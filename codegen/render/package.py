@@ -121,9 +121,9 @@ def render_model_modules(
         package=package,
         groups=[{"module": g.module, "exports": body.ordered(g.names)} for g in groups],
         module_of=sorted(module_of(groups).items()),
+        exports=exports,
     )
-    listed = "".join(f"    {pytypes.python_literal(name)},\n" for name in exports)
-    files = {"models.py": f"{facade}\n__all__: list[str] = [\n{listed}]\n"}
+    files = {"models.py": facade}
     files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     heads: dict[str, str] = {}
     context = {"header": top, "package": package, "chain_bound": chain_bound(protocol.definitions), "line_length": LINE_LENGTH}

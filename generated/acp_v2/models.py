@@ -7,7 +7,8 @@
 Each name is defined in a module of `_models`, a group of definitions (`codegen/ir/groups.py`):
 a message's class and the classes only it uses. A group loads the first time one of its names
 is asked of this module (`from acp_v2.models import X`, `models.X`; PEP 562), with the
-groups its classes name, and nothing else; `import *`, `__all__` and `dir()` load them all.
+groups its classes name, and nothing else; `import *` loads them all, `dir()` lists every name
+without loading any.
 Each model class is built at its first use. Type checkers see the plain re-exports below.
 """
 
