@@ -13,7 +13,8 @@ new header) re-formats only those.
 
 black formats a text a second time whenever its first pass changed something, so the renderers
 emit black's own layout where they can (`codegen.render.pytypes`): a piece that comes back
-unchanged costs one pass, not two.
+unchanged costs one pass, not two. A piece made only of shapes `codegen.black_stable` knows to be
+black's output (most of the models) costs no pass at all: it is taken as it is.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Self
 
 import black
 
+from codegen.black_stable import is_black_stable
 from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import fail
 
@@ -103,6 +105,17 @@ def split_pieces(text: str, *, min_bytes: int = _SPLIT_MIN_BYTES) -> list[str]:
     # end of a file, so a piece that is otherwise formatted already comes back unchanged and
     # black skips its second pass (it formats twice whatever the first pass changed).
     return ["".join(lines[a:b]).rstrip() + "\n" for a, b in itertools.pairwise(bounds)]
+
+
+def _stable_pieces(text: str) -> list[tuple[str, bool]]:
+    """[(text, True)] when black would leave `text` unchanged (`codegen.black_stable`), else its
+    pieces cut at every `split_points` cut, each with whether black would leave it unchanged."""
+    if is_black_stable(text):
+        return [(text, True)]
+    pieces = split_pieces(text, min_bytes=0)
+    if len(pieces) == 1:
+        return [(text, False)]
+    return [(piece, is_black_stable(piece)) for piece in pieces]
 
 
 def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:
@@ -188,12 +201,13 @@ class Formatter:
             head = (heads or {}).get(path)
             rest = text[len(head) :] if head and text.startswith(head) else ""
             if head and head.endswith("\n") and rest.startswith("\n\nclass "):
-                pieces = self._pieces[path] = [head, rest.lstrip("\n")]
-                self._formatted[path, 0] = head
+                stable = [(head, True), *_stable_pieces(rest.lstrip("\n"))]
             else:
-                pieces = self._pieces[path] = split_pieces(text)
-            for index, piece in enumerate(pieces):
-                if (path, index) in self._formatted:
+                stable = _stable_pieces(text)
+            pieces = self._pieces[path] = [piece for piece, _ in stable]
+            for index, (piece, unchanged) in enumerate(stable):
+                if unchanged:
+                    self._formatted[path, index] = piece
                     continue
                 hit = load_text(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
                 if hit is None:
