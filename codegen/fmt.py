@@ -107,6 +107,13 @@ def split_pieces(text: str, *, min_bytes: int = _SPLIT_MIN_BYTES) -> list[str]:
     return ["".join(lines[a:b]).rstrip() + "\n" for a, b in itertools.pairwise(bounds)]
 
 
+def _cut_after_head(rest: str) -> bool:
+    """`rest` (what follows a known head) is two blank lines, then a top-level statement that is
+    not a decorator nor a comment: black puts those two blank lines there whatever the head's last
+    statement (a simple statement), so the rest is formatted on its own."""
+    return rest.startswith("\n\n") and (rest[2:3].isalpha() or rest[2:3] == "_")
+
+
 def _stable_pieces(text: str) -> list[tuple[str, bool]]:
     """[(text, True)] when black would leave `text` unchanged (`codegen.black_stable`), else its
     pieces cut at every `split_points` cut, each with whether black would leave it unchanged."""
@@ -185,8 +192,8 @@ class Formatter:
         `formatted` (known to be black's output already), pass through unchanged.
 
         `heads`: path -> an opening of its text known to be black's output (a piece on its own,
-        see `split_pieces`); only the rest of such a file is formatted, when a top-level class
-        follows the opening after exactly two blank lines (a cut `split_points` would make).
+        see `split_pieces`); only the rest of such a file is formatted, when a top-level
+        statement follows the opening after exactly two blank lines (`_cut_after_head`).
         """
         todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
         for path, text in files.items():
@@ -200,7 +207,7 @@ class Formatter:
                 continue
             head = (heads or {}).get(path)
             rest = text[len(head) :] if head and text.startswith(head) else ""
-            if head and head.endswith("\n") and rest.startswith("\n\nclass "):
+            if head and head.endswith("\n") and _cut_after_head(rest):
                 stable = [(head, True), *_stable_pieces(rest.lstrip("\n"))]
             else:
                 stable = _stable_pieces(text)

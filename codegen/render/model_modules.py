@@ -1,21 +1,21 @@
 """Model modules: datamodel-code-generator's module body distributed over the IR's groups.
 
-DMCG renders every model definition in one module body (`codegen.render.models`), in its order.
-This stage cuts that body at its top-level statements, each a definition (a class, or an alias
-with the docstring after it), and gives each group of `codegen.ir.groups` a module of `_models`:
-our head (imports, and the names it uses from other groups), DMCG's own imports, the group's
-definitions in DMCG's order, and its `__all__`. `models.py`, the facade that loads a group at the
-first use of one of its names, is a template of its own. No statement's text is changed, only
-placed.
+DMCG renders every model definition in one module body (`codegen.render.models`). This stage
+cuts that body at its top-level statements, each a definition (a class, or an alias with the
+docstring after it), and gives each group of `codegen.ir.groups` a module of `_models`: our head
+(every import the definitions need, and the names it uses from other groups), the group's
+definitions in the IR's order (`codegen.ir.order`: bases and what an alias is evaluated from
+first), and its `__all__`. DMCG's own imports are not placed: the head has what the definitions
+use. `models.py`, the facade that loads a group at the first use of one of its names, is a
+template of its own. No statement's text is changed, only placed.
 """
 
 from __future__ import annotations
 
 import ast
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codegen.fmt import LINE_LENGTH
 from codegen.ir.groups import SCALARS, ModelGroup
 
 GROUPS_DIR = "_models"
@@ -24,14 +24,13 @@ _SEPARATOR = "\n\n\n"  # two blank lines between top-level definitions (black's 
 
 @dataclass(frozen=True)
 class ModelsBody:
-    """DMCG's module body, cut: its imports, each definition's text, and the output order."""
+    """DMCG's module body, cut: each definition's text, and the output order (the IR's)."""
 
-    imports: str
     texts: dict[str, str]
     order: tuple[str, ...]
 
     def ordered(self, names: frozenset[str]) -> list[str]:
-        """`names` in the body's order."""
+        """`names` in the output order."""
         return [name for name in self.order if name in names]
 
 
@@ -50,14 +49,15 @@ def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-def cut_body(body: str, names: frozenset[str]) -> ModelsBody:
-    """`body` (DMCG's output) as its imports and one text per definition in `names`.
+def cut_body(body: str, order: Sequence[str]) -> ModelsBody:
+    """`body` (DMCG's output) as one text per definition of `order` (the output order); its
+    leading imports are dropped.
 
     Raises ValueError for a statement that is none of these (DMCG changed what it emits) or a
-    definition of `names` the body lacks.
+    definition of `order` the body lacks.
     """
+    names = frozenset(order)
     lines = body.splitlines()
-    imports: list[str] = []
     spans: dict[str, list[int]] = {}
     last: str | None = None
     for node in ast.parse(body).body:
@@ -65,7 +65,7 @@ def cut_body(body: str, names: frozenset[str]) -> ModelsBody:
         end = node.end_lineno or node.lineno
         name = _defined(node)
         if isinstance(node, (ast.Import, ast.ImportFrom)) and not spans:
-            imports.append("\n".join(lines[start:end]))
+            continue  # DMCG's imports: the group heads import what the definitions use
         elif name in names and name not in spans:
             spans[name] = [start, end]
             last = name
@@ -80,7 +80,7 @@ def cut_body(body: str, names: frozenset[str]) -> ModelsBody:
     if missing:
         raise ValueError(f"no definition of {missing[0]} in the models body")
     texts = {name: "\n".join(lines[a:b]) for name, (a, b) in spans.items()}
-    return ModelsBody("\n".join(imports), texts, tuple(spans))
+    return ModelsBody(texts, tuple(order))
 
 
 def group_doc(group: ModelGroup) -> str:
@@ -90,22 +90,9 @@ def group_doc(group: ModelGroup) -> str:
     return f"`{group.root}` and the definitions that only it uses."
 
 
-# A one-line `from x import a, b`: black leaves such an import as it is when it fits the line.
-_PLAIN_IMPORT = re.compile(r"from [A-Za-z_][\w.]* import [A-Za-z_]\w*(, [A-Za-z_]\w*)*")
-
-
-def group_text(head: str, body: ModelsBody, group: ModelGroup) -> tuple[str, str | None]:
-    """One group's module (`head`, DMCG's imports, its definitions, its `__all__`), and its
-    opening up to the first class when that is black's layout already (else None).
-
-    The head template is written in black's layout (tests hold every generated head to it); DMCG's
-    imports are when each is a plain one-line import that fits. The format stage then formats only
-    the rest (`codegen.fmt.Formatter.submit`'s `heads`).
-    """
+def group_text(head: str, body: ModelsBody, group: ModelGroup) -> str:
+    """One group's module: `head`, its definitions, its `__all__`."""
     names = body.ordered(group.names)
     exports = "".join(f'    "{name}",\n' for name in names)
-    opening = head.rstrip("\n") + "\n\n" + body.imports
-    parts = [opening, *(body.texts[name] for name in names)]
-    text = _SEPARATOR.join([*parts, f"__all__ = [\n{exports}]"]) + "\n"
-    plain = all(_PLAIN_IMPORT.fullmatch(line) and len(line) <= LINE_LENGTH for line in body.imports.splitlines())
-    return text, opening + "\n" if plain else None
+    parts = [head.rstrip("\n"), *(body.texts[name] for name in names)]
+    return _SEPARATOR.join([*parts, f"__all__ = [\n{exports}]"]) + "\n"

@@ -1,18 +1,18 @@
 """Model rendering: the model definitions through datamodel-code-generator's Python API.
 
-The IR has already decided every class name, field name and annotation. This module hands that
-to datamodel-code-generator (DMCG) as a normalised JSON Schema: one `$defs` entry per IR struct,
-union and alias; each property carries its rendered field line and docstring as `x-acp-*` keys
-(DMCG's `field_extra_keys`), each class its bases, tags and leniency rules as template data
-(`extra_template_data`). DMCG assembles one module body with the custom templates in
-`templates/dmcg/`: struct classes (`BaseModel.jinja2`) and type aliases (`_acp_alias.jinja2`),
-in its `keep_model_order` (name order, a definition moved only after its base class or the
-members an alias is evaluated from, which the normalised schema tells it as `$ref`s). The
-document root renders a footer (`__all__`), which DMCG places last since the root refers to every
-definition. What DMCG cannot express (callable discriminators, open enums, leniency, `oneOf`
-exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before DMCG sees it; nothing
-edits DMCG's output text. `codegen.render.model_modules` places each definition's text in the
-module of its group.
+The IR has already decided every class name, field, annotation and the order of definitions.
+This module hands the definitions to datamodel-code-generator (DMCG) as a normalised JSON
+Schema: one `$defs` entry per IR struct (an object) and per union or alias (a string), each with
+its template data (`extra_template_data`): its name, bases, docstring, tags, leniency rules and
+every field's rendered line and docstring. DMCG renders each with the custom templates in
+`templates/dmcg/`: struct classes (`BaseModel.jinja2`) and type aliases (`_acp_alias.jinja2`).
+The entries name nothing, so DMCG parses no field types and resolves no references: the order
+of the definitions, and so every import-time dependency, is the IR's (`codegen.ir.order`), not
+DMCG's. The document root renders a footer (`__all__`), which DMCG places last since the root
+refers to every definition. What DMCG cannot express (callable discriminators, open enums,
+leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
+DMCG sees it; nothing edits DMCG's output text. `codegen.render.model_modules` places each
+definition's text in the module of its group.
 """
 
 from __future__ import annotations
@@ -32,13 +32,11 @@ from datamodel_code_generator.enums import DataModelType, InputFileType
 from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import CodegenError, Diagnostic
 from codegen.ir.nodes import Alias, Enum, Protocol, Struct, TaggedUnion
-from codegen.ir.order import type_refs
 from codegen.render import pytypes
 
 DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "dmcg"
 ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
 FOOTER = "\n__all__ = ["  # the document root's text: the module's last statement
-_FIELD_KEYS = {"x-acp-field", "x-acp-doc"}
 # What else the text depends on: DMCG, the Jinja it renders with, and this module's own code.
 _RENDERER = ";".join(
     [
@@ -51,9 +49,7 @@ _RENDERER = ";".join(
 DMCG_OPTIONS: dict[str, Any] = {
     "input_file_type": InputFileType.JsonSchema,
     "output_model_type": DataModelType.PydanticV2BaseModel,
-    "field_extra_keys": _FIELD_KEYS,
     "class_name": ROOT_NAME,  # the document root's model: renders the footer
-    "keep_model_order": True,  # name order, moved only for what a definition is evaluated from
     "use_type_alias": True,  # unions and aliases are type aliases, not RootModel classes
     "disable_future_imports": True,  # the head (our template) has it, before our imports
     "disable_timestamp": True,
@@ -65,18 +61,9 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/$defs/{name}"}
 
 
-def _struct_schema(struct: Struct, protocol: Protocol) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    for field in struct.fields:
-        # "null": DMCG's own type for the placeholder is unused, and None needs no import
-        prop: dict[str, Any] = {"type": "null", "x-acp-field": pytypes.field_line(field, protocol)}
-        if field.description:
-            prop["x-acp-doc"] = pytypes.docstring(field.description)
-        properties[field.wire_name] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if struct.base:  # tells DMCG the base must come first; the class statement comes from the IR
-        schema["allOf"] = [_ref(struct.base)]
-    return schema
+# What DMCG reads of a definition: only its kind (a class, or a type alias); the rest is template data.
+_STRUCT_SCHEMA: dict[str, Any] = {"type": "object"}
+_ALIAS_SCHEMA: dict[str, Any] = {"type": "string"}
 
 
 def _struct_data(struct: Struct, protocol: Protocol) -> dict[str, Any]:
@@ -91,17 +78,11 @@ def _struct_data(struct: Struct, protocol: Protocol) -> dict[str, Any]:
         "forbid": struct.extra == "forbid",
         "tags": pytypes.tags_statement(struct, protocol) if tags else "",
         "lenient": pytypes.rules_literal(lenient) if lenient else "",
+        "fields": [
+            {"line": pytypes.field_line(f, protocol), "doc": pytypes.docstring(f.description) if f.description else ""}
+            for f in struct.fields
+        ],
     }
-
-
-def _alias_schema(definition: TaggedUnion | Alias) -> dict[str, Any]:
-    # The refs only tell DMCG what the alias is evaluated from (its import-time dependencies),
-    # so that it keeps them first; the annotation itself comes from the IR.
-    if isinstance(definition, TaggedUnion):
-        deps = [v.target for v in definition.variants] + ([definition.unknown] if definition.unknown else [])
-    else:
-        deps = list(dict.fromkeys(type_refs(definition.type)))
-    return {"anyOf": [_ref(d) for d in deps]} if deps else {"type": "string"}
 
 
 def _alias_data(definition: TaggedUnion | Alias, protocol: Protocol) -> dict[str, Any]:
@@ -118,9 +99,9 @@ def dmcg_input(protocol: Protocol) -> tuple[dict[str, Any], dict[str, dict[str, 
     data: dict[str, dict[str, Any]] = {}
     for d in _model_definitions(protocol):
         if isinstance(d, Struct):
-            defs[d.name], data[f"#/$defs/{d.name}"] = _struct_schema(d, protocol), _struct_data(d, protocol)
+            defs[d.name], data[f"#/$defs/{d.name}"] = dict(_STRUCT_SCHEMA), _struct_data(d, protocol)
         else:
-            defs[d.name], data[f"#/$defs/{d.name}"] = _alias_schema(d), _alias_data(d, protocol)
+            defs[d.name], data[f"#/$defs/{d.name}"] = dict(_ALIAS_SCHEMA), _alias_data(d, protocol)
     schema: dict[str, Any] = {"anyOf": [_ref(name) for name in defs], "$defs": defs}
     data["#"] = {"footer": True, "exports": list(defs)}
     return schema, data

@@ -106,12 +106,12 @@ def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None 
 def render_model_modules(
     protocol: Protocol, package: str, cache_dir: Path | None = None
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """The files of `render_models_file`, and the opening of each group module that is black's
-    layout already (path -> text; see `codegen.render.model_modules.group_text`)."""
+    """The files of `render_models_file`, and each group module's head (path -> text), which is
+    black's layout already (the head template is written in it; tests hold every head to black)."""
     groups = model_groups(protocol)
     exports = [d.name for d in protocol.definitions if not isinstance(d, Enum)]
     try:
-        body = cut_body(render_models(protocol, MODELS_BODY_HEAD, cache_dir), frozenset(exports))
+        body = cut_body(render_models(protocol, MODELS_BODY_HEAD, cache_dir), exports)
     except ValueError as exc:
         message = f"datamodel-code-generator's models: {exc}"
         raise CodegenError(Diagnostic("error", "model-render", message, protocol.source, None)) from None
@@ -131,9 +131,8 @@ def render_model_modules(
     for group in groups:
         path = f"{GROUPS_DIR}/{group.module}.py"
         opening = head.render(context, doc=group_doc(group), imports=group.imports)
-        files[path], known = group_text(opening, body, group)
-        if known is not None:
-            heads[path] = known
+        files[path] = group_text(opening, body, group)
+        heads[path] = opening.rstrip("\n") + "\n"
     return files, heads
 
 

@@ -113,12 +113,12 @@ if TYPE_CHECKING:
         CreateElicitationRequestBase,
         CreateElicitationRequestFormRequest,
         CreateElicitationRequestFormSession,
-        CreateElicitationRequestForm,
         CreateElicitationRequestUrlRequest,
         CreateElicitationRequestUrlSession,
-        CreateElicitationRequestUrl,
         UnknownCreateElicitationRequestRequest,
         UnknownCreateElicitationRequestSession,
+        CreateElicitationRequestForm,
+        CreateElicitationRequestUrl,
         UnknownCreateElicitationRequest,
         CreateElicitationRequest,
     )
@@ -221,7 +221,6 @@ if TYPE_CHECKING:
         AuthMethodAgent,
         AuthMethodNone,
         AuthMethodTerminal_,
-        AuthMethod,
         InitializeResponse,
         LogoutCapabilities,
         McpCapabilities,
@@ -232,6 +231,7 @@ if TYPE_CHECKING:
         SessionDeleteCapabilities,
         SessionListCapabilities,
         SessionResumeCapabilities,
+        AuthMethod,
     )
     from ._models.integer_property_schema import (
         IntegerPropertySchema,
@@ -263,9 +263,9 @@ if TYPE_CHECKING:
     )
     from ._models.mcp_server import (
         McpServerHttp_,
-        McpServerSse_,
         McpServerStdio,
         McpServerNone,
+        McpServerSse_,
         McpServer,
     )
     from ._models.mcp_server_http import (
@@ -275,9 +275,9 @@ if TYPE_CHECKING:
         McpServerSse,
     )
     from ._models.multi_select_items import (
-        MultiSelectItemsString,
         TitledMultiSelectItems,
         MultiSelectItemsNone,
+        MultiSelectItemsString,
         UnknownMultiSelectItems,
         MultiSelectItems,
     )
@@ -328,8 +328,8 @@ if TYPE_CHECKING:
     from ._models.request_permission_response import (
         RequestPermissionOutcomeCancelled,
         RequestPermissionOutcomeSelected,
-        RequestPermissionOutcome,
         RequestPermissionResponse,
+        RequestPermissionOutcome,
     )
     from ._models.resource_link import (
         ResourceLink,

@@ -55,9 +55,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class AgentAuthCapabilities(AcpModel):
     """Authentication-related capabilities supported by the agent."""
@@ -234,34 +231,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
-
-
-AuthMethod: TypeAlias = Annotated[
-    Annotated[
-        Annotated[AuthMethodTerminal_, Tag("terminal")],
-        Discriminator(
-            tag_discriminator(
-                "type",
-                "type",
-                frozenset(
-                    [
-                        "terminal",
-                    ]
-                ),
-                has_none=False,
-                has_unknown=False,
-                lenient=False,
-            )
-        ),
-    ]
-    | AuthMethodNone,
-    Field(union_mode="left_to_right"),
-    STRICT_FIRST,
-]
-"""Describes an available authentication method.
-
-The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
 
 
 class InitializeResponse(AcpModel):
@@ -619,13 +588,40 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+AuthMethod: TypeAlias = Annotated[
+    Annotated[
+        Annotated[AuthMethodTerminal_, Tag("terminal")],
+        Discriminator(
+            tag_discriminator(
+                "type",
+                "type",
+                frozenset(
+                    [
+                        "terminal",
+                    ]
+                ),
+                has_none=False,
+                has_unknown=False,
+                lenient=False,
+            )
+        ),
+    ]
+    | AuthMethodNone,
+    Field(union_mode="left_to_right"),
+    STRICT_FIRST,
+]
+"""Describes an available authentication method.
+
+The `type` field acts as the discriminator in the serialized JSON form.
+When no `type` is present, the method is treated as `agent`."""
+
+
 __all__ = [
     "AgentAuthCapabilities",
     "AgentCapabilities",
     "AuthMethodAgent",
     "AuthMethodNone",
     "AuthMethodTerminal_",
-    "AuthMethod",
     "InitializeResponse",
     "LogoutCapabilities",
     "McpCapabilities",
@@ -636,4 +632,5 @@ __all__ = [
     "SessionDeleteCapabilities",
     "SessionListCapabilities",
     "SessionResumeCapabilities",
+    "AuthMethod",
 ]

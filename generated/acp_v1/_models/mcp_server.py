@@ -55,9 +55,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class McpServerHttp_(TaggedModel):
     """HTTP transport configuration
@@ -67,43 +64,6 @@ class McpServerHttp_(TaggedModel):
     __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
 
     type: Literal["http"] = "http"
-
-    name: StrictStr
-    """Human-readable name identifying this MCP server."""
-
-    url: StrictStr
-    """URL to the MCP server."""
-
-    headers: Items[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "headers": frozenset(["default_on_null"]),
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
-class McpServerSse_(TaggedModel):
-    """SSE transport configuration
-
-    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["sse"] = "sse"
 
     name: StrictStr
     """Human-readable name identifying this MCP server."""
@@ -174,6 +134,43 @@ class McpServerNone(McpServerStdio, TaggedModel):
     All Agents MUST support this transport."""
 
 
+class McpServerSse_(TaggedModel):
+    """SSE transport configuration
+
+    Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
+
+    type: Literal["sse"] = "sse"
+
+    name: StrictStr
+    """Human-readable name identifying this MCP server."""
+
+    url: StrictStr
+    """URL to the MCP server."""
+
+    headers: Items[HttpHeader]
+    """HTTP headers to set when making requests to the MCP server."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Implementations MUST NOT make assumptions about values at
+these keys.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "headers": frozenset(["default_on_null"]),
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
+
+
 McpServer: TypeAlias = Annotated[
     Annotated[
         Annotated[McpServerHttp_, Tag("http")] | Annotated[McpServerSse_, Tag("sse")],
@@ -207,8 +204,8 @@ See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/ses
 
 __all__ = [
     "McpServerHttp_",
-    "McpServerSse_",
     "McpServerStdio",
     "McpServerNone",
+    "McpServerSse_",
     "McpServer",
 ]

@@ -54,39 +54,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
-
-class MultiSelectItemsString(TaggedModel):
-    """Multi-select string items with plain string values."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    enum: Items[StrictStr]
-    """Allowed enum values."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Implementations MUST NOT make assumptions about values at
-these keys.
-
-Optional. Omitted and `null` are equivalent and mean no metadata.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
 
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
@@ -118,6 +85,36 @@ class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
     """Titled multi-select items with human-readable labels.
 
     As in MCP, titled items omit `type` and are identified by `anyOf`."""
+
+
+class MultiSelectItemsString(TaggedModel):
+    """Multi-select string items with plain string values."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
+
+    type: Literal["string"] = "string"
+
+    enum: Items[StrictStr]
+    """Allowed enum values."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Implementations MUST NOT make assumptions about values at
+these keys.
+
+Optional. Omitted and `null` are equivalent and mean no metadata.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class UnknownMultiSelectItems(TaggedModel):
@@ -153,9 +150,9 @@ MultiSelectItems: TypeAlias = Annotated[
 
 
 __all__ = [
-    "MultiSelectItemsString",
     "TitledMultiSelectItems",
     "MultiSelectItemsNone",
+    "MultiSelectItemsString",
     "UnknownMultiSelectItems",
     "MultiSelectItems",
 ]

@@ -54,9 +54,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class RequestPermissionOutcomeCancelled(TaggedModel):
     """The prompt turn was cancelled before the user responded.
@@ -101,28 +98,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
-RequestPermissionOutcome: TypeAlias = Annotated[
-    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
-    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
-    Discriminator(
-        tag_discriminator(
-            "outcome",
-            "outcome",
-            frozenset(
-                [
-                    "cancelled",
-                    "selected",
-                ]
-            ),
-            has_none=False,
-            has_unknown=False,
-            lenient=False,
-        )
-    ),
-]
-"""The outcome of a permission request."""
-
-
 class RequestPermissionResponse(AcpModel):
     """Response to a permission request."""
 
@@ -147,9 +122,31 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/e
         return result
 
 
+RequestPermissionOutcome: TypeAlias = Annotated[
+    Annotated[RequestPermissionOutcomeCancelled, Tag("cancelled")]
+    | Annotated[RequestPermissionOutcomeSelected, Tag("selected")],
+    Discriminator(
+        tag_discriminator(
+            "outcome",
+            "outcome",
+            frozenset(
+                [
+                    "cancelled",
+                    "selected",
+                ]
+            ),
+            has_none=False,
+            has_unknown=False,
+            lenient=False,
+        )
+    ),
+]
+"""The outcome of a permission request."""
+
+
 __all__ = [
     "RequestPermissionOutcomeCancelled",
     "RequestPermissionOutcomeSelected",
-    "RequestPermissionOutcome",
     "RequestPermissionResponse",
+    "RequestPermissionOutcome",
 ]

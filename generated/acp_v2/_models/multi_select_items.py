@@ -54,37 +54,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
-
-class MultiSelectItemsString(TaggedModel):
-    """Multi-select string items with plain string values."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
-
-    type: Literal["string"] = "string"
-
-    enum: Annotated[Items[StrictStr], Field(min_length=1)]
-    """Allowed enum values. Must contain at least one value."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
 
 class TitledMultiSelectItems(AcpModel):
     """Items definition for titled multi-select enum properties."""
@@ -114,6 +83,34 @@ class MultiSelectItemsNone(TitledMultiSelectItems, TaggedModel):
     """Titled multi-select items with human-readable labels.
 
     As in MCP, titled items omit `type` and are identified by `anyOf`."""
+
+
+class MultiSelectItemsString(TaggedModel):
+    """Multi-select string items with plain string values."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = frozenset(["type"])
+
+    type: Literal["string"] = "string"
+
+    enum: Annotated[Items[StrictStr], Field(min_length=1)]
+    """Allowed enum values. Must contain at least one value."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 class UnknownMultiSelectItems(TaggedModel):
@@ -149,9 +146,9 @@ MultiSelectItems: TypeAlias = Annotated[
 
 
 __all__ = [
-    "MultiSelectItemsString",
     "TitledMultiSelectItems",
     "MultiSelectItemsNone",
+    "MultiSelectItemsString",
     "UnknownMultiSelectItems",
     "MultiSelectItems",
 ]

@@ -79,9 +79,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class SessionUpdateAgentMessage(TaggedModel):
     """An agent message has been created or updated.
@@ -495,6 +492,138 @@ See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v
         return result
 
 
+class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateRunning(StateUpdateRunning):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
 class SessionUpdateTerminalOutputChunk(TaggedModel):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -838,138 +967,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/e
         return result
 
 
-class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateRunning(StateUpdateRunning):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
 class UnknownSessionUpdate(TaggedModel):
     """Custom or future session update.
 
@@ -1008,6 +1005,38 @@ class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
         Literal["state_update"],
         Field(alias="sessionUpdate"),
     ] = "state_update"
+
+
+class UpdateSessionNotification(AcpModel):
+    """Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The ID of the session this update pertains to."""
+
+    update: SessionUpdate
+    """The actual update content."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
@@ -1174,38 +1203,6 @@ These updates report messages, progress, and other session activity.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)"""
 
 
-class UpdateSessionNotification(AcpModel):
-    """Notification containing a session update from the agent.
-
-    Agents can send session updates at any point while the session exists.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
 __all__ = [
     "SessionUpdateAgentMessage",
     "SessionUpdateAgentMessageChunk",
@@ -1218,13 +1215,6 @@ __all__ = [
     "SessionUpdateNotice",
     "SessionUpdatePlanUpdate",
     "SessionUpdateSessionInfoUpdate",
-    "SessionUpdateTerminalOutputChunk",
-    "SessionUpdateTerminalUpdate",
-    "SessionUpdateToolCallContentChunk",
-    "SessionUpdateToolCallUpdate",
-    "SessionUpdateUsageUpdate",
-    "SessionUpdateUserMessage",
-    "SessionUpdateUserMessageChunk",
     "SessionUpdateStateUpdateIdleCancelled",
     "SessionUpdateStateUpdateIdleEndTurn",
     "SessionUpdateStateUpdateIdleError",
@@ -1234,11 +1224,18 @@ __all__ = [
     "SessionUpdateStateUpdateIdleRefusal",
     "SessionUpdateStateUpdateRequiresAction",
     "SessionUpdateStateUpdateRunning",
+    "SessionUpdateTerminalOutputChunk",
+    "SessionUpdateTerminalUpdate",
+    "SessionUpdateToolCallContentChunk",
+    "SessionUpdateToolCallUpdate",
+    "SessionUpdateUsageUpdate",
+    "SessionUpdateUserMessage",
+    "SessionUpdateUserMessageChunk",
     "UnknownSessionUpdate",
     "UnknownSessionUpdateStateUpdate",
     "UnknownSessionUpdateStateUpdateIdle",
+    "UpdateSessionNotification",
     "SessionUpdateStateUpdateIdle",
     "SessionUpdateStateUpdate",
     "SessionUpdate",
-    "UpdateSessionNotification",
 ]

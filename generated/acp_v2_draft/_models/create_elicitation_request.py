@@ -55,9 +55,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class CreateElicitationRequestBase(AcpModel):
     """Request from the agent to elicit structured user input.
@@ -145,14 +142,6 @@ session without a specific tool call."""
         return result
 
 
-CreateElicitationRequestForm: TypeAlias = Annotated[
-    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""Form-based elicitation where the client renders a form from the provided schema."""
-
-
 class CreateElicitationRequestUrlRequest(CreateElicitationRequestBase, TaggedModel):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -204,14 +193,6 @@ session without a specific tool call."""
         return result
 
 
-CreateElicitationRequestUrl: TypeAlias = Annotated[
-    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
-    STRICT_FIRST,
-    ONE_OF,
-]
-"""URL-based elicitation where the client directs the user to a URL."""
-
-
 class UnknownCreateElicitationRequestRequest(CreateElicitationRequestBase, TaggedModel):
     """Custom or future elicitation mode.
 
@@ -261,6 +242,22 @@ session without a specific tool call."""
     def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
         return result
+
+
+CreateElicitationRequestForm: TypeAlias = Annotated[
+    CreateElicitationRequestFormSession | CreateElicitationRequestFormRequest,
+    STRICT_FIRST,
+    ONE_OF,
+]
+"""Form-based elicitation where the client renders a form from the provided schema."""
+
+
+CreateElicitationRequestUrl: TypeAlias = Annotated[
+    CreateElicitationRequestUrlSession | CreateElicitationRequestUrlRequest,
+    STRICT_FIRST,
+    ONE_OF,
+]
+"""URL-based elicitation where the client directs the user to a URL."""
 
 
 UnknownCreateElicitationRequest: TypeAlias = Annotated[
@@ -322,12 +319,12 @@ __all__ = [
     "CreateElicitationRequestBase",
     "CreateElicitationRequestFormRequest",
     "CreateElicitationRequestFormSession",
-    "CreateElicitationRequestForm",
     "CreateElicitationRequestUrlRequest",
     "CreateElicitationRequestUrlSession",
-    "CreateElicitationRequestUrl",
     "UnknownCreateElicitationRequestRequest",
     "UnknownCreateElicitationRequestSession",
+    "CreateElicitationRequestForm",
+    "CreateElicitationRequestUrl",
     "UnknownCreateElicitationRequest",
     "CreateElicitationRequest",
 ]

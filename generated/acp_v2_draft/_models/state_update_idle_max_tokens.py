@@ -56,9 +56,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class StateUpdateIdleMaxTokens(IdleStateUpdateMaxTokens):
     """The active work ended because the agent reached the maximum number of tokens."""

@@ -91,9 +91,6 @@ _CHAIN_BOUND = 6
 # The annotation values the classes below share, for this execution of the module (`_annotations`).
 _ANNOTATION_VALUES: dict[_typing.Any, _typing.Any] = {}
 
-from pydantic import BaseModel, Field
-from typing_extensions import TypeAliasType
-
 
 class SessionUpdateAgentMessage(TaggedModel):
     """An agent message has been created or updated.
@@ -653,6 +650,156 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
+class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
+    """The user or client chose to stop the work: via `session/cancel`, by
+    closing the session, or through an interaction the agent offers, such
+    as a permission option that tells the agent to stop. Work the agent
+    stops for its own reasons uses another reason, such as `error` for an
+    internal timeout.
+
+    Agents MUST report this stop reason on an idle `state_update` when
+    cancellation ends active foreground work, even if aborting causes
+    exceptions. Agents MUST catch these errors and report `cancelled`, not
+    `error`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
+    """The active work ended successfully.
+    Includes locally handled commands that required no model call."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
+    """The active work ended because something failed.
+
+    This includes pre-insertion foreground work. A prompt failure before
+    insertion also requires an error response to `session/prompt`. After
+    insertion, the prompt's response remains successful."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
+    """The active work ended because the agent reached the maximum number of tokens."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
+    """The active work ended because the agent reached the maximum number of
+    model requests for the foreground work."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = (
+        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
+    """No stop reason: `stopReason` is omitted or `null`."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
+    """The active work ended because the agent refused to continue."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
+    """Foreground work is blocked on user action."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateRunning(StateUpdateRunning):
+    """Foreground work is in progress."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
+class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session."""
+
+    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateUnknown.__acp_tags__ | frozenset(
+        ["session_update"]
+    )
+
+    session_update: Annotated[
+        Literal["state_update"],
+        Field(alias="sessionUpdate"),
+    ] = "state_update"
+
+
 class SessionUpdateSubagentUpdate(TaggedModel):
     """**UNSTABLE**
 
@@ -1082,156 +1229,6 @@ See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/d
         return result
 
 
-class SessionUpdateStateUpdateIdleCancelled(StateUpdateIdleCancelled):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-
-    Agents MUST report this stop reason on an idle `state_update` when
-    cancellation ends active foreground work, even if aborting causes
-    exceptions. Agents MUST catch these errors and report `cancelled`, not
-    `error`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleCancelled.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleEndTurn(StateUpdateIdleEndTurn):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleEndTurn.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleError(StateUpdateIdleError):
-    """The active work ended because something failed.
-
-    This includes pre-insertion foreground work. A prompt failure before
-    insertion also requires an error response to `session/prompt`. After
-    insertion, the prompt's response remains successful."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleError.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleMaxTokens(StateUpdateIdleMaxTokens):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleMaxTokens.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleMaxTurnRequests(StateUpdateIdleMaxTurnRequests):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = (
-        StateUpdateIdleMaxTurnRequests.__acp_tags__ | frozenset(["session_update"])
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleNone(StateUpdateIdleNone):
-    """No stop reason: `stopReason` is omitted or `null`."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleNone.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateIdleRefusal(StateUpdateIdleRefusal):
-    """The active work ended because the agent refused to continue."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateIdleRefusal.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateRequiresAction(StateUpdateRequiresAction):
-    """Foreground work is blocked on user action."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRequiresAction.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateRunning(StateUpdateRunning):
-    """Foreground work is in progress."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateRunning.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
-class SessionUpdateStateUpdateUnknown(StateUpdateUnknown):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-    This replaces previously confirmed activity without ending the work or session."""
-
-    __acp_tags__: ClassVar[frozenset[str]] = StateUpdateUnknown.__acp_tags__ | frozenset(
-        ["session_update"]
-    )
-
-    session_update: Annotated[
-        Literal["state_update"],
-        Field(alias="sessionUpdate"),
-    ] = "state_update"
-
-
 class UnknownSessionUpdate(TaggedModel):
     """Custom or future session update.
 
@@ -1270,6 +1267,38 @@ class UnknownSessionUpdateStateUpdateIdle(UnknownStateUpdateIdle):
         Literal["state_update"],
         Field(alias="sessionUpdate"),
     ] = "state_update"
+
+
+class UpdateSessionNotification(AcpModel):
+    """Notification containing a session update from the agent.
+
+    Agents can send session updates at any point while the session exists.
+
+    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
+    """
+
+    session_id: Annotated[SessionId, Field(alias="sessionId")]
+    """The ID of the session this update pertains to."""
+
+    update: SessionUpdate
+    """The actual update content."""
+
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+Implementations MUST NOT assign meaning to keys they do not recognize.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
+        "_meta": frozenset(["default_on_error"]),
+    }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
+        return result
 
 
 SessionUpdateStateUpdateIdle: TypeAlias = Annotated[
@@ -1446,38 +1475,6 @@ These updates report messages, progress, and other session activity.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
 
 
-class UpdateSessionNotification(AcpModel):
-    """Notification containing a session update from the agent.
-
-    Agents can send session updates at any point while the session exists.
-
-    See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
-    """
-
-    session_id: Annotated[SessionId, Field(alias="sessionId")]
-    """The ID of the session this update pertains to."""
-
-    update: SessionUpdate
-    """The actual update content."""
-
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-Implementations MUST NOT assign meaning to keys they do not recognize.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    __acp_lenient__: ClassVar[dict[str, frozenset[str]]] = {
-        "_meta": frozenset(["default_on_error"]),
-    }
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _acp_lenient(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        result: Self = lenient(cls, data, handler, cls.__acp_lenient__)
-        return result
-
-
 __all__ = [
     "SessionUpdateAgentMessage",
     "SessionUpdateAgentMessageChunk",
@@ -1493,14 +1490,6 @@ __all__ = [
     "SessionUpdateSessionInfoUpdate",
     "SessionUpdateSessionMessage",
     "SessionUpdateSessionMessageChunk",
-    "SessionUpdateSubagentUpdate",
-    "SessionUpdateTerminalOutputChunk",
-    "SessionUpdateTerminalUpdate",
-    "SessionUpdateToolCallContentChunk",
-    "SessionUpdateToolCallUpdate",
-    "SessionUpdateUsageUpdate",
-    "SessionUpdateUserMessage",
-    "SessionUpdateUserMessageChunk",
     "SessionUpdateStateUpdateIdleCancelled",
     "SessionUpdateStateUpdateIdleEndTurn",
     "SessionUpdateStateUpdateIdleError",
@@ -1511,11 +1500,19 @@ __all__ = [
     "SessionUpdateStateUpdateRequiresAction",
     "SessionUpdateStateUpdateRunning",
     "SessionUpdateStateUpdateUnknown",
+    "SessionUpdateSubagentUpdate",
+    "SessionUpdateTerminalOutputChunk",
+    "SessionUpdateTerminalUpdate",
+    "SessionUpdateToolCallContentChunk",
+    "SessionUpdateToolCallUpdate",
+    "SessionUpdateUsageUpdate",
+    "SessionUpdateUserMessage",
+    "SessionUpdateUserMessageChunk",
     "UnknownSessionUpdate",
     "UnknownSessionUpdateStateUpdate",
     "UnknownSessionUpdateStateUpdateIdle",
+    "UpdateSessionNotification",
     "SessionUpdateStateUpdateIdle",
     "SessionUpdateStateUpdate",
     "SessionUpdate",
-    "UpdateSessionNotification",
 ]
