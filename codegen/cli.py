@@ -15,6 +15,7 @@ import typer
 
 from codegen import __version__
 from codegen.errors import CodegenError
+from codegen.fast_exit import run_and_exit
 from codegen.pins import default_out_dir, default_pin_path, load_pins
 from codegen.sources import default_cache_dir, default_shared_dir, pull
 from codegen.ui import Reporter
@@ -87,8 +88,8 @@ def version() -> None:
 
 
 def main() -> None:
-    """Entry point for `python -m codegen`."""
-    app()
+    """Entry point of `acp-codegen` and `python -m codegen`: the CLI, then a fast exit."""
+    run_and_exit(app)
 
 from codegen.diff.command import diff as _diff
 

@@ -20,7 +20,6 @@ black's output (most of the models) costs no pass at all: it is taken as it is.
 from __future__ import annotations
 
 import ast
-import gc
 import importlib.metadata
 import itertools
 import os
@@ -35,6 +34,7 @@ import black
 from codegen.black_stable import is_black_stable
 from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import fail
+from codegen.gc_pause import gc_paused
 
 LINE_LENGTH = 100  # the renderers lay long lines out for it too (`codegen.render.pytypes`)
 MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=LINE_LENGTH)
@@ -125,21 +125,29 @@ def _stable_pieces(text: str) -> list[tuple[str, bool]]:
     return [(piece, is_black_stable(piece)) for piece in pieces]
 
 
+def _format_piece(text: str) -> tuple[bool, str]:
+    """black's output for `text`: the parts `codegen.black_stable` knows to be black's output
+    as they are, black on the others (`_stable_pieces`); (False, why) where black refuses."""
+    out: list[str] = []
+    for piece, stable in _stable_pieces(text):
+        ok, formatted = (True, piece) if stable else _black(piece)
+        if not ok:
+            return ok, formatted
+        out.append(formatted)
+    return True, _PIECE_JOIN.join(out)
+
+
 def _format_batch(batch: list[str]) -> list[tuple[bool, str]]:
-    """Format texts with the cyclic garbage collector paused; failures come back as values.
+    """Format texts (`_format_piece`) with the cyclic garbage collector paused; failures come
+    back as values.
 
     black builds large syntax trees full of reference cycles; left on, the collector walks
     them again and again and takes about a third of the formatting time. The garbage of a
     batch (~100 MB for the draft's models) is left to the next collection once the collector is back on.
     Errors are returned, not raised, so that they cross the process boundary intact.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return [_black(text) for text in batch]
-    finally:
-        if enabled:
-            gc.enable()
+    with gc_paused():
+        return [_format_piece(text) for text in batch]
 
 
 def _batches(todo: list[tuple[str, int, str]], count: int) -> list[list[tuple[str, int, str]]]:
@@ -208,13 +216,12 @@ class Formatter:
             head = (heads or {}).get(path)
             rest = text[len(head) :] if head and text.startswith(head) else ""
             if head and head.endswith("\n") and _cut_after_head(rest):
-                stable = [(head, True), *_stable_pieces(rest.lstrip("\n"))]
+                pieces = self._pieces[path] = [head, *split_pieces(rest.lstrip("\n"))]
+                self._formatted[path, 0] = head
             else:
-                stable = _stable_pieces(text)
-            pieces = self._pieces[path] = [piece for piece, _ in stable]
-            for index, (piece, unchanged) in enumerate(stable):
-                if unchanged:
-                    self._formatted[path, index] = piece
+                pieces = self._pieces[path] = split_pieces(text)
+            for index, piece in enumerate(pieces):
+                if (path, index) in self._formatted:
                     continue
                 hit = load_text(self._cache_dir, _key(piece, "piece")) if len(pieces) > 1 else None
                 if hit is None:

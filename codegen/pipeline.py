@@ -15,6 +15,7 @@ from pathlib import Path
 
 from codegen.errors import CodegenError, Diagnostic
 from codegen.fmt import Formatter
+from codegen.gc_pause import gc_paused
 from codegen.ir.build import build_protocol
 from codegen.ir.methods import check_meta
 from codegen.ir.nodes import Protocol
@@ -109,7 +110,7 @@ def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, 
     protocol = ir_for(target.source, target.sha256)
     models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
     # workers from the start (the models, the bulk of the work, always follow)
-    with Formatter(format_cache, parallel_min_bytes=0) as formatter:
+    with gc_paused(), Formatter(format_cache, parallel_min_bytes=0) as formatter:
         # The runtime modules are black's output already (comment header + the formatted source,
         # which tests/test_runtime_copy.py holds to black): only the templated files need black.
         formatter.submit(render_templates(protocol, target.package), formatted=RUNTIME_FILES)  # black starts...

@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from codegen.errors import CodegenError
-from codegen.transcript.report import render_rules, run
 
 
 class Format(str, enum.Enum):
@@ -31,6 +30,9 @@ def check_transcript(
     schema: Annotated[str | None, typer.Option("--schema", metavar="SRC", help="Schema revision: path, URL, npm:..., github:... or a pinned target (default: the default pin, or the pin of the version initialize negotiates).")] = None,
 ) -> None:
     """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""
+    # imported here: the checker (jsonschema) costs every other command's start a tenth of a second
+    from codegen.transcript.report import render_rules, run
+
     if rules:
         sys.stdout.write(render_rules(fmt.value))
         return
