@@ -200,8 +200,8 @@ class Formatter:
         `formatted` (known to be black's output already), pass through unchanged.
 
         `heads`: path -> an opening of its text known to be black's output (a piece on its own,
-        see `split_pieces`); only the rest of such a file is formatted, when a top-level
-        statement follows the opening after exactly two blank lines (`_cut_after_head`).
+        see `split_pieces`), or the whole text; only the rest of such a file is formatted, when a
+        top-level statement follows the opening after exactly two blank lines (`_cut_after_head`).
         """
         todo: list[tuple[str, int, str]] = []  # (path, piece index, text)
         for path, text in files.items():
@@ -214,6 +214,9 @@ class Formatter:
                 self._done[path] = cached
                 continue
             head = (heads or {}).get(path)
+            if head == text:  # known to be black's output whole
+                self._done[path] = text
+                continue
             rest = text[len(head) :] if head and text.startswith(head) else ""
             if head and head.endswith("\n") and _cut_after_head(rest):
                 pieces = self._pieces[path] = [head, *split_pieces(rest.lstrip("\n"))]

@@ -106,8 +106,9 @@ def render_models_file(protocol: Protocol, package: str, cache_dir: Path | None 
 def render_model_modules(
     protocol: Protocol, package: str, cache_dir: Path | None = None
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """The files of `render_models_file`, and each group module's head (path -> text), which is
-    black's layout already (the head template is written in it; tests hold every head to black)."""
+    """The files of `render_models_file`, and the opening of each group module and the whole
+    facade (path -> text), which are black's layout already (their templates are written in it,
+    and nothing in them that varies with the schema can be split; tests hold them to black)."""
     groups = model_groups(protocol)
     exports = [d.name for d in protocol.definitions if not isinstance(d, Enum)]
     try:
@@ -124,8 +125,10 @@ def render_model_modules(
         exports=exports,
     )
     files = {"models.py": facade}
-    files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     heads: dict[str, str] = {}
+    if groups:  # black's layout whatever the names (nothing in it can be split), when not empty
+        heads["models.py"] = facade
+    files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     context = {"header": top, "package": package, "chain_bound": chain_bound(protocol.definitions), "line_length": LINE_LENGTH}
     head = env.get_template(MODEL_GROUP_HEAD)
     for group in groups:
