@@ -41,8 +41,8 @@ def test_dmcg_input_carries_every_definition_and_field(draft_ir: Protocol) -> No
     assert data["#"]["footer"] and data["#"]["exports"] == [d.name for d in models]
 
 
-def test_models_py_defines_every_definition_once_and_ends_with_the_footer(draft_ir: Protocol) -> None:
-    from codegen.render.models import FOOTER, render_models
+def test_the_models_body_defines_every_definition_once(draft_ir: Protocol) -> None:
+    from codegen.render.models import render_models
 
     text = render_models(draft_ir, "from __future__ import annotations\n")
     tree = ast.parse(text)
@@ -54,10 +54,6 @@ def test_models_py_defines_every_definition_once_and_ends_with_the_footer(draft_
             defined.append(node.target.id)
     expected = [d.name for d in draft_ir.definitions if not isinstance(d, Enum)]
     assert sorted(defined) == sorted(expected)
-    assert FOOTER in text  # the footer (`__all__`) is the last statement; no call follows it
-    last = tree.body[-1]
-    assert isinstance(last, ast.Assign) and isinstance(last.targets[0], ast.Name)
-    assert last.targets[0].id == "__all__"
     # every field line of the IR is rendered, with its docstring
     for d in draft_ir.definitions:
         if isinstance(d, Struct):
@@ -268,3 +264,23 @@ def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) ->
     for name, text in files.items():  # every other module but two with long generated signatures
         if name.endswith(".py") and not name.startswith("_models/") and name not in ("dispatch.py", "session.py"):
             assert black.format_str(text, mode=MODE) == text, f"{name} is not in black's layout"
+
+
+def test_a_body_without_every_definition_or_with_a_stranger_statement_is_refused(
+    draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What DMCG returns is checked when it is cut: each definition once, nothing unknown."""
+    from codegen.render import package
+    from codegen.render.model_modules import cut_body
+
+    body = "from x import y\n\n\n__all__ = []\n\n\nclass A(B):\n    pass\n\n\nC: TypeAlias = int\n\"\"\"Doc.\"\"\"\n"
+    cut = cut_body(body, ["C", "A"])
+    assert cut.order == ("C", "A") and cut.texts["C"] == 'C: TypeAlias = int\n"""Doc."""'
+    with pytest.raises(ValueError, match="no definition of D"):
+        cut_body(body, ["A", "C", "D"])
+    with pytest.raises(ValueError, match="unexpected statement at line 7"):
+        cut_body(body, ["C"])
+    monkeypatch.setattr(package, "render_models", lambda *args: body)
+    with pytest.raises(CodegenError) as caught:
+        package.render_model_modules(draft_ir, "acp_v2_draft")
+    assert caught.value.diagnostics[0].code == "model-render"

@@ -8,8 +8,9 @@ every field's rendered line and docstring. DMCG renders each with the custom tem
 `templates/dmcg/`: struct classes (`BaseModel.jinja2`) and type aliases (`_acp_alias.jinja2`).
 The entries name nothing, so DMCG parses no field types and resolves no references: the order
 of the definitions, and so every import-time dependency, is the IR's (`codegen.ir.order`), not
-DMCG's. The document root renders a footer (`__all__`), which DMCG places last since the root
-refers to every definition. What DMCG cannot express (callable discriminators, open enums,
+DMCG's. The document root is a string too (DMCG needs one; a root naming every definition cost
+it a third of its time): it renders an `__all__`, which `codegen.render.model_modules` drops
+with DMCG's imports (it checks that the body defines every definition). What DMCG cannot express (callable discriminators, open enums,
 leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
 DMCG sees it; nothing edits DMCG's output text. `codegen.render.model_modules` places each
 definition's text in the module of its group.
@@ -36,7 +37,6 @@ from codegen.render import pytypes
 
 DMCG_TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates" / "dmcg"
 ROOT_NAME = "AcpModelsModule"  # DMCG's name for the document root; never emitted
-FOOTER = "\n__all__ = ["  # the document root's text: the module's last statement
 # What else the text depends on: DMCG, the Jinja it renders with, and this module's own code.
 _RENDERER = ";".join(
     [
@@ -49,16 +49,12 @@ _RENDERER = ";".join(
 DMCG_OPTIONS: dict[str, Any] = {
     "input_file_type": InputFileType.JsonSchema,
     "output_model_type": DataModelType.PydanticV2BaseModel,
-    "class_name": ROOT_NAME,  # the document root's model: renders the footer
+    "class_name": ROOT_NAME,  # the document root's model: renders `__all__`, dropped when cut
     "use_type_alias": True,  # unions and aliases are type aliases, not RootModel classes
     "disable_future_imports": True,  # the head (our template) has it, before our imports
     "disable_timestamp": True,
     "formatters": [],  # black runs in our format stage
 }
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/$defs/{name}"}
 
 
 # What DMCG reads of a definition: only its kind (a class, or a type alias); the rest is template data.
@@ -102,7 +98,7 @@ def dmcg_input(protocol: Protocol) -> tuple[dict[str, Any], dict[str, dict[str, 
             defs[d.name], data[f"#/$defs/{d.name}"] = dict(_STRUCT_SCHEMA), _struct_data(d, protocol)
         else:
             defs[d.name], data[f"#/$defs/{d.name}"] = dict(_ALIAS_SCHEMA), _alias_data(d, protocol)
-    schema: dict[str, Any] = {"anyOf": [_ref(name) for name in defs], "$defs": defs}
+    schema: dict[str, Any] = {**_ALIAS_SCHEMA, "$defs": defs}
     data["#"] = {"footer": True, "exports": list(defs)}
     return schema, data
 
@@ -150,15 +146,9 @@ def _run_dmcg(protocol: Protocol, schema: dict[str, Any], data: dict[str, dict[s
             raise _failure(protocol, f"datamodel-code-generator failed: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - DMCG raises many kinds; the CLI must print one line
             raise _failure(protocol, f"datamodel-code-generator failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(text, str) or not _footer_last(text):
-        raise _failure(protocol, "datamodel-code-generator did not place the module footer last")
+    if not isinstance(text, str):
+        raise _failure(protocol, f"datamodel-code-generator returned {type(text).__name__}, not one module")
     return text if text.endswith("\n") else text + "\n"
-
-
-def _footer_last(text: str) -> bool:
-    """The module ends with the footer: nothing after the `__all__` list."""
-    start = text.rfind(FOOTER)
-    return start >= 0 and text.rstrip().endswith("]") and "\n]" not in text[start:].rstrip()[:-1]
 
 
 def _failure(protocol: Protocol, message: str) -> CodegenError:
