@@ -20,6 +20,7 @@ black's output (most of the models) costs no pass at all: it is taken as it is.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import itertools
 import os
@@ -27,17 +28,16 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-import black
-
-from codegen.black_stable import is_black_stable
 from codegen.cache import cache_key, load_text, store_text
 from codegen.errors import fail
 from codegen.gc_pause import gc_paused
 
+if TYPE_CHECKING:
+    import black
+
 LINE_LENGTH = 100  # the renderers lay long lines out for it too (`codegen.render.pytypes`)
-MODE = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=LINE_LENGTH)
 _BLACK_VERSION = importlib.metadata.version("black")
 # Files at least this large are split into pieces; smaller ones are formatted whole.
 _SPLIT_MIN_BYTES = 50_000
@@ -49,13 +49,25 @@ _PIECE_JOIN = "\n\n"  # formatted pieces end in "\n": this leaves two blank line
 
 
 def _key(text: str, kind: str = "file") -> str:
-    return cache_key(f"black={_BLACK_VERSION};mode={MODE!r};{kind}", text)
+    return cache_key(f"black={_BLACK_VERSION};line_length={LINE_LENGTH};target=py311;{kind}", text)
+
+
+@functools.cache
+def black_mode() -> black.Mode:
+    """black's settings for generated code: Python 3.11, `LINE_LENGTH`."""
+    # black is imported where it runs (the format workers, which import it in parallel with the
+    # rendering that goes on meanwhile), not by every process that imports this module
+    import black
+
+    return black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=LINE_LENGTH)
 
 
 def _black(text: str) -> tuple[bool, str]:
     """(True, formatted) or (False, why black refused); never raises (safe in a worker)."""
+    import black
+
     try:
-        return True, black.format_str(text, mode=MODE)
+        return True, black.format_str(text, mode=black_mode())
     except Exception as exc:  # noqa: BLE001 - black raises several exception types for bad input
         return False, f"black could not format generated code: {exc}"
 
@@ -117,6 +129,8 @@ def _cut_after_head(rest: str) -> bool:
 def _stable_pieces(text: str) -> list[tuple[str, bool]]:
     """[(text, True)] when black would leave `text` unchanged (`codegen.black_stable`), else its
     pieces cut at every `split_points` cut, each with whether black would leave it unchanged."""
+    from codegen.black_stable import is_black_stable  # black's helpers: where black runs
+
     if is_black_stable(text):
         return [(text, True)]
     pieces = split_pieces(text, min_bytes=0)

@@ -231,7 +231,7 @@ def test_generation_does_not_depend_on_definition_order(
 def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile) -> None:
     import black
 
-    from codegen.fmt import MODE, format_files, split_pieces
+    from codegen.fmt import black_mode, format_files, split_pieces
     from codegen.pipeline import ir_for
     from codegen.render.package import render_package
 
@@ -242,7 +242,7 @@ def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile
     formatted = format_files(files, None)  # no cache: every piece is formatted now
     for name, text in files.items():
         if name.endswith(".py"):
-            assert formatted[name] == black.format_str(text, mode=MODE), name
+            assert formatted[name] == black.format_str(text, mode=black_mode()), name
 
 
 def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:

@@ -146,14 +146,14 @@ def test_every_group_head_is_blacks_output(draft_ir: Protocol) -> None:
     every group module has one, and the facade is one whole."""
     import black
 
-    from codegen.fmt import MODE
+    from codegen.fmt import black_mode
     from codegen.render.package import render_model_modules
 
     files, heads = render_model_modules(draft_ir, "acp_v2_draft")
     groups = [path for path in files if path.startswith("_models/") and not path.endswith("__init__.py")]
     assert sorted(heads) == sorted([*groups, "models.py"]) and heads["models.py"] == files["models.py"]
     for path, head in heads.items():
-        assert files[path].startswith(head) and black.format_str(head, mode=MODE) == head, path
+        assert files[path].startswith(head) and black.format_str(head, mode=black_mode()) == head, path
 
 
 def test_formatter_failure_names_the_file() -> None:
@@ -253,17 +253,17 @@ def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) ->
     layout: a regression here doubles the format stage's cost (no timing is asserted)."""
     import black
 
-    from codegen.fmt import MODE, split_pieces
+    from codegen.fmt import black_mode, split_pieces
     from codegen.render.package import render_package
 
     files = render_package(draft_ir, "acp_v2_draft")
     groups = [text for name, text in files.items() if name.startswith("_models/")]
     pieces = [piece for text in groups for piece in split_pieces(text, min_bytes=0)]
-    unchanged = sum(black.format_str(piece, mode=MODE) == piece for piece in pieces)
+    unchanged = sum(black.format_str(piece, mode=black_mode()) == piece for piece in pieces)
     assert len(pieces) > 300 and unchanged >= 0.9 * len(pieces), f"only {unchanged} of {len(pieces)} model pieces are in black's layout"
     for name, text in files.items():  # every other module but two with long generated signatures
         if name.endswith(".py") and not name.startswith("_models/") and name not in ("dispatch.py", "session.py"):
-            assert black.format_str(text, mode=MODE) == text, f"{name} is not in black's layout"
+            assert black.format_str(text, mode=black_mode()) == text, f"{name} is not in black's layout"
 
 
 def test_a_body_without_every_definition_or_with_a_stranger_statement_is_refused(

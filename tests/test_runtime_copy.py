@@ -56,7 +56,7 @@ def test_runtime_copy_is_black_stable(package: str, module: str) -> None:
     """The pipeline skips black for runtime modules: a copy (header + source) is black's output."""
     import black
 
-    from codegen.fmt import MODE
+    from codegen.fmt import black_mode
 
     text = (GENERATED / package / module).read_text(encoding="utf-8")
-    assert black.format_str(text, mode=MODE) == text, f"codegen/runtime/{module} is not black-formatted"
+    assert black.format_str(text, mode=black_mode()) == text, f"codegen/runtime/{module} is not black-formatted"

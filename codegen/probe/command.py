@@ -10,14 +10,17 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from codegen.errors import CodegenError, fail
-from codegen.probe.report import ProbeOutcome, render_json, render_text
-from codegen.probe.run import Timeouts, probe_agent, probe_client
 from codegen.transcript.command import Format
+
+# The probe itself (its rule checker, jsonschema, the runtime) is imported when a probe runs,
+# not at every start of the CLI.
+if TYPE_CHECKING:
+    from codegen.probe.report import ProbeOutcome
 
 probe_app = typer.Typer(no_args_is_help=True, help="Run an agent or a client against a scripted peer and check every rule.")
 
@@ -45,6 +48,8 @@ def _capabilities(text: str | None) -> dict[str, Any] | None:
 
 
 def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
+    from codegen.probe.report import render_json, render_text
+
     try:
         outcome = run()
     except CodegenError as error:
@@ -60,6 +65,8 @@ def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOp
           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
           exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None) -> None:
     """Launch CMD as an agent and drive it as a demanding client would."""
+    from codegen.probe.run import Timeouts, probe_agent
+
     timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
     _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities)), fmt)
 
@@ -69,5 +76,7 @@ def client(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaO
            transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
            exit_timeout: ExitTimeout = 10.0) -> None:
     """Launch the client CMD, with `{agent}` replaced by the probe's own agent command, and test it."""
+    from codegen.probe.run import Timeouts, probe_client
+
     timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
     _finish(lambda: probe_client(command, schema, timeouts, transcript), fmt)

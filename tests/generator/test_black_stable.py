@@ -31,7 +31,7 @@ import pytest
 from generator_support import DRAFT, minimal, ping
 
 from codegen.black_stable import is_black_stable
-from codegen.fmt import MODE, split_pieces
+from codegen.fmt import black_mode, split_pieces
 from codegen.pipeline import RUNTIME_FILES, ir_for
 from codegen.render.package import render_model_modules, render_templates
 from codegen.sources import default_shared_dir
@@ -39,7 +39,7 @@ from codegen.sources import default_shared_dir
 
 def _black(text: str) -> str | None:
     try:
-        return black.format_str(text, mode=MODE)
+        return black.format_str(text, mode=black_mode())
     except Exception:  # noqa: BLE001 - black's errors for invalid code are several types
         return None
 
