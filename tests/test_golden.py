@@ -254,3 +254,18 @@ def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:
         format_files({"a.py": good, "b.py": good + "def broken(:\n    pass\n"}, None)
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.render().startswith("error[format-failed] b.py: black could not format")
+
+
+def test_every_shortcut_of_the_format_stage_keeps_blacks_layout(pinned_sources: PinFile) -> None:
+    """What `generate` writes (heads and the facade taken as they are, pieces `black_stable`
+    accepts skipped, the rest formatted in workers) is black's output for every Python file."""
+    import black
+
+    from codegen.fmt import black_mode
+    from codegen.pipeline import Target, render_target
+
+    files, _ = render_target(Target.from_pin(pinned_sources.default_pin), cache_dir=None)
+    python = [name for name in files if name.endswith(".py")]
+    assert len(python) > 150
+    for name in python:
+        assert files[name] == black.format_str(files[name], mode=black_mode()), name
