@@ -12,7 +12,8 @@ Pieces are cached too, so a file that changed in a few definitions (a new schema
 new header) re-formats only those.
 
 black formats a text a second time whenever its first pass changed something, so the renderers
-emit black's own layout where they can (`codegen.render.pytypes`): a piece that comes back
+emit black's own layout where they can (`codegen.render.pytypes` for the models,
+`codegen.render.layout` for the templates' long signatures and calls): a piece that comes back
 unchanged costs one pass, not two. A piece made only of shapes `codegen.black_stable` knows to be
 black's output (most of the models) costs no pass at all: it is taken as it is.
 """

@@ -21,6 +21,7 @@ from codegen.ir.groups import model_groups, module_of
 from codegen.ir.nodes import Enum, Protocol
 from codegen.render import pytypes
 from codegen.render.dispatch import dispatch_context
+from codegen.render.layout import black_line
 from codegen.render.model_modules import GROUPS_DIR, cut_body, group_doc, group_text
 from codegen.render.models import render_models
 from codegen.render.session import session_context
@@ -70,7 +71,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters.update(py=pytypes.python_literal, docstring=pytypes.docstring)
+    env.filters.update(py=pytypes.python_literal, docstring=pytypes.docstring, black_line=black_line)
     return env
 
 

@@ -544,8 +544,8 @@ class ClientPeer(PeerBase):
 
 class SessionHandle:
     """One session as the agent sends it: a typed sender per `session/update` variant
-    (`await session.agent_message_chunk("text", message_id=...)`). Get one with `peer.session(id)`.
-    """
+    (`await session.agent_message_chunk("text", message_id=...)`).
+    Get one with `peer.session(id)`."""
 
     def __init__(self, peer: ClientPeer, session_id: str) -> None:
         self.peer = peer
