@@ -29,7 +29,8 @@ from black.strings import str_width
 
 from codegen.black_stable.blocks import blocks_ok
 from codegen.black_stable.rows import line_ok
-from codegen.black_stable.tokens import LINE_LENGTH, NEVER, code_rows, logical_lines
+from codegen.black_stable.tokens import NEVER, code_rows, logical_lines
+from codegen.fmt import LINE_LENGTH
 
 __all__ = ["is_black_stable"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from black.strings import fix_multiline_docstring
 
-from codegen.black_stable.tokens import LINE_LENGTH, Line, line_kind, opens_block
+from codegen.black_stable.tokens import Line, line_kind, opens_block
+from codegen.fmt import LINE_LENGTH
 
 
 def blocks_ok(lines: list[Line]) -> bool:

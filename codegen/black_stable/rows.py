@@ -11,13 +11,13 @@ from black.strings import str_width
 from codegen.black_stable.spacing import ATOM_KINDS, spacing_ok
 from codegen.black_stable.tokens import (
     CLOSERS,
-    LINE_LENGTH,
     OPENERS,
     Line,
     Token,
     line_kind,
     opens_block,
 )
+from codegen.fmt import LINE_LENGTH
 
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _ALIAS = r"[A-Za-z_][A-Za-z0-9_]*(?: as [A-Za-z_][A-Za-z0-9_]*)?"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-LINE_LENGTH = 100  # `codegen.fmt.LINE_LENGTH` (kept here: fmt imports this package lazily)
-
 # One token and the spaces before it (a piece is a run of these, nothing in between).
 _TOKEN = re.compile(
     r"""(?P<sp>\ *)(?:(?P<nl>\n)|(?P<comment>\#[^\n]*)

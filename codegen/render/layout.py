@@ -111,26 +111,18 @@ def _value_rows(target: str, value: str, indent: int) -> list[str] | None:
 def _flat(line: str) -> str | None:
     """`line` with what is inside brackets and strings replaced by `_` (same length), so that a
     search finds only what is at its top level; None for a string this module does not read."""
-    scanned = _scan(line)
-    if scanned is None:
+    chars = _outside_strings(line)
+    if chars is None:
         return None
-    out = list(line)
-    depth, index = 0, 0
-    brackets = dict(scanned)
-    while index < len(line):
-        char = line[index]
-        if char in "\"'" and (index not in brackets):
-            end = line.find(char, index + 1)
-            out[index : end + 1] = "_" * (end + 1 - index)
-            index = end + 1
-            continue
-        if char in _CLOSERS and index in brackets:
+    out = ["_"] * len(line)
+    depth = 0
+    for index, char in chars:
+        if char in _CLOSERS:
             depth -= 1
-        elif depth:
-            out[index] = "_"
-        if char in _OPENERS and index in brackets:
+        if not depth:
+            out[index] = char
+        if char in _OPENERS:
             depth += 1
-        index += 1
     return "".join(out)
 
 
@@ -206,9 +198,9 @@ def _call_rows(line: str, indent: int, suffix: str, *, nested: bool = False) -> 
     return [*rows, tail]
 
 
-def _scan(line: str) -> list[tuple[int, str]] | None:
-    """The brackets, commas and `|`s of `line` as (position, character), strings skipped; None
-    for a string this module does not read (an unclosed quote)."""
+def _outside_strings(line: str) -> list[tuple[int, str]] | None:
+    """Each character of `line` outside its string literals, with its position; None for a
+    string this module does not read (an unclosed quote)."""
     out: list[tuple[int, str]] = []
     index = 0
     while index < len(line):
@@ -219,10 +211,15 @@ def _scan(line: str) -> list[tuple[int, str]] | None:
                 return None
             index = end + 1
             continue
-        if char in _OPENERS or char in _CLOSERS or char in ",|":
-            out.append((index, char))
+        out.append((index, char))
         index += 1
     return out
+
+
+def _scan(line: str) -> list[tuple[int, str]] | None:
+    """The brackets, commas and `|`s of `line` outside its strings, as (position, character)."""
+    chars = _outside_strings(line)
+    return None if chars is None else [(i, c) for i, c in chars if c in _OPENERS or c in _CLOSERS or c in ",|"]
 
 
 def _closer(line: str, opener: int) -> int | None:

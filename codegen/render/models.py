@@ -10,10 +10,10 @@ The entries name nothing, so DMCG parses no field types and resolves no referenc
 of the definitions, and so every import-time dependency, is the IR's (`codegen.ir.order`), not
 DMCG's. The document root is a string too (DMCG needs one; a root naming every definition cost
 it a third of its time): it renders an `__all__`, which `codegen.render.model_modules` drops
-with DMCG's imports (it checks that the body defines every definition). What DMCG cannot express (callable discriminators, open enums,
-leniency, `oneOf` exclusivity) is spelled by the IR filters in `codegen.render.pytypes` before
-DMCG sees it; nothing edits DMCG's output text. `codegen.render.model_modules` places each
-definition's text in the module of its group.
+with DMCG's imports (it checks that the body defines every definition). What DMCG cannot
+express (callable discriminators, open enums, leniency, `oneOf` exclusivity) is spelled by the
+IR filters in `codegen.render.pytypes` before DMCG sees it; nothing edits DMCG's output text.
+`codegen.render.model_modules` places each definition's text in the module of its group.
 """
 
 from __future__ import annotations

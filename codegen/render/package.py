@@ -126,10 +126,10 @@ def render_model_modules(
         exports=exports,
     )
     files = {"models.py": facade}
+    files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     heads: dict[str, str] = {}
     if groups:  # black's layout whatever the names (nothing in it can be split), when not empty
         heads["models.py"] = facade
-    files[f"{GROUPS_DIR}/__init__.py"] = f'{top}\n"""The model groups of `{package}.models`, one module each (`codegen/ir/groups.py`)."""\n'
     context = {"header": top, "package": package, "chain_bound": chain_bound(protocol.definitions), "line_length": LINE_LENGTH}
     head = env.get_template(MODEL_GROUP_HEAD)
     for group in groups:
