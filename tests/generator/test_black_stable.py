@@ -23,15 +23,15 @@ import random
 import re
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import black
 import pytest
-from generator_support import DRAFT, minimal, ping
+from generator_support import minimal, ping
 
 from codegen.black_stable import is_black_stable
 from codegen.fmt import black_mode, split_pieces
+from codegen.pins import PinFile
 from codegen.pipeline import RUNTIME_FILES, ir_for
 from codegen.render.package import render_model_modules, render_templates
 from codegen.sources import default_shared_dir
@@ -53,9 +53,9 @@ def _statements(text: str) -> Iterator[str]:
         yield "".join(rows[start:end]).rstrip() + "\n"
 
 
-def _rendered(source: Path, package: str, sha256: str | None = None) -> dict[str, str]:
+def _rendered(source: str, package: str, sha256: str | None = None) -> dict[str, str]:
     """The rendered, unformatted Python files of one package."""
-    protocol = ir_for(str(source), sha256)
+    protocol = ir_for(source, sha256)
     files = {k: v for k, v in render_templates(protocol, package).items() if k not in RUNTIME_FILES}
     files.update(render_model_modules(protocol, package, None)[0])
     return {k: v for k, v in files.items() if k.endswith(".py")}
@@ -81,9 +81,10 @@ def _hostile() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def corpus(tmp_path_factory: pytest.TempPathFactory, pinned_sources: PinFile) -> dict[str, str]:
     """piece text -> where it came from (first seen), deduplicated over every source."""
-    sources: list[tuple[Path, str, str | None]] = [(DRAFT, "acp_v2_draft", None)]
+    draft = pinned_sources.default_pin
+    sources: list[tuple[str, str, str | None]] = [(draft.source, draft.package, draft.sha256)]
     shared = default_shared_dir()
     manifest = shared / "manifest.json"
     if manifest.is_file():
@@ -91,10 +92,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             for name, sha in sorted(revision["files"].items()):
                 if name.startswith("meta"):
                     continue
-                sources.append((shared / revision["id"] / name, "rev", sha))
+                sources.append((str(shared / revision["id"] / name), "rev", sha))
     hostile = tmp_path_factory.mktemp("hostile") / "schema.json"
     hostile.write_text(json.dumps(_hostile()), encoding="utf-8")
-    sources.append((hostile, "hostile", None))
+    sources.append((str(hostile), "hostile", None))
     pieces: dict[str, str] = {}
     for source, package, sha in sources:
         for path, text in _rendered(source, package, sha).items():
@@ -132,8 +133,9 @@ def test_every_accepted_piece_and_near_miss_is_blacks_output(corpus: dict[str, s
     assert len(missed) < len(cases) / 2, "most near misses are changes black undoes: they must be rejected"
 
 
-def test_most_of_the_drafts_model_text_is_accepted() -> None:
-    models, heads = render_model_modules(ir_for(str(DRAFT)), "acp_v2_draft", None)
+def test_most_of_the_drafts_model_text_is_accepted(pinned_sources: PinFile) -> None:
+    draft = pinned_sources.default_pin
+    models, heads = render_model_modules(ir_for(draft.source, draft.sha256), draft.package, None)
     bodies = [text.removeprefix(heads.get(path, "")).lstrip("\n") for path, text in models.items()]
     total = sum(map(len, bodies))
     accepted = sum(len(p) for text in bodies for p in split_pieces(text, min_bytes=0) if is_black_stable(p))
