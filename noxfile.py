@@ -19,12 +19,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def coverage(session: nox.Session) -> None:
-    """Coverage of the runtime library where it is written (codegen/runtime/), by its own suites
+    """Coverage of the runtime library where it is written (acp_codegen/runtime/), by its own suites
     (generated packages load their runtime modules from there: tests/runtime_in_place.py)."""
     session.install("-e", ".[test]")
     session.run(
         "pytest",
-        "--cov=codegen/runtime",
+        "--cov=acp_codegen/runtime",
         "--cov-report=term-missing",
         "tests/runtime",
         "tests/models",
@@ -37,14 +37,14 @@ def coverage(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff over the toolkit, tests and benchmarks."""
     session.install("ruff>=0.5")
-    session.run("ruff", "check", "codegen", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", "acp_codegen", "tests", "bench", "noxfile.py")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the toolkit and the generated packages."""
     session.install("-e", ".[test]")
-    session.run("mypy", "--strict", "codegen")
+    session.run("mypy", "--strict", "acp_codegen")
     session.chdir("generated")
     session.run("mypy", "--strict", *GENERATED)
 
@@ -78,7 +78,7 @@ def bench(session: nox.Session) -> None:
 # Every pydantic minor release the project supports, from pyproject's lower bound to the newest on
 # PyPI; each session installs that minor's newest patch. The fast path reads pydantic-core's schema
 # structure, which changes between minors, so each one runs the model, runtime and reliability
-# suites; what differs between them is handled in codegen/runtime/_compat.py. Add each new minor
+# suites; what differs between them is handled in acp_codegen/runtime/_compat.py. Add each new minor
 # here when it is released.
 PYDANTIC_MINORS = ["2.11", "2.12", "2.13", "2.14"]
 

@@ -2,7 +2,7 @@
 
 The diff compares the two newest revisions of the pinned draft target (its last `history`
 entry and its current source); the generation renders and formats that target's current
-package (`codegen.pipeline.render_target`, nothing written, caches off so the rendering and formatting
+package (`acp_codegen.pipeline.render_target`, nothing written, caches off so the rendering and formatting
 really runs). Each is timed over several rounds; the report shows the median and the ratio.
 
     python bench/diff.py [--rounds 5] [--target acp_v2_draft]
@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codegen.diff.compare import diff_protocols
-from codegen.pins import default_pin_path, load_pins
-from codegen.pipeline import Target, build_ir, load, render_target
+from acp_codegen.diff.compare import diff_protocols
+from acp_codegen.pins import default_pin_path, load_pins
+from acp_codegen.pipeline import Target, build_ir, load, render_target
 
 
 def _median(action: Callable[[], object], rounds: int) -> float:

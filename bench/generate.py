@@ -3,8 +3,8 @@
 Both tools run as subprocesses (interpreter start-up and imports included on both sides), on the
 same schema file, in alternating order, each into a fresh output directory:
 
-- ours, cold:  `python -m codegen generate acp_v2_draft --no-cache` (formatting cache off)
-- ours, warm:  `python -m codegen generate acp_v2_draft` with a formatting cache filled beforehand
+- ours, cold:  `python -m acp_codegen generate acp_v2_draft --no-cache` (formatting cache off)
+- ours, warm:  `python -m acp_codegen generate acp_v2_draft` with a formatting cache filled beforehand
 - theirs:      `datamodel-codegen --input SCHEMA --input-file-type jsonschema --output FILE`
                (it has no cache: the same figure is compared against both of ours)
 
@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from codegen.pins import default_pin_path, load_pins
-from codegen.sources import default_cache_dir, default_shared_dir
+from acp_codegen.pins import default_pin_path, load_pins
+from acp_codegen.sources import default_cache_dir, default_shared_dir
 
 
 def schema_file(sha256: str) -> Path:
@@ -70,10 +70,10 @@ def timed(argv: list[str], env: dict[str, str], what: str = "") -> float:
 
 def stages(target: str, work: Path) -> dict[str, float]:
     """One cold generate, in process, stage by stage (seconds)."""
-    from codegen.fmt import format_files
-    from codegen.pipeline import build_ir, load, package_dir, pinned_targets
-    from codegen.render.package import render_package
-    from codegen.write import write_package
+    from acp_codegen.fmt import format_files
+    from acp_codegen.pipeline import build_ir, load, package_dir, pinned_targets
+    from acp_codegen.render.package import render_package
+    from acp_codegen.write import write_package
 
     (chosen,) = pinned_targets(load_pins(default_pin_path()), [target])
     out: dict[str, float] = {}
@@ -112,7 +112,7 @@ def main() -> None:
         cache.mkdir()
         shutil.copyfile(schema, cache / draft.sha256)  # the pinned source, so nothing is fetched
         env = {**os.environ, "ACP_CODEGEN_CACHE": str(cache), "PYTHONWARNINGS": "ignore"}
-        ours = [sys.executable, "-m", "codegen", "generate", draft.name, "--quiet"]
+        ours = [sys.executable, "-m", "acp_codegen", "generate", draft.name, "--quiet"]
         runs = 0
 
         def fresh(name: str) -> Path:

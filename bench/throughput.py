@@ -172,8 +172,8 @@ def plain_model(directory: Path) -> Any:
     """`UpdateSessionNotification` of plain `datamodel-codegen` output for the pinned draft schema."""
     import datamodel_code_generator as dmcg
 
-    from codegen.pins import default_pin_path, load_pins
-    from codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
+    from acp_codegen.pins import default_pin_path, load_pins
+    from acp_codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
 
     pin = load_pins(default_pin_path()).default_pin  # the schema acp_v2_draft is built from
     schema = fetch(parse_source(pin.source), expected_sha256=pin.sha256,

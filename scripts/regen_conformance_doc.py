@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen.transcript.report import with_rules_table
+from acp_codegen.transcript.report import with_rules_table
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "conformance.md"
 

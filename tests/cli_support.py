@@ -3,7 +3,7 @@
 A plain module (on pytest's `pythonpath`), not conftest.py: `from cli_support import ...` resolves to
 whichever conftest.py was imported last once several test directories have one.
 
-The CLI is always run as a subprocess (`sys.executable -m codegen ...`) so that tests see what a
+The CLI is always run as a subprocess (`sys.executable -m acp_codegen ...`) so that tests see what a
 user sees: exit status, stdout and stderr, with stdout not a terminal.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen.sources import project_root
+from acp_codegen.sources import project_root
 
 ROOT = project_root()
 GENERATED = ROOT / "generated"
@@ -51,13 +51,13 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     timeout: float = 600,
 ) -> CliResult:
-    """Run `python -m codegen ARGS` in a subprocess and capture its output."""
+    """Run `python -m acp_codegen ARGS` in a subprocess and capture its output."""
     merged = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200"}
     merged.pop("FORCE_COLOR", None)
     merged.update(env or {})
     argv = tuple(str(a) for a in args)
     done = subprocess.run(
-        [sys.executable, "-m", "codegen", *argv],
+        [sys.executable, "-m", "acp_codegen", *argv],
         cwd=cwd or ROOT,
         env=merged,
         capture_output=True,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from cli_support import GENERATED, MINIMAL_SCHEMA, ROOT, run_cli
 
-from codegen.pins import PinFile, default_pin_path, load_pins
-from codegen.sources import default_cache_dir, default_shared_dir
+from acp_codegen.pins import PinFile, default_pin_path, load_pins
+from acp_codegen.sources import default_cache_dir, default_shared_dir
 
 if (
     os.environ.get("ACP_RUNTIME_IN_PLACE") == "1"

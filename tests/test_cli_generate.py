@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from cli_support import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
 
-from codegen.pins import PinFile
+from acp_codegen.pins import PinFile
 
 Schema = dict[str, Any]
 # A package of the minimal schema: the templated files, models.py and the modules of its model
-# groups (one per message class here), py.typed and every runtime module (codegen/runtime/).
+# groups (one per message class here), py.typed and every runtime module (acp_codegen/runtime/).
 PACKAGE_FILES = {
     "__init__.py",
     "dispatch.py",
@@ -31,7 +31,7 @@ PACKAGE_FILES = {
     "_models/ping_response.py",
     "py.typed",
     "remote.py",
-    *(p.name for p in (ROOT / "codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
+    *(p.name for p in (ROOT / "acp_codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
 }
 N_FILES = len(PACKAGE_FILES)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -58,7 +58,7 @@ def run_cli_tty(*args: str | Path, cwd: Path, env: dict[str, str] | None = None)
     master, slave = pty.openpty()
     merged = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200", "TERM": "xterm"}
     merged.update(env or {})
-    process = subprocess.Popen([sys.executable, "-m", "codegen", *map(str, args)], cwd=cwd, env=merged,
+    process = subprocess.Popen([sys.executable, "-m", "acp_codegen", *map(str, args)], cwd=cwd, env=merged,
                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
     chunks: list[bytes] = []

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from cli_support import CliResult, run_cli, tree_bytes, tree_state, write_json
 
-from codegen.pins import PinFile
-from codegen.pipeline import load
+from acp_codegen.pins import PinFile
+from acp_codegen.pipeline import load
 
 REGEN_HINT = "run `nox -s regen` (or `acp-codegen generate`) and commit the result"
 HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.MULTILINE)
@@ -231,9 +231,9 @@ def test_generation_does_not_depend_on_definition_order(
 def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile) -> None:
     import black
 
-    from codegen.fmt import black_mode, format_files, split_pieces
-    from codegen.pipeline import ir_for
-    from codegen.render.package import render_package
+    from acp_codegen.fmt import black_mode, format_files, split_pieces
+    from acp_codegen.pipeline import ir_for
+    from acp_codegen.render.package import render_package
 
     target = pinned_sources.default_pin
     files = render_package(ir_for(target.source, target.sha256), target.package)
@@ -246,8 +246,8 @@ def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile
 
 
 def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:
-    from codegen.errors import CodegenError
-    from codegen.fmt import format_files
+    from acp_codegen.errors import CodegenError
+    from acp_codegen.fmt import format_files
 
     good = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3500))  # split, parallel
     with pytest.raises(CodegenError) as caught:
@@ -261,8 +261,8 @@ def test_every_shortcut_of_the_format_stage_keeps_blacks_layout(pinned_sources: 
     accepts skipped, the rest formatted in workers) is black's output for every Python file."""
     import black
 
-    from codegen.fmt import black_mode
-    from codegen.pipeline import Target, render_target
+    from acp_codegen.fmt import black_mode
+    from acp_codegen.pipeline import Target, render_target
 
     files, _ = render_target(Target.from_pin(pinned_sources.default_pin), cache_dir=None)
     python = [name for name in files if name.endswith(".py")]

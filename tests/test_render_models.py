@@ -11,21 +11,21 @@ from typing import Any
 
 import pytest
 
-from codegen.errors import CodegenError
-from codegen.ir.nodes import Enum, Protocol, Struct
-from codegen.pins import PinFile
+from acp_codegen.errors import CodegenError
+from acp_codegen.ir.nodes import Enum, Protocol, Struct
+from acp_codegen.pins import PinFile
 
 
 @pytest.fixture(scope="module")
 def draft_ir(pinned_sources: PinFile) -> Protocol:
-    from codegen.pipeline import ir_for
+    from acp_codegen.pipeline import ir_for
 
     target = pinned_sources.default_pin
     return ir_for(target.source, target.sha256)
 
 
 def test_dmcg_input_carries_every_definition_and_field(draft_ir: Protocol) -> None:
-    from codegen.render.models import dmcg_input
+    from acp_codegen.render.models import dmcg_input
 
     schema, data = dmcg_input(draft_ir)
     models = [d for d in draft_ir.definitions if not isinstance(d, Enum)]
@@ -42,7 +42,7 @@ def test_dmcg_input_carries_every_definition_and_field(draft_ir: Protocol) -> No
 
 
 def test_the_models_body_defines_every_definition_once(draft_ir: Protocol) -> None:
-    from codegen.render.models import render_models
+    from acp_codegen.render.models import render_models
 
     text = render_models(draft_ir, "from __future__ import annotations\n")
     tree = ast.parse(text)
@@ -64,8 +64,8 @@ def test_the_models_body_defines_every_definition_once(draft_ir: Protocol) -> No
 def test_each_group_module_defines_what_it_is_evaluated_from_first(draft_ir: Protocol) -> None:
     """The order is the IR's: a base class, and what an alias is evaluated from, come first in a
     group module (or are imported from another group)."""
-    from codegen.ir.order import eager_deps
-    from codegen.render.package import render_model_modules
+    from acp_codegen.ir.order import eager_deps
+    from acp_codegen.render.package import render_model_modules
 
     files, _ = render_model_modules(draft_ir, "acp_v2_draft")
     by_name = {d.name: d for d in draft_ir.definitions}
@@ -88,7 +88,7 @@ def test_each_group_module_defines_what_it_is_evaluated_from_first(draft_ir: Pro
 
 
 def test_the_model_render_is_cached_by_content(draft_ir: Protocol, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from codegen.render import models
+    from acp_codegen.render import models
 
     first = models.render_models(draft_ir, "# head\n", tmp_path)
     assert len(list(tmp_path.iterdir())) == 1
@@ -103,7 +103,7 @@ def test_the_model_render_is_cached_by_content(draft_ir: Protocol, tmp_path: Pat
 
 
 def test_formatter_submissions_equal_one_format_files_call() -> None:
-    from codegen.fmt import Formatter, format_files
+    from acp_codegen.fmt import Formatter, format_files
 
     big = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3000))  # split, parallel
     small = "x  =  {'a':1}\n"
@@ -119,7 +119,7 @@ def test_a_known_head_is_kept_and_only_the_rest_is_formatted() -> None:
     """`heads`: the opening is taken as black's output (a deliberately unformatted one stays as it
     is, so black did not see it); the rest is formatted; without a statement right after two
     blank lines (one blank line, a decorator, a comment) the whole file is formatted."""
-    from codegen.fmt import Formatter
+    from acp_codegen.fmt import Formatter
 
     head = "x  =  1\n"  # not black's layout: proves the head is not formatted
     rest = "class C:\n    y  =  2\n"
@@ -146,8 +146,8 @@ def test_every_group_head_is_blacks_output(draft_ir: Protocol) -> None:
     every group module has one, and the facade is one whole."""
     import black
 
-    from codegen.fmt import black_mode
-    from codegen.render.package import render_model_modules
+    from acp_codegen.fmt import black_mode
+    from acp_codegen.render.package import render_model_modules
 
     files, heads = render_model_modules(draft_ir, "acp_v2_draft")
     groups = [path for path in files if path.startswith("_models/") and not path.endswith("__init__.py")]
@@ -157,7 +157,7 @@ def test_every_group_head_is_blacks_output(draft_ir: Protocol) -> None:
 
 
 def test_formatter_failure_names_the_file() -> None:
-    from codegen.fmt import Formatter
+    from acp_codegen.fmt import Formatter
 
     with Formatter(None) as formatter:
         formatter.submit({"ok.py": "x = 1\n"})
@@ -170,7 +170,7 @@ def test_formatter_failure_names_the_file() -> None:
 def test_reserved_class_names_cover_every_name_the_package_already_uses(generated_dir: Path) -> None:
     """What the model modules and enums.py import (but the names of other model groups), and what
     the other modules export from the package root."""
-    from codegen.ir.naming import RESERVED_CLASS_NAMES
+    from acp_codegen.ir.naming import RESERVED_CLASS_NAMES
 
     for package in ("acp_v2_draft", "acp_v2", "acp_v1"):
         used: set[str] = set()
@@ -216,7 +216,7 @@ def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Pat
 
 
 def test_any_dmcg_failure_is_one_diagnostic(draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch) -> None:
-    from codegen.render import models
+    from acp_codegen.render import models
 
     def broken(*args: object, **kwargs: object) -> str:
         raise RecursionError("maximum recursion depth exceeded")
@@ -233,7 +233,7 @@ def test_formatter_goes_on_in_process_when_its_workers_die() -> None:
     import os
     import signal
 
-    from codegen.fmt import Formatter, format_files
+    from acp_codegen.fmt import Formatter, format_files
 
     big = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3000))
     with Formatter(None, parallel_min_bytes=0) as formatter:
@@ -253,8 +253,8 @@ def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) ->
     layout: a regression here doubles the format stage's cost (no timing is asserted)."""
     import black
 
-    from codegen.fmt import black_mode, split_pieces
-    from codegen.render.package import render_package
+    from acp_codegen.fmt import black_mode, split_pieces
+    from acp_codegen.render.package import render_package
 
     files = render_package(draft_ir, "acp_v2_draft")
     groups = [text for name, text in files.items() if name.startswith("_models/")]
@@ -270,8 +270,8 @@ def test_a_body_without_every_definition_or_with_a_stranger_statement_is_refused
     draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What DMCG returns is checked when it is cut: each definition once, nothing unknown."""
-    from codegen.render import package
-    from codegen.render.model_modules import cut_body
+    from acp_codegen.render import package
+    from acp_codegen.render.model_modules import cut_body
 
     body = "from x import y\n\n\n__all__ = []\n\n\nclass A(B):\n    pass\n\n\nC: TypeAlias = int\n\"\"\"Doc.\"\"\"\n"
     cut = cut_body(body, ["C", "A"])

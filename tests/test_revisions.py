@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from cli_support import CliResult, run_cli, write_json
 
-from codegen.sources import default_shared_dir
+from acp_codegen.sources import default_shared_dir
 
 EXPECTED_REVISIONS = 12
 

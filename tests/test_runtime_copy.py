@@ -1,4 +1,4 @@
-"""The runtime library is written once, in `codegen/runtime/`, and copied below the header."""
+"""The runtime library is written once, in `acp_codegen/runtime/`, and copied below the header."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from codegen.render.package import RUNTIME_MODULES
-from codegen.runtime import RUNTIME_DIR
+from acp_codegen.render.package import RUNTIME_MODULES
+from acp_codegen.runtime import RUNTIME_DIR
 
 GENERATED = Path(__file__).resolve().parents[1] / "generated"
 PACKAGES = sorted(p.name for p in GENERATED.iterdir() if (p / "__init__.py").exists())
 
 
 def test_every_runtime_module_is_copied() -> None:
-    """Every `_*.py` of codegen/runtime is part of a package, and nothing else is."""
+    """Every `_*.py` of acp_codegen/runtime is part of a package, and nothing else is."""
     assert set(RUNTIME_MODULES) == {p.name for p in RUNTIME_DIR.glob("_*.py")} - {"__init__.py"}
     assert "_rpc_connection.py" in RUNTIME_MODULES and "_base.py" in RUNTIME_MODULES
 
@@ -30,11 +30,11 @@ def test_generated_copy_is_byte_for_byte(package: str, module: str) -> None:
     source = (RUNTIME_DIR / module).read_bytes()
     _, sep, body = written.partition(b"\n# Do not edit by hand")
     assert sep, f"{package}/{module} has no provenance header"
-    assert body.split(b"\n", 1)[1] == source, f"{package}/{module} differs from codegen/runtime/{module}"
+    assert body.split(b"\n", 1)[1] == source, f"{package}/{module} differs from acp_codegen/runtime/{module}"
 
 
 def test_coverage_session_loads_the_runtime_from_its_source() -> None:
-    """`nox -s coverage` (ACP_RUNTIME_IN_PLACE=1) measures codegen/runtime/, not the copies."""
+    """`nox -s coverage` (ACP_RUNTIME_IN_PLACE=1) measures acp_codegen/runtime/, not the copies."""
     code = (
         "import sys, runtime_in_place; runtime_in_place.install(); sys.path.insert(0, sys.argv[1]);"
         "import acp_v1, acp_v1._rpc as r; print(acp_v1._base.__file__); print(r.__file__);"
@@ -56,7 +56,7 @@ def test_runtime_copy_is_black_stable(package: str, module: str) -> None:
     """The pipeline skips black for runtime modules: a copy (header + source) is black's output."""
     import black
 
-    from codegen.fmt import black_mode
+    from acp_codegen.fmt import black_mode
 
     text = (GENERATED / package / module).read_text(encoding="utf-8")
-    assert black.format_str(text, mode=black_mode()) == text, f"codegen/runtime/{module} is not black-formatted"
+    assert black.format_str(text, mode=black_mode()) == text, f"acp_codegen/runtime/{module} is not black-formatted"

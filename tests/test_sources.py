@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen.errors import CodegenError
-from codegen.load import load_document, load_source
-from codegen.pins import Pin, PinnedSource, default_pin_path, load_pins
-from codegen.sources import (
+from acp_codegen.errors import CodegenError
+from acp_codegen.load import load_document, load_source
+from acp_codegen.pins import Pin, PinnedSource, default_pin_path, load_pins
+from acp_codegen.sources import (
     Fetched,
     GithubSource,
     NpmSource,

@@ -9,7 +9,7 @@ and maps nested deeper than Python and pydantic evaluate at once still work. Dep
 Python's typing evaluates `list[list[...]]` recursively, and pydantic builds its schema one
 recursion level per container: a few hundred levels, inline or through aliases, are a
 RecursionError when the first model is built. The IR marks an alias `Apart` at every few dozen
-levels of such a chain (`codegen/ir/order.py`). For type checkers `Apart[T]` is `T` (`Union` of
+levels of such a chain (`acp_codegen/ir/order.py`). For type checkers `Apart[T]` is `T` (`Union` of
 one type). At run time it is `Annotated[Any, ApartType(T)]`: typing does not walk into
 the marker, and pydantic sees it as a validator and serializer of its own: `T`'s own
 `TypeAdapter`, built the first time a value goes through it. No build then goes deeper than one

@@ -4,7 +4,7 @@
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
 """Models of every definition in the schema: structs, tagged unions and aliases.
 
-Each name is defined in a module of `_models`, a group of definitions (`codegen/ir/groups.py`):
+Each name is defined in a module of `_models`, a group of definitions (`acp_codegen/ir/groups.py`):
 a message's class and the classes only it uses. A group loads the first time one of its names
 is asked of this module (`from acp_v1.models import X`, `models.X`; PEP 562), with the
 groups its classes name, and nothing else; `import *` loads them all, `dir()` lists every name

@@ -25,7 +25,7 @@ dozen). So before building a class, `built` builds, bottom up, every unbuilt cla
 whose chain of unbuilt classes below it is a multiple of `_CHAIN_STEP` long: no single build
 then goes deeper than that, however long the chain, and shallow classes (every one of ACP's
 today) build exactly as before. A generated module states a bound of its longest chain
-(`_CHAIN_BOUND`, from `codegen/ir/chains.py`); below the step, the walk is skipped.
+(`_CHAIN_BOUND`, from `acp_codegen/ir/chains.py`); below the step, the walk is skipped.
 
 A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
 the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that

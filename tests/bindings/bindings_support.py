@@ -14,10 +14,10 @@ from models_facts import PINNED, ir, load
 from models_instances import NONE, Instances
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from codegen.ir.nodes import Enum, Protocol, Ref, Struct, TaggedUnion, UnionOf
-from codegen.render.builders import Builder
-from codegen.render.dispatch import dispatch_context
-from codegen.render.pytypes import all_fields
+from acp_codegen.ir.nodes import Enum, Protocol, Ref, Struct, TaggedUnion, UnionOf
+from acp_codegen.render.builders import Builder
+from acp_codegen.render.dispatch import dispatch_context
+from acp_codegen.render.pytypes import all_fields
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -1,7 +1,7 @@
 """Every builder, for each package, through a real pipe: the agent (a child process) calls each
 session-handle builder and each client-request builder with the fields of a schema instance, the
 client calls each agent-request builder; the other end checks that exactly that value arrived.
-Cases come from the IR (`codegen.render.dispatch`), the values from the schema."""
+Cases come from the IR (`acp_codegen.render.dispatch`), the values from the schema."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from bindings_support import build_kwargs, enum_sites, instances_by_class, package, protocol
 from pydantic import ValidationError
 
-from codegen.ir.nodes import Enum
+from acp_codegen.ir.nodes import Enum
 
 PKG = "acp_v2_draft"
 SITES = [(enum, struct, py, wire) for enum, sites in enum_sites(PKG, open_=False).items() for struct, py, wire in sites]

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from codegen.sources import project_root
+from acp_codegen.sources import project_root
 
 ROOT = project_root()
 PEERS = Path(__file__).with_name("peers")
@@ -18,9 +18,9 @@ FAST = ["--timeout", "3", "--turn-timeout", "5", "--exit-timeout", "3"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """`python -m codegen ARGS...` from the project root."""
+    """`python -m acp_codegen ARGS...` from the project root."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "codegen", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "acp_codegen", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 
 

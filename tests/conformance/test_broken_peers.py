@@ -117,8 +117,8 @@ def updates_sent(transcript: Path) -> set[str]:
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int, tmp_path: Path) -> None:
-    from codegen.ir.nodes import TaggedUnion
-    from codegen.transcript.schema import pinned_for_version, resolve_revision
+    from acp_codegen.ir.nodes import TaggedUnion
+    from acp_codegen.transcript.schema import pinned_for_version, resolve_revision
 
     # v1 gates notices and compaction on session.* capabilities: the client advertises them
     flags = ["--notices", "--compaction"] if version == 1 else []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from codegen.sources import project_root
-from codegen.transcript.catalog import CATALOG
-from codegen.transcript.report import rules_markdown, with_rules_table
+from acp_codegen.sources import project_root
+from acp_codegen.transcript.catalog import CATALOG
+from acp_codegen.transcript.report import rules_markdown, with_rules_table
 
 ROOT = project_root()
 

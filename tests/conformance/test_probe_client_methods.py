@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.transcript.catalog import CATALOG
+from acp_codegen.transcript.catalog import CATALOG
 from tests.conformance.probing import (
     agent_command,
     check_transcript,

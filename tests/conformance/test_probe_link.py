@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from codegen.probe.link import Link
-from codegen.transcript.conformance import Conformance
-from codegen.transcript.schema import resolve_revision
+from acp_codegen.probe.link import Link
+from acp_codegen.transcript.conformance import Conformance
+from acp_codegen.transcript.schema import resolve_revision
 
 
 def make_link() -> Link:

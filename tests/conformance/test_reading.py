@@ -11,15 +11,15 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from codegen.sources import project_root
-from codegen.transcript.conformance import check_items
-from codegen.transcript.read import read_transcript
+from acp_codegen.sources import project_root
+from acp_codegen.transcript.conformance import check_items
+from acp_codegen.transcript.read import read_transcript
 
 ROOT = project_root()
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "codegen", *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    return subprocess.run([sys.executable, "-m", "acp_codegen", *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, check=False, timeout=120)
 
 

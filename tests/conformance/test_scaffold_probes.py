@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.sources import project_root
+from acp_codegen.sources import project_root
 
 ROOT = project_root()
 
@@ -25,32 +25,32 @@ def run(args: list[str], cwd: Path, pythonpath: Path) -> subprocess.CompletedPro
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("scaffold")
     for kind in ("agent", "client"):
-        done = run([sys.executable, "-m", "codegen", "scaffold", kind, str(base / f"my-{kind}")], ROOT, ROOT)
+        done = run([sys.executable, "-m", "acp_codegen", "scaffold", kind, str(base / f"my-{kind}")], ROOT, ROOT)
         assert done.returncode == 0, done.stderr
     return base
 
 
 def test_the_scaffolded_agent_is_clean_under_probe_agent(projects: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "agent.jsonl"
-    done = run([sys.executable, "-m", "codegen", "probe", "agent", "--format", "json", "--transcript", str(transcript),
+    done = run([sys.executable, "-m", "acp_codegen", "probe", "agent", "--format", "json", "--transcript", str(transcript),
                 "--", sys.executable, "-m", "my_agent"], tmp_path, projects / "my-agent")
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["failed"] == 0, done.stdout + done.stderr
     assert {r["rule"] for r in report["rules"] if r["status"] == "pass"} >= {"schema-invalid", "work-without-running", "method-not-found"}
-    checked = run([sys.executable, "-m", "codegen", "check-transcript", str(transcript)], ROOT, ROOT)
+    checked = run([sys.executable, "-m", "acp_codegen", "check-transcript", str(transcript)], ROOT, ROOT)
     assert checked.returncode == 0, checked.stdout
 
 
 def test_the_scaffolded_client_is_clean_under_probe_client_and_its_own_recording_checks_clean(projects: Path, tmp_path: Path) -> None:
     own = tmp_path / "own.jsonl"
-    done = run([sys.executable, "-m", "codegen", "probe", "client", "--format", "json", "--",
+    done = run([sys.executable, "-m", "acp_codegen", "probe", "client", "--format", "json", "--",
                 sys.executable, "-m", "my_client", "--yes", "--transcript", str(own), "Hello probe", "--", "{agent}"],
                tmp_path, projects / "my-client")
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["failed"] == 0, done.stdout + done.stderr
     # the client's own view: nothing against the client; against the agent only what the probe
     # did on purpose (the client cannot know it was deliberate)
-    checked = run([sys.executable, "-m", "codegen", "check-transcript", "--format", "json", str(own)], ROOT, ROOT)
+    checked = run([sys.executable, "-m", "acp_codegen", "check-transcript", "--format", "json", str(own)], ROOT, ROOT)
     findings = json.loads(checked.stdout)["findings"]
     assert [f for f in findings if f["side"] != "agent"] == [], findings
     assert {f["rule"] for f in findings} <= {"unreadable-message", "extension-method-name", "open-union-custom-tag"}
@@ -63,5 +63,5 @@ def test_the_scaffolded_pair_records_a_clean_transcript(projects: Path, tmp_path
     done = run([sys.executable, "-m", "my_client", "--yes", "--transcript", str(own), "Hello! Ask my permission first.",
                 "--", "env", f"PYTHONPATH={env_path}", *agent.split()], tmp_path, projects / "my-client")
     assert done.returncode == 0, done.stdout + done.stderr
-    checked = run([sys.executable, "-m", "codegen", "check-transcript", str(own)], ROOT, ROOT)
+    checked = run([sys.executable, "-m", "acp_codegen", "check-transcript", str(own)], ROOT, ROOT)
     assert checked.returncode == 0, checked.stdout

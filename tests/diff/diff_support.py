@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codegen.diff.compare import diff_protocols
-from codegen.diff.model import DiffResult
-from codegen.diff.run import RevisionRef, diff_series
-from codegen.pipeline import ir_for
-from codegen.sources import project_root
+from acp_codegen.diff.compare import diff_protocols
+from acp_codegen.diff.model import DiffResult
+from acp_codegen.diff.run import RevisionRef, diff_series
+from acp_codegen.pipeline import ir_for
+from acp_codegen.sources import project_root
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -75,11 +75,11 @@ class Run:
 
 
 def run_cli(*args: str | os.PathLike[str]) -> Run:
-    """Run `python -m codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
+    """Run `python -m acp_codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
     env = {**os.environ, "PYTHONPATH": str(project_root()), "NO_COLOR": "1", "COLUMNS": "200"}
     env.pop("FORCE_COLOR", None)
     done = subprocess.run(
-        [sys.executable, "-m", "codegen", *map(str, args)],
+        [sys.executable, "-m", "acp_codegen", *map(str, args)],
         cwd=project_root(),
         env=env,
         capture_output=True,

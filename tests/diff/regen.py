@@ -17,8 +17,8 @@ from diff_support import (
     golden_result,
 )
 
-from codegen.diff.render import render_json, render_markdown
-from codegen.sources import default_shared_dir
+from acp_codegen.diff.render import render_json, render_markdown
+from acp_codegen.sources import default_shared_dir
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from diff_support import FIXTURES, run_cli
 
-from codegen.diff.rules import RULES
+from acp_codegen.diff.rules import RULES
 
 
 def _pair(rule_id: str) -> tuple[str, str]:

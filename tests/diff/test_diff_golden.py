@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from diff_support import GOLDEN, GOLDEN_PAIRS, golden_name, golden_result
 
-from codegen.diff.model import DiffResult
-from codegen.diff.render import render_json, render_markdown
+from acp_codegen.diff.model import DiffResult
+from acp_codegen.diff.render import render_json, render_markdown
 
 _cache: dict[tuple[str, str], DiffResult] = {}
 

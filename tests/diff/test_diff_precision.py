@@ -8,8 +8,8 @@ from typing import Any
 
 from diff_support import FIXTURES, fixture_changes, proxy_schema, run_cli
 
-from codegen.diff.compare import diff_protocols
-from codegen.pipeline import ir_for
+from acp_codegen.diff.compare import diff_protocols
+from acp_codegen.pipeline import ir_for
 
 
 def _changes(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from diff_support import FIXTURES, fixture_changes, fixture_dirs
 
-from codegen.diff.rules import BY_ID, CATEGORIES, LEVELS, RULES
+from acp_codegen.diff.rules import BY_ID, CATEGORIES, LEVELS, RULES
 
 
 def _expected(directory: Path) -> list[dict[str, Any]]:
@@ -98,8 +98,8 @@ def test_renamed_definition_is_compared_as_one() -> None:
 def test_docs_list_the_rule_table() -> None:
     from rich.console import Console
 
-    from codegen.diff.render import render_rules
-    from codegen.sources import project_root
+    from acp_codegen.diff.render import render_rules
+    from acp_codegen.sources import project_root
 
     docs = (project_root() / "docs" / "diff.md").read_text(encoding="utf-8")
     table = render_rules("markdown", Console())

@@ -101,12 +101,12 @@ async def test_unimplemented_request_answers_method_not_found() -> None:
 def test_tables_cover_every_method_of_the_schema() -> None:
     import json
 
-    from codegen.pins import default_pin_path, load_pins
-    from codegen.pipeline import ir_for
+    from acp_codegen.pins import default_pin_path, load_pins
+    from acp_codegen.pipeline import ir_for
 
     pin = load_pins(default_pin_path()).get("acp_v2_draft")
     assert pin is not None
-    from codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
+    from acp_codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
 
     raw = fetch(parse_source(pin.source), expected_sha256=pin.sha256, cache_dir=default_cache_dir(), shared_dir=default_shared_dir()).data
     defs = json.loads(raw)["$defs"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from cli_support import MINIMAL_SCHEMA
 
-from codegen.sources import default_shared_dir, project_root
+from acp_codegen.sources import default_shared_dir, project_root
 
 ROOT = project_root()
 DRAFT = default_shared_dir() / "npm-2.4.0" / "schema.unstable.json"
@@ -69,10 +69,10 @@ def _env() -> dict[str, str]:
 
 
 def cli(*args: str | os.PathLike[str], cwd: Path) -> Run:
-    """Run `acp-codegen ARGS` (as `python -m codegen`) and capture the result."""
+    """Run `acp-codegen ARGS` (as `python -m acp_codegen`) and capture the result."""
     argv = tuple(map(str, args))
     done = subprocess.run(
-        [sys.executable, "-m", "codegen", *argv],
+        [sys.executable, "-m", "acp_codegen", *argv],
         cwd=cwd,
         env=_env(),
         capture_output=True,

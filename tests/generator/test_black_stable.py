@@ -1,4 +1,4 @@
-"""`codegen.black_stable`: a piece it calls black-stable is one black leaves unchanged.
+"""`acp_codegen.black_stable`: a piece it calls black-stable is one black leaves unchanged.
 
 The format stage skips black for such pieces, so a wrong True would put a layout black would not
 produce into a generated package (and the committed goldens would drift from black). The
@@ -29,12 +29,12 @@ import black
 import pytest
 from generator_support import minimal, ping
 
-from codegen.black_stable import is_black_stable
-from codegen.fmt import black_mode, split_pieces
-from codegen.pins import PinFile
-from codegen.pipeline import RUNTIME_FILES, ir_for
-from codegen.render.package import render_model_modules, render_templates
-from codegen.sources import default_shared_dir
+from acp_codegen.black_stable import is_black_stable
+from acp_codegen.fmt import black_mode, split_pieces
+from acp_codegen.pins import PinFile
+from acp_codegen.pipeline import RUNTIME_FILES, ir_for
+from acp_codegen.render.package import render_model_modules, render_templates
+from acp_codegen.sources import default_shared_dir
 
 
 def _black(text: str) -> str | None:

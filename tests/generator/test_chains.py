@@ -1,4 +1,4 @@
-"""`codegen/ir/chains.py`: the bound of a module's longest chain of classes, from the IR, is
+"""`acp_codegen/ir/chains.py`: the bound of a module's longest chain of classes, from the IR, is
 never below the real chain (the runtime skips its own walk below the bound's step)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`codegen/ir/groups.py`: the model groups of `_models`. Every group module resolves each
+"""`acp_codegen/ir/groups.py`: the model groups of `_models`. Every group module resolves each
 annotation of its classes (their bases' included) in its own namespace, the groups import each
 other without a cycle, and a name loads exactly the definitions it can need."""
 
@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from cli_support import GENERATED
 
-from codegen.ir.chains import named
-from codegen.ir.groups import SCALARS, _module_names, model_groups, module_of
-from codegen.ir.nodes import Enum, Protocol, Struct
-from codegen.ir.order import type_refs
-from codegen.pins import PinFile
-from codegen.pipeline import ir_for
+from acp_codegen.ir.chains import named
+from acp_codegen.ir.groups import SCALARS, _module_names, model_groups, module_of
+from acp_codegen.ir.nodes import Enum, Protocol, Struct
+from acp_codegen.ir.order import type_refs
+from acp_codegen.pins import PinFile
+from acp_codegen.pipeline import ir_for
 
 PACKAGES = ("acp_v2_draft", "acp_v2", "acp_v1")
 
@@ -167,7 +167,7 @@ def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Pat
     import black
     from generator_support import generated_ok, minimal, ping, python_ok
 
-    from codegen.fmt import black_mode
+    from acp_codegen.fmt import black_mode
 
     schema = minimal()
     long_name = "Shared" + "Very" * 60 + "LongName"  # in snake case, longer than a file name may be

@@ -1,4 +1,4 @@
-"""`codegen.render.layout`: the long lines the templates write, laid out as black lays them out
+"""`acp_codegen.render.layout`: the long lines the templates write, laid out as black lays them out
 (so that black's first pass changes nothing and it skips its second)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import black
 import pytest
 
-from codegen.fmt import black_mode
-from codegen.render.layout import black_line
+from acp_codegen.fmt import black_mode
+from acp_codegen.render.layout import black_line
 
 
 def _in_context(text: str, indent: int) -> str:
@@ -68,10 +68,10 @@ def test_lines_it_does_not_know_are_left_as_written(line: str) -> None:
 def test_every_templated_piece_of_the_draft_is_left_unchanged_by_black(pinned_sources: object) -> None:
     """The speed-up holds: black's first pass changes no piece of the templated modules, so it
     runs once, not twice."""
-    from codegen.fmt import split_pieces
-    from codegen.pins import PinFile
-    from codegen.pipeline import RUNTIME_FILES, ir_for
-    from codegen.render.package import render_templates
+    from acp_codegen.fmt import split_pieces
+    from acp_codegen.pins import PinFile
+    from acp_codegen.pipeline import RUNTIME_FILES, ir_for
+    from acp_codegen.render.package import render_templates
 
     assert isinstance(pinned_sources, PinFile)
     target = pinned_sources.default_pin

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from codegen.sources import project_root
+from acp_codegen.sources import project_root
 from tests.interop.processes import interrupt_after
 
 INTEROP = Path(__file__).resolve().parent
@@ -32,7 +32,7 @@ PROMPT = "Hello! Ask my permission first."
 
 def scaffold(kind: str, directory: Path) -> None:
     """`acp-codegen scaffold KIND DIR` with the defaults (v1 and v2)."""
-    done = subprocess.run([sys.executable, "-m", "codegen", "scaffold", kind, str(directory)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "acp_codegen", "scaffold", kind, str(directory)], cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 

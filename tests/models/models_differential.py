@@ -54,8 +54,8 @@ class Report:
 def package_for(label: str, path: Path, out_dir: Path) -> tuple[Any, Any]:
     """(generated package, IR) for a schema file: the committed one for a pinned target, else one
     rendered now (unformatted: formatting does not change behaviour) into `out_dir`."""
-    from codegen.pipeline import ir_for
-    from codegen.render.package import render_package
+    from acp_codegen.pipeline import ir_for
+    from acp_codegen.render.package import render_package
 
     protocol = ir_for(str(path))
     for package, pinned in PINNED.items():

@@ -1,6 +1,6 @@
 """What a schema file says, computed straight from its JSON, independently of the generator.
 
-Nothing here imports `codegen.ir`: these are the reference answers the generated models are
+Nothing here imports `acp_codegen.ir`: these are the reference answers the generated models are
 checked against (tagged unions, string enums, leniency hints), written from the JSON Schema
 conventions of ACP rather than from the generator's own shape detection.
 """
@@ -36,7 +36,7 @@ _DOC = {"description", "title", "$comment", "examples", "x-docs-ignore"}
 @cache
 def ir(path: Path) -> Any:
     """The generator's IR of a schema file (for names and layout; the facts below never use it)."""
-    from codegen.pipeline import ir_for
+    from acp_codegen.pipeline import ir_for
 
     return ir_for(str(path))
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from codegen.probe.instances import NONE, Instances
+from acp_codegen.probe.instances import NONE, Instances
 
 __all__ = ["NONE", "Instances", "Leniency", "Mutant", "mutants", "same_json"]
 

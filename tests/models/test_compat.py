@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from codegen.scaffold.project import DEPENDENCIES
+from acp_codegen.scaffold.project import DEPENDENCIES
 
 pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 

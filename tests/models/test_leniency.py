@@ -131,7 +131,7 @@ def _generate(tmp_path: Path, hint: str, package: str) -> subprocess.CompletedPr
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(_schema(hint)), encoding="utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", "--schema", str(schema), "--package", package, "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "acp_codegen", "generate", "--schema", str(schema), "--package", package, "--out", str(tmp_path / "out")],
         cwd=ROOT,
         capture_output=True,
         text=True,

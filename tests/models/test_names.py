@@ -129,7 +129,7 @@ def test_unchanged_definitions_keep_their_class_names_and_shapes(pair: tuple[Pat
 
 
 def _render(path: Path, package: str, out: Path) -> ModuleType:
-    from codegen.render.package import render_package
+    from acp_codegen.render.package import render_package
 
     target = out / package
     target.mkdir(parents=True)
@@ -177,7 +177,7 @@ def _reordered(value: Any) -> Any:
 
 @pytest.mark.parametrize("target", ["acp_v2_draft", "acp_v1"])
 def test_class_names_do_not_depend_on_positions(target: str, tmp_path: Path) -> None:
-    from codegen.pipeline import ir_for
+    from acp_codegen.pipeline import ir_for
 
     doc = load(PINNED[target])
     path = tmp_path / "reordered.json"

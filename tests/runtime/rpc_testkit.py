@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-RUNTIME = Path(__file__).resolve().parents[2] / "codegen" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[2] / "acp_codegen" / "runtime"
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 20.0  # generous: CI machines and shared 2-core boxes are slow to start children
 # The package the runtime is rendered into for a subprocess (see `render_runtime`).
@@ -25,7 +25,7 @@ CHILD_PACKAGE = "acp_rpc_runtime"
 
 
 def render_runtime(directory: Path, package: str = CHILD_PACKAGE) -> Path:
-    """Copy the runtime's ``_rpc*.py`` modules (`codegen/runtime/`: they import each other
+    """Copy the runtime's ``_rpc*.py`` modules (`acp_codegen/runtime/`: they import each other
     relatively) into the package ``directory/<package>/`` and return its directory."""
     root = directory / package
     root.mkdir(parents=True, exist_ok=True)
@@ -36,9 +36,9 @@ def render_runtime(directory: Path, package: str = CHILD_PACKAGE) -> Path:
 
 
 def load_runtime() -> ModuleType:
-    """The runtime's ``_rpc`` module where it is written (`codegen.runtime`), so that coverage
+    """The runtime's ``_rpc`` module where it is written (`acp_codegen.runtime`), so that coverage
     and tracebacks point at the real source."""
-    return importlib.import_module("codegen.runtime._rpc")
+    return importlib.import_module("acp_codegen.runtime._rpc")
 
 
 # ----------------------------------------------------------------------------- models

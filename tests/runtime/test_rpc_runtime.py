@@ -1,4 +1,4 @@
-"""Behaviour of the generated JSON-RPC runtime (codegen/runtime/_rpc.py) over real pipes."""
+"""Behaviour of the generated JSON-RPC runtime (acp_codegen/runtime/_rpc.py) over real pipes."""
 
 from __future__ import annotations
 

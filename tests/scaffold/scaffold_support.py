@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.sources import project_root
+from acp_codegen.sources import project_root
 
 ROOT = project_root()
 SECTION = "## Start a new agent in one minute"
@@ -40,11 +40,11 @@ class CliResult:
 
 
 def run_cli(*args: str | os.PathLike[str], cwd: Path = ROOT) -> CliResult:
-    """Run `python -m codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
+    """Run `python -m acp_codegen ARGS` (stdout not a terminal, no colour) and capture the result."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200"}
     env.pop("FORCE_COLOR", None)
     done = subprocess.run(
-        [sys.executable, "-m", "codegen", *map(str, args)],
+        [sys.executable, "-m", "acp_codegen", *map(str, args)],
         cwd=cwd,
         env=env,
         capture_output=True,

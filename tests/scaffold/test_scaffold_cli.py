@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from scaffold_support import CliResult, run_cli, tree_bytes
 
-from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_names
+from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_names
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +253,7 @@ def test_an_agent_on_the_stable_v2_schema_passes_its_own_tests(tmp_path: Path) -
 def test_the_remote_extra_of_projects_is_acp_codegens_own() -> None:
     import tomllib
 
-    from codegen.scaffold.project import REMOTE_DEPENDENCIES
+    from acp_codegen.scaffold.project import REMOTE_DEPENDENCIES
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert list(REMOTE_DEPENDENCIES) == pyproject["project"]["optional-dependencies"]["remote"]
@@ -263,7 +263,7 @@ def test_projects_require_the_pydantic_acp_codegen_requires() -> None:
     """A project's pydantic bound is acp-codegen's own: the lowest minor `nox -s pydantic` tests."""
     import tomllib
 
-    from codegen.scaffold.project import DEPENDENCIES
+    from acp_codegen.scaffold.project import DEPENDENCIES
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     ours = [d for d in pyproject["project"]["dependencies"] if d.startswith("pydantic")]

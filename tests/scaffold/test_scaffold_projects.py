@@ -29,7 +29,7 @@ from scaffold_support import (
     section_commands,
 )
 
-from codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
+from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
 from tests.interop.processes import interrupt_after, read_until
 
 TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed

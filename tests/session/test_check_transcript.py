@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from cli_support import GENERATED, run_cli
 
-from codegen.errors import CodegenError
-from codegen.transcript.catalog import CATALOG
-from codegen.transcript.check import check
-from codegen.transcript.read import parse_transcript, read_transcript
-from codegen.transcript.rules import KNOWN_COMPACTION_STATUSES, KNOWN_STOP_REASONS, RULES
+from acp_codegen.errors import CodegenError
+from acp_codegen.transcript.catalog import CATALOG
+from acp_codegen.transcript.check import check
+from acp_codegen.transcript.read import parse_transcript, read_transcript
+from acp_codegen.transcript.rules import KNOWN_COMPACTION_STATUSES, KNOWN_STOP_REASONS, RULES
 
 FIXTURES = Path(__file__).with_name("transcripts")
 EXPECTED: dict[str, list[list[object]]] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))

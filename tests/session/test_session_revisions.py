@@ -16,9 +16,9 @@ from typing import Any
 
 from cli_support import run_cli
 
-from codegen.ir.nodes import TaggedUnion
-from codegen.pipeline import ir_for
-from codegen.render.package import render_package
+from acp_codegen.ir.nodes import TaggedUnion
+from acp_codegen.pipeline import ir_for
+from acp_codegen.render.package import render_package
 
 
 def _revisions(shared: Path) -> list[tuple[str, Path, str]]:

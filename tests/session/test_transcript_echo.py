@@ -16,8 +16,8 @@ from typing import Any
 
 from cli_support import GENERATED, run_cli
 
-from codegen.transcript.check import check
-from codegen.transcript.read import read_transcript
+from acp_codegen.transcript.check import check
+from acp_codegen.transcript.read import read_transcript
 
 sys.path.insert(0, str(GENERATED))
 

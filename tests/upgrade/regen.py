@@ -12,7 +12,7 @@ from pathlib import Path
 
 from upgrade_support import GOLDEN, FakeNpm, project_copy, run_cli
 
-from codegen.sources import default_shared_dir
+from acp_codegen.sources import default_shared_dir
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from upgrade_support import run_cli
 
-from codegen.pins import default_pin_path
+from acp_codegen.pins import default_pin_path
 
 BIN = Path(sys.executable).parent
 

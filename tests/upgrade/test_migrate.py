@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from upgrade_support import HERE, run_cli, tree
 
-from codegen.sources import default_shared_dir
+from acp_codegen.sources import default_shared_dir
 
 pytestmark = pytest.mark.usefixtures("shared_dir")  # the schema revisions of ../shared (skips without)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from upgrade_support import HERE, FakeNpm, run_cli
 
-from codegen.pins import default_pin_path
+from acp_codegen.pins import default_pin_path
 
 PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
 

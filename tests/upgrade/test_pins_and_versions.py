@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from upgrade_support import PINS_2_2, FakeNpm, run_cli
 
-from codegen.errors import CodegenError
-from codegen.pins import PinnedSource, load_pins
-from codegen.upgrade.pinedit import check_pins_text, edited_pins
-from codegen.upgrade.registry import Releases, parse_view
+from acp_codegen.errors import CodegenError
+from acp_codegen.pins import PinnedSource, load_pins
+from acp_codegen.upgrade.pinedit import check_pins_text, edited_pins
+from acp_codegen.upgrade.registry import Releases, parse_view
 
 V1 = "npm:@agentclientprotocol/sdk@{}#schema/v1/schema.json"
 

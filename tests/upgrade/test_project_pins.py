@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from upgrade_support import FakeNpm, run_cli
 
-from codegen.pins import load_pins
-from codegen.sources import default_shared_dir
+from acp_codegen.pins import load_pins
+from acp_codegen.sources import default_shared_dir
 
 pytestmark = pytest.mark.usefixtures("shared_dir")  # the schema revisions of ../shared (skips without)
 

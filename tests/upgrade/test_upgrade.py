@@ -15,8 +15,8 @@ from upgrade_support import (
     tree,
 )
 
-from codegen.pins import load_pins
-from codegen.sources import project_root
+from acp_codegen.pins import load_pins
+from acp_codegen.sources import project_root
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.sources import default_shared_dir, project_root
+from acp_codegen.sources import default_shared_dir, project_root
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
@@ -132,8 +132,8 @@ class Run:
 
 
 def run_cli(*args: str | os.PathLike[str], env: dict[str, str], cwd: Path | None = None) -> Run:
-    """Run `python -m codegen ARGS` in `cwd` with `env` and capture the result."""
+    """Run `python -m acp_codegen ARGS` in `cwd` with `env` and capture the result."""
     full = {**env, "PYTHONPATH": str(project_root()), "NO_COLOR": "1", "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "codegen", *map(str, args)], cwd=cwd or project_root(), env=full,
+    done = subprocess.run([sys.executable, "-m", "acp_codegen", *map(str, args)], cwd=cwd or project_root(), env=full,
                           capture_output=True, text=True, timeout=600, check=False)
     return Run(done.returncode, done.stdout, done.stderr)

@@ -1,6 +1,6 @@
 """The version router over real OS pipes: pre-initialize traffic, version selection, params.
 
-Each rule of `VersionRouter` (codegen/runtime/_router.py) is driven with raw JSON-RPC lines from
+Each rule of `VersionRouter` (acp_codegen/runtime/_router.py) is driven with raw JSON-RPC lines from
 the client side of a pipe pair; after routing, the selected package's `Connection` answers.
 """
 

@@ -2,4 +2,4 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json
 # sha256: 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""The model groups of `acp_v1.models`, one module each (`codegen/ir/groups.py`)."""
+"""The model groups of `acp_v1.models`, one module each (`acp_codegen/ir/groups.py`)."""

@@ -2,4 +2,4 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json
 # sha256: b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""The model groups of `acp_v2.models`, one module each (`codegen/ir/groups.py`)."""
+"""The model groups of `acp_v2.models`, one module each (`acp_codegen/ir/groups.py`)."""

@@ -5,7 +5,7 @@
 """`StateUpdateIdleMaxTurnRequests` and the definitions that only it uses.
 
 Loaded by `acp_v2.models` the first time one of its names is asked of it, with the
-groups it imports from (`codegen/ir/groups.py`).
+groups it imports from (`acp_codegen/ir/groups.py`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from ..enums import *  # noqa: F403
 from .background_work import BackgroundWork
 from .idle_state_update_max_turn_requests import IdleStateUpdateMaxTurnRequests
 
-# No chain of classes here, each naming the next, is longer than this (`codegen/ir/chains.py`):
+# No chain of classes here, each naming the next, is longer than this (`acp_codegen/ir/chains.py`):
 # below `_deferred`'s step, a class's first use builds it without walking the chain first.
 _CHAIN_BOUND = 6
 

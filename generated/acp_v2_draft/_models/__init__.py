@@ -2,4 +2,4 @@
 # Source: npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.unstable.json
 # sha256: 49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31
 # Do not edit by hand: regenerate with `nox -s regen` (or `acp-codegen generate`).
-"""The model groups of `acp_v2_draft.models`, one module each (`codegen/ir/groups.py`)."""
+"""The model groups of `acp_v2_draft.models`, one module each (`acp_codegen/ir/groups.py`)."""

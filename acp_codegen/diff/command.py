@@ -1,0 +1,79 @@
+"""The `acp-codegen diff` command: options in, results printed, exit status out. No logic here.
+
+Exit status: 0 when nothing reaches the `--fail-on` level, 1 when something does, 2 when a
+revision cannot be loaded (one line per diagnostic on stderr, as for `generate`).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from acp_codegen.diff.model import fails
+from acp_codegen.diff.render import (
+    render_github,
+    render_json,
+    render_markdown,
+    render_rules,
+    render_text,
+)
+from acp_codegen.diff.run import run_diff
+from acp_codegen.errors import CodegenError
+from acp_codegen.pins import default_pin_path
+
+
+class Format(str, enum.Enum):
+    """Output formats."""
+
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+    github = "github"
+
+
+class FailOn(str, enum.Enum):
+    """Which level makes the command exit 1."""
+
+    breaking = "breaking"
+    warning = "warning"
+    any = "any"
+    none = "none"
+
+
+def diff(
+    revisions: Annotated[list[str] | None, typer.Argument(help="OLD NEW: paths, URLs, npm:..., github:... or pinned target names.", show_default=False)] = None,
+    series: Annotated[bool, typer.Option("--series", help="Compare each consecutive pair of the revisions given (A B C ...).")] = False,
+    history: Annotated[str | None, typer.Option("--history", metavar="TARGET", help="Compare each consecutive pair of a pinned target's history, ending at its current source.")] = None,
+    fmt: Annotated[Format | None, typer.Option("--format", help="Output format (default: text on a terminal, markdown otherwise).")] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 if a change reaches this level.")] = FailOn.breaking,
+    no_docs: Annotated[bool, typer.Option("--no-docs", help="Hide description-only changes.")] = False,
+    rules: Annotated[bool, typer.Option("--rules", help="List the rules and exit.")] = False,
+    pins: Annotated[Path | None, typer.Option("--pins", help="Pin file for target names and --history [default: schema/pins.toml].")] = None,
+) -> None:
+    """Show what changed between schema revisions, and whom it breaks (agent, client)."""
+    out = Console(highlight=False, soft_wrap=True)
+    chosen = fmt.value if fmt is not None else ("text" if sys.stdout.isatty() else "markdown")
+    if rules:
+        table = render_rules(chosen, out)
+        if table is not None:
+            sys.stdout.write(table)
+        return
+    try:
+        results = run_diff(revisions or [], series=series, history=history, pins_path=pins or default_pin_path())
+    except CodegenError as error:
+        for diagnostic in error.diagnostics:
+            print(diagnostic.render(), file=sys.stderr)
+        raise typer.Exit(2) from None
+    if no_docs:
+        results = [r.without_docs() for r in results]
+    if chosen == "text":
+        render_text(results, out)
+    else:
+        sys.stdout.write({"markdown": render_markdown, "json": render_json, "github": render_github}[chosen](results))
+    if fails(results, fail_on.value):
+        raise typer.Exit(1)

@@ -1,0 +1,188 @@
+"""The generation pipeline: load -> resolve -> IR -> render -> format -> write or check.
+
+Owns the order of the stages and what a "target" is (a source plus an output package). Each
+stage lives in its own module; this one only connects them and collects per-target results.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_codegen.errors import CodegenError, Diagnostic
+from acp_codegen.fmt import Formatter
+from acp_codegen.gc_pause import gc_paused
+from acp_codegen.ir.build import build_protocol
+from acp_codegen.ir.methods import check_meta
+from acp_codegen.ir.nodes import Protocol
+from acp_codegen.load import LoadedSchema, load_document
+from acp_codegen.pins import Pin, PinFile, load_pins
+from acp_codegen.render.package import RUNTIME_MODULES, render_model_modules, render_templates
+from acp_codegen.resolve import check_type_cycles, resolve
+from acp_codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
+from acp_codegen.write import Drift, check_package, write_package
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to generate: where the schema comes from and which package it becomes."""
+
+    name: str
+    package: str
+    source: str
+    sha256: str | None = None
+
+    @classmethod
+    def from_pin(cls, pin: Pin) -> Target:
+        """The target a pin describes."""
+        return cls(pin.name, pin.package, pin.source, pin.sha256)
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """What generating one target did."""
+
+    target: Target
+    written: int
+    unchanged: int
+    drift: Drift | None
+    warnings: tuple[str, ...]
+    seconds: float
+
+
+def load(source: str, sha256: str | None = None, *, offline: bool = False) -> LoadedSchema:
+    """Load stage: fetch and parse one source (pinned sha256 verified when given)."""
+    spec = parse_source(source)
+    cache = default_cache_dir()
+    fetched = fetch(spec, expected_sha256=sha256, cache_dir=cache, shared_dir=default_shared_dir(), offline=offline)
+    return load_document(fetched)
+
+
+def build_ir(loaded: LoadedSchema) -> Protocol:
+    """Resolve and build the IR; cross-check with a `meta*.json` beside a local schema file."""
+    protocol = build_protocol(resolve(loaded))
+    check_type_cycles(protocol, loaded.label)
+    spec = parse_source(loaded.source)
+    if isinstance(spec, PathSource):
+        meta = spec.path.with_name(spec.path.name.replace("schema", "meta", 1))
+        if meta != spec.path and meta.is_file():
+            try:
+                table = json.loads(meta.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise CodegenError(Diagnostic("error", "invalid-json", f"invalid JSON: {exc}", str(meta), None)) from None
+            check_meta(protocol, table, str(meta))
+    return protocol
+
+
+def ir_for(source: str, sha256: str | None = None) -> Protocol:
+    """Load + resolve + build for one source."""
+    return build_ir(load(source, sha256))
+
+
+def check_package_name(package: str) -> None:
+    """Raise `bad-package` unless `package` is a dotted Python identifier (`a.b_c`).
+
+    Besides making the package importable, this keeps every write inside the output directory:
+    a name such as `./x` or `..x` would otherwise turn into a path outside it.
+    """
+    parts = package.split(".")
+    if not all(part.isidentifier() and not keyword.iskeyword(part) for part in parts):
+        raise CodegenError(
+            Diagnostic("error", "bad-package", f"package {package!r} is not a dotted Python identifier", "--package", None)
+        )
+
+
+def package_dir(out_dir: Path, package: str) -> Path:
+    """Where a (possibly dotted) package lives under the output directory."""
+    check_package_name(package)
+    return out_dir.joinpath(*package.split("."))
+
+
+RUNTIME_FILES = frozenset(RUNTIME_MODULES)  # paths in a package, as `render_templates` names them
+
+
+def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, str], Protocol]:
+    """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
+    protocol = ir_for(target.source, target.sha256)
+    models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
+    # workers from the start (the models, the bulk of the work, always follow)
+    with gc_paused(), Formatter(format_cache, parallel_min_bytes=0) as formatter:
+        # The runtime modules are black's output already (comment header + the formatted source,
+        # which tests/test_runtime_copy.py holds to black): only the templated files need black.
+        formatter.submit(render_templates(protocol, target.package), formatted=RUNTIME_FILES)  # black starts...
+        models, heads = render_model_modules(protocol, target.package, models_cache)  # ...while DMCG runs here
+        formatter.submit(models, heads=heads)
+        return formatter.result(), protocol
+
+
+def generate(
+    targets: Iterable[Target],
+    out_dir: Path,
+    *,
+    check: bool = False,
+    use_cache: bool = True,
+    on_done: Callable[[TargetResult], None] | None = None,
+) -> list[TargetResult]:
+    """Generate (or check) every target; nothing is written for a target that fails."""
+    targets = list(targets)
+    for target in targets:  # before any work: a bad name must not cost a render, nor write
+        check_package_name(target.package)
+    cache_dir = default_cache_dir() if use_cache else None
+    rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
+    for target in targets:  # render everything first: a failure writes nothing at all
+        started = time.perf_counter()
+        files, protocol = render_target(target, cache_dir=cache_dir)
+        rendered.append((target, files, protocol, time.perf_counter() - started))
+    results: list[TargetResult] = []
+    for target, files, protocol, seconds in rendered:
+        directory = package_dir(out_dir, target.package)
+        if check:
+            drift: Drift | None = check_package(files, directory, target.package)
+            written, unchanged = 0, len(files)
+        else:
+            drift = None
+            written, unchanged = write_package(files, directory)
+        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds)
+        results.append(result)
+        if on_done is not None:
+            on_done(result)
+    return results
+
+
+def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:
+    """Targets for the named pins (all pins when no names are given)."""
+    wanted = list(names)
+    if not wanted:
+        return [Target.from_pin(p) for p in pins.targets]
+    out: list[Target] = []
+    for name in wanted:
+        pin = pins.get(name)
+        if pin is None:
+            known = ", ".join(p.name for p in pins.targets)
+            raise CodegenError(Diagnostic("error", "unknown-target", f"no pinned target {name!r} (known: {known})", str(pins.path), None))
+        out.append(Target.from_pin(pin))
+    return out
+
+
+def chosen_targets(
+    pins_path: Path, names: Iterable[str], *, schema: str | None, package: str | None, sha256: str | None
+) -> list[Target]:
+    """The targets a `generate` command line asks for: named pins, all pins, or one ad-hoc --schema."""
+    names = list(names)
+    if schema is None:
+        stray = [flag for flag, value in (("--package", package), ("--sha256", sha256)) if value is not None]
+        if stray:
+            raise _usage(f"{' and '.join(stray)} only appl{'y' if len(stray) > 1 else 'ies'} to an ad-hoc --schema source")
+        return pinned_targets(load_pins(pins_path), names)
+    if names:
+        raise _usage(f"give pinned target names ({', '.join(names)}) or --schema, not both")
+    name = package if package is not None else "acp_schema"
+    return [Target(name, name, schema, sha256)]
+
+
+def _usage(message: str) -> CodegenError:
+    return CodegenError(Diagnostic("error", "bad-option", message, "command line", None))

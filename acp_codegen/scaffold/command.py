@@ -1,0 +1,101 @@
+"""The `acp-codegen scaffold agent|client DIR` commands: options in, summary out. No logic here.
+
+Exit status: 0 when the project was written, 2 on any problem (one line per diagnostic on
+stderr, nothing written).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from acp_codegen.errors import CodegenError
+from acp_codegen.pins import default_pin_path
+from acp_codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAND, Kind, scaffold
+from acp_codegen.ui import Reporter
+
+scaffold_app = typer.Typer(
+    no_args_is_help=True, help="Start a new ACP agent or client project built on generated bindings."
+)
+
+DirArgument = Annotated[Path, typer.Argument(metavar="DIR", help="Directory to create the project in (must be empty).", show_default=False)]
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="Project name (default: DIR's name), normalised to a package name.")
+]
+SchemaOption = Annotated[
+    str | None,
+    typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin)."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
+ProtocolOption = Annotated[
+    int | None,
+    typer.Option("--protocol", help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize)."),
+]
+V1SchemaOption = Annotated[
+    str | None,
+    typer.Option("--v1-schema", help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2."),
+]
+PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
+
+
+def _run(
+    kind: Kind,
+    directory: Path,
+    name: str | None,
+    schema: str | None,
+    force: bool,
+    pins: Path | None,
+    protocol: int | None,
+    v1_schema: str | None,
+) -> None:
+    reporter = Reporter()
+    protocols = PROTOCOLS if protocol is None else (protocol,)
+    try:
+        done = scaffold(
+            kind,
+            directory,
+            name=name,
+            schema=schema,
+            force=force,
+            pins_path=pins or default_pin_path(),
+            protocols=protocols,
+            v1_schema=v1_schema,
+        )
+    except CodegenError as error:
+        reporter.diagnostics(error.diagnostics)
+        raise typer.Exit(2) from None
+    reporter.summary(
+        f"created {kind} project {done.names.dist} in {done.directory} "
+        f"({len(done.files)} files; bindings from {done.source})"
+    )
+    reporter.summary(f"next: cd {done.directory} && {INSTALL_COMMAND} && {TEST_COMMAND}")
+
+
+@scaffold_app.command("agent")
+def agent(
+    directory: DirArgument,
+    name: NameOption = None,
+    schema: SchemaOption = None,
+    force: ForceOption = False,
+    pins: PinsOption = None,
+    protocol: ProtocolOption = None,
+    v1_schema: V1SchemaOption = None,
+) -> None:
+    """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
+    _run("agent", directory, name, schema, force, pins, protocol, v1_schema)
+
+
+@scaffold_app.command("client")
+def client(
+    directory: DirArgument,
+    name: NameOption = None,
+    schema: SchemaOption = None,
+    force: ForceOption = False,
+    pins: PinsOption = None,
+    protocol: ProtocolOption = None,
+    v1_schema: V1SchemaOption = None,
+) -> None:
+    """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
+    _run("client", directory, name, schema, force, pins, protocol, v1_schema)

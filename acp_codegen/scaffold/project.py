@@ -1,0 +1,273 @@
+"""What a scaffolded project is: its names, its files, the checks before writing, and the writing.
+
+A project is the generated bindings of each protocol version it speaks, inside the project's own
+package (`<package>.acp` for v2, `<package>.acp_v1` for v1), plus the files rendered from
+`templates/scaffold/`. Everything is rendered (and formatted) before anything is written; every
+problem is a `CodegenError`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_codegen import __version__
+from acp_codegen.errors import fail
+from acp_codegen.fmt import format_files
+from acp_codegen.render.package import environment
+from acp_codegen.scaffold.bindings import PROTOCOLS, Bound, Kind, bind_versions, regenerate_command
+from acp_codegen.sources import default_cache_dir
+from acp_codegen.write import write_package
+
+__all__ = ["INSTALL_COMMAND", "PROTOCOLS", "TEST_COMMAND", "Kind", "scaffold"]
+
+INSTALL_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]'"
+"""How a scaffolded project is installed (its README says so, and the tests run it)."""
+
+TEST_COMMAND = ".venv/bin/pytest"
+"""How a scaffolded project runs its own tests."""
+
+# (output path, template): `{package}` stands for the project's package directory.
+PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
+    "agent": (
+        ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
+        (".gitignore", "scaffold/common/gitignore.jinja"),
+        ("README.md", "scaffold/agent/README.md.jinja"),
+        ("{package}/__init__.py", "scaffold/common/__init__.py.jinja"),
+        ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
+        ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
+        ("{package}/agent.py", "scaffold/agent/agent.py.jinja"),
+        ("{package}/echo.py", "scaffold/agent/echo.py.jinja"),
+        ("{package}/agent_v1.py", "scaffold/agent/agent_v1.py.jinja"),
+        ("{package}/agent_v2.py", "scaffold/agent/agent_v2.py.jinja"),
+        ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
+        (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+        ("tests/test_agent_v1.py", "scaffold/agent/test_agent_v1.py.jinja"),
+        ("tests/test_listen.py", "scaffold/agent/test_listen.py.jinja"),
+    ),
+    "client": (
+        ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
+        (".gitignore", "scaffold/common/gitignore.jinja"),
+        ("README.md", "scaffold/client/README.md.jinja"),
+        ("{package}/__init__.py", "scaffold/common/__init__.py.jinja"),
+        ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
+        ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
+        ("{package}/display.py", "scaffold/client/display.py.jinja"),
+        ("{package}/client.py", "scaffold/client/client.py.jinja"),
+        ("{package}/v1.py", "scaffold/client/v1.py.jinja"),
+        ("tests/fake_agent.py", "scaffold/client/fake_agent.py.jinja"),
+        ("tests/fake_agent_v1.py", "scaffold/client/fake_agent_v1.py.jinja"),
+        ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
+        (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+    ),
+}
+
+# Files only a project speaking that protocol version has.
+VERSION_FILES: Mapping[str, int] = {
+    "{package}/agent_v1.py": 1,
+    "{package}/v1.py": 1,
+    "tests/fake_agent_v1.py": 1,
+    "tests/test_agent_v1.py": 1,
+    "{package}/agent_v2.py": 2,
+    "tests/test_agent.py": 2,
+}
+
+# Runtime dependencies of each kind (the bindings need pydantic only).
+DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
+    "agent": ("pydantic>=2.11",),
+    "client": ("pydantic>=2.11", "rich>=13.0"),
+}
+
+# What the bindings' remote transport needs (the `remote` extra of a project, as of acp-codegen's
+# own pyproject: tests/scaffold checks they agree). The agent's `--listen` and the client's URL
+# targets import it only when used.
+REMOTE_DEPENDENCIES: tuple[str, ...] = (
+    "uvicorn>=0.30",
+    "hypercorn>=0.17",
+    "websockets>=13.0",
+    "httpx>=0.27",
+    "httpx-sse>=0.4",
+)
+
+# The module holding `main()` (the console script) of each kind.
+MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
+
+_SEPARATORS = re.compile(r"[-_.\s]+")
+_PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+# Import names a project package must not take: it would shadow them for the project itself.
+_TAKEN = frozenset(sys.stdlib_module_names) | {"pydantic", "pydantic_core", "rich", "pytest", "tests"}
+
+
+@dataclass(frozen=True)
+class Names:
+    """How a project is called: import package, distribution (and console script), title."""
+
+    package: str
+    dist: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    """What `scaffold` wrote."""
+
+    kind: Kind
+    directory: Path
+    names: Names
+    files: tuple[str, ...]
+    source: str
+
+
+def project_names(raw: str, *, origin: str) -> Names:
+    """Normalise a project name (`My-Agent` -> `my_agent`); `bad-name` unless it makes a package."""
+    package = _SEPARATORS.sub("_", raw.strip().lower()).strip("_")
+    if not _PACKAGE.fullmatch(package):
+        raise fail(
+            "bad-name",
+            f"{raw!r} is not usable as a project name: after normalisation ({package!r}) it must be "
+            "a Python identifier of lowercase ASCII letters, digits and single underscores, "
+            "starting with a letter (e.g. my_agent)",
+            file=origin,
+        )
+    if keyword.iskeyword(package) or package in _TAKEN:
+        raise fail(
+            "bad-name",
+            f"{raw!r} would be imported as {package!r}, which is a Python keyword or the name of a "
+            "standard or required module; choose another name",
+            file=origin,
+        )
+    title = " ".join(part.capitalize() for part in package.split("_"))
+    return Names(package, package.replace("_", "-"), title)
+
+
+def check_directory(directory: Path, *, force: bool) -> None:
+    """Refuse a path that is not a directory, and a non-empty directory unless `force`."""
+    if directory.exists() and not directory.is_dir():
+        raise fail("not-a-directory", "exists and is not a directory", file=str(directory))
+    if directory.is_dir() and any(directory.iterdir()) and not force:
+        raise fail(
+            "not-empty",
+            "directory is not empty; pass --force to write the project into it anyway "
+            "(files of the same name are replaced)",
+            file=str(directory),
+        )
+
+
+def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[str, str]:
+    """The project's own files (everything but the bindings): relative path -> text."""
+    versions = tuple(b.version for b in bound)
+    subpackages = [b.subpackage for b in bound]
+    context = {
+        "kind": kind,
+        "package": names.package,
+        "dist": names.dist,
+        "title": names.title,
+        "module": MAIN_MODULE[kind],
+        "dependencies": DEPENDENCIES[kind],
+        "remote_dependencies": REMOTE_DEPENDENCIES,
+        "protocols": versions,
+        "bindings": subpackages,
+        "router": bound[-1].subpackage,  # the newest version's bindings serve the router
+        "sources": [(b.version, b.target.source, b.sha256) for b in bound],
+        "generator_version": __version__,
+        "install_command": INSTALL_COMMAND,
+        "test_command": TEST_COMMAND,
+        "regenerate_commands": [regenerate_command(names.package, b) for b in bound],
+        # the drift workflow checks every version's bindings; `outdated` follows the newest (the
+        # draft is what moves)
+        "generate_check": " && ".join(f"{regenerate_command(names.package, b)} --check" for b in bound),
+        "newest_source": bound[-1].target.source,
+        "newest_sha256": bound[-1].sha256,
+    }
+    env = environment()
+    rendered = {
+        path.format(package=names.package): env.get_template(template).render(context)
+        for path, template in PROJECT_FILES[kind]
+        if VERSION_FILES.get(path, versions[0]) in versions
+    }
+    return format_files(rendered, default_cache_dir() / "black")
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_project(
+    directory: Path, package: str, files: Mapping[str, str], bindings: Mapping[str, dict[str, str]]
+) -> None:
+    """Write the project files one by one (each atomically) and swap each bindings package in whole;
+    on any failure, undo what was written (files restored or removed, new directories removed)."""
+    paths = [directory / name for name in files] + [directory / package / sub for sub in bindings]
+    new_dirs = sorted(
+        {p for path in paths for p in (path, *path.parents) if not p.exists()},
+        key=lambda p: -len(p.parts),
+    )
+    undo: list[tuple[Path, bytes | None]] = []
+    try:
+        for name, text in files.items():
+            path = directory / name
+            undo.append((path, path.read_bytes() if path.is_file() else None))
+            _write_text(path, text)
+        for subpackage, package_files in bindings.items():
+            write_package(package_files, directory / package / subpackage)
+    except OSError as exc:
+        _undo(undo, new_dirs)
+        reason = exc.strerror or str(exc)
+        raise fail("write-failed", f"cannot write the project: {reason}", file=str(directory)) from None
+    except BaseException:
+        _undo(undo, new_dirs)
+        raise
+
+
+def _undo(written: list[tuple[Path, bytes | None]], new_dirs: list[Path]) -> None:
+    """Put back what `write_project` replaced, remove what it created (best effort)."""
+    for path, old in reversed(written):
+        try:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(old)
+        except OSError:
+            pass
+    for new_dir in new_dirs:  # deepest first; only the empty ones (nothing of the user's)
+        try:
+            new_dir.rmdir()
+        except OSError:
+            pass
+
+
+def scaffold(
+    kind: Kind,
+    directory: Path,
+    *,
+    name: str | None,
+    schema: str | None,
+    force: bool,
+    pins_path: Path,
+    protocols: tuple[int, ...] = PROTOCOLS,
+    v1_schema: str | None = None,
+) -> Scaffolded:
+    """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds)."""
+    names = project_names(
+        name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
+    )
+    check_directory(directory, force=force)
+    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
+    files = render_project(kind, names, bound)
+    write_project(directory, names.package, files, {b.subpackage: b.files for b in bound})
+    listed = sorted([*files, *(f"{names.package}/{b.subpackage}/{n}" for b in bound for n in b.files)])
+    return Scaffolded(kind, directory, names, tuple(listed), ", ".join(b.target.source for b in bound))

@@ -1,5 +1,0 @@
-"""`python -m codegen` runs the CLI."""
-
-from codegen.cli import main
-
-main()

@@ -1,6 +1,0 @@
-"""Scaffolding: `acp-codegen scaffold agent|client DIR` writes a new project built on the bindings.
-
-`codegen.scaffold.project` owns what a scaffolded project is (names, files, checks, writing);
-`codegen.scaffold.command` owns the command line. The project files are the Jinja templates
-under `templates/scaffold/`.
-"""
