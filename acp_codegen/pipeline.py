@@ -23,7 +23,13 @@ from acp_codegen.load import LoadedSchema, load_document
 from acp_codegen.pins import Pin, PinFile, load_pins
 from acp_codegen.render.package import RUNTIME_MODULES, render_model_modules, render_templates
 from acp_codegen.resolve import check_type_cycles, resolve
-from acp_codegen.sources import PathSource, default_cache_dir, default_shared_dir, fetch, parse_source
+from acp_codegen.sources import (
+    PathSource,
+    default_cache_dir,
+    default_shared_dir,
+    fetch,
+    parse_source,
+)
 from acp_codegen.write import Drift, check_package, write_package
 
 
