@@ -8,43 +8,51 @@ nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.default_venv_backend = "venv"
 
 GENERATED = ["acp_v2_draft", "acp_v2", "acp_v1"]
+# The runtime library and the toolkit, editable (compat mode: a path entry type checkers follow).
+INSTALL = ("--config-settings", "editable_mode=compat", "-e", "./runtime", "-e")
+
+
+def install(session: nox.Session, extras: str = "test") -> None:
+    """The runtime library and the toolkit with `extras`, as scripts/test.sh installs them."""
+    session.install(*INSTALL, f".[{extras}]")
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite."""
-    session.install("-e", ".[test]")
+    install(session)
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def coverage(session: nox.Session) -> None:
-    """Coverage of the runtime library where it is written (acp_codegen/runtime/), by its own suites
-    (generated packages load their runtime modules from there: tests/runtime_in_place.py)."""
-    session.install("-e", ".[test]")
+    """Coverage of the runtime library (runtime/acp_runtime) by its suites."""
+    install(session)
     session.run(
         "pytest",
-        "--cov=acp_codegen/runtime",
+        "--cov=acp_runtime",
         "--cov-report=term-missing",
         "tests/runtime",
         "tests/models",
+        "tests/remote",
+        "tests/versions",
         *session.posargs,
-        env={"ACP_RUNTIME_IN_PLACE": "1"},
     )
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the toolkit, tests and benchmarks."""
+    """ruff over the toolkit, the runtime, tests and benchmarks."""
     session.install("ruff>=0.5")
-    session.run("ruff", "check", "acp_codegen", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", "acp_codegen", "runtime", "tests", "bench", "noxfile.py")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the toolkit and the generated packages."""
-    session.install("-e", ".[test]")
+    """mypy --strict over the toolkit, the runtime and the generated packages."""
+    install(session)
     session.run("mypy", "--strict", "acp_codegen")
+    session.run("mypy", "--strict", "runtime/acp_runtime")
     session.chdir("generated")
     session.run("mypy", "--strict", *GENERATED)
 
@@ -52,7 +60,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def regen(session: nox.Session) -> None:
     """Refresh every golden file: generated/ and the diff goldens."""
-    session.install("-e", ".[test]")
+    install(session)
     session.run("acp-codegen", "generate")
     session.run("python", "tests/diff/regen.py")
     session.run("python", "tests/upgrade/regen.py")
@@ -62,7 +70,7 @@ def regen(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Run every benchmark script (figures are ratios against a baseline of the same run)."""
-    session.install("-e", ".[test,bench]")
+    install(session, "test,bench")
     for script in (
         "bench/generate.py",
         "bench/throughput.py",
@@ -87,7 +95,7 @@ PYDANTIC_MINORS = ["2.11", "2.12", "2.13", "2.14"]
 @nox.parametrize("minor", PYDANTIC_MINORS)
 def pydantic(session: nox.Session, minor: str) -> None:
     """The model, runtime and reliability suites against one pydantic minor release."""
-    session.install("-e", ".[test]")
+    install(session)
     session.install(f"pydantic~={minor}.0")
     session.run("python", "-c", "import pydantic; print('pydantic', pydantic.VERSION)")
     session.run(

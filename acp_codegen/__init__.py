@@ -1,3 +1,3 @@
 """acp-codegen: Python bindings generated from the Agent Client Protocol JSON Schema."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -40,21 +40,32 @@ def generate(
     sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the render and formatting caches.")] = False,
+    vendor: Annotated[
+        bool,
+        typer.Option(
+            "--vendor-runtime",
+            help="Also write one copy of the runtime package, OUT/acp_runtime/, so the bindings work without installing acp-runtime.",
+        ),
+    ] = False,
     pins: PinsOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Regenerate every pinned target (or one ad-hoc --schema) into OUT/<package>/."""
-    from acp_codegen.pipeline import chosen_targets
+    from acp_codegen.pipeline import chosen_targets, vendor_runtime
     from acp_codegen.pipeline import generate as run
 
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
     try:
         chosen = chosen_targets(pins or default_pin_path(), targets or (), schema=schema, package=package, sha256=sha256)
-        results = run(chosen, out or default_out_dir(), check=check, use_cache=not no_cache, on_done=reporter.target_done)
+        out_dir = out or default_out_dir()
+        results = run(chosen, out_dir, check=check, use_cache=not no_cache, on_done=reporter.target_done)
+        vendored = vendor_runtime(out_dir, check=check) if vendor else None
     except CodegenError as error:
         _fail(error, reporter)
     drifted = [r.drift for r in results if r.drift is not None and not r.drift.clean]
+    if vendored is not None and vendored[2] is not None and not vendored[2].clean:
+        drifted.append(vendored[2])
     for drift in drifted:
         sys.stdout.write(drift.diff)
     reporter.generate_summary(results, time.perf_counter() - started, check=check)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_codegen.errors import CodegenError, Diagnostic, fail, pointer_join
-from acp_codegen.sources import parse_source, project_root, user_project_pins
+from acp_codegen.sources import parse_source, user_project_pins
 
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 _TARGET_KEYS = ("name", "package", "source", "sha256", "history")
@@ -70,8 +70,9 @@ PIN_FILE = Path("schema") / "pins.toml"
 
 
 def toolkit_pin_path() -> Path:
-    """The toolkit's own pin file (`schema/pins.toml` next to `acp_codegen/`)."""
-    return project_root() / PIN_FILE
+    """The pins the toolkit ships (`acp_codegen/default_pins.toml`: in this repository a link to
+    its own `schema/pins.toml`, in a wheel that file's bytes)."""
+    return Path(__file__).resolve().parent / "default_pins.toml"
 
 
 def default_pin_path(start: Path | None = None) -> Path:

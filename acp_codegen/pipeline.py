@@ -21,8 +21,9 @@ from acp_codegen.ir.methods import check_meta
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.load import LoadedSchema, load_document
 from acp_codegen.pins import Pin, PinFile, load_pins
-from acp_codegen.render.package import RUNTIME_MODULES, render_model_modules, render_templates
+from acp_codegen.render.package import render_model_modules, render_templates
 from acp_codegen.resolve import check_type_cycles, resolve
+from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files
 from acp_codegen.sources import (
     PathSource,
     default_cache_dir,
@@ -108,18 +109,13 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-RUNTIME_FILES = frozenset(RUNTIME_MODULES)  # paths in a package, as `render_templates` names them
-
-
 def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, str], Protocol]:
     """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
     protocol = ir_for(target.source, target.sha256)
     models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
     # workers from the start (the models, the bulk of the work, always follow)
     with gc_paused(), Formatter(format_cache, parallel_min_bytes=0) as formatter:
-        # The runtime modules are black's output already (comment header + the formatted source,
-        # which tests/test_runtime_copy.py holds to black): only the templated files need black.
-        formatter.submit(render_templates(protocol, target.package), formatted=RUNTIME_FILES)  # black starts...
+        formatter.submit(render_templates(protocol, target.package))  # black starts...
         models, heads = render_model_modules(protocol, target.package, models_cache)  # ...while DMCG runs here
         formatter.submit(models, heads=heads)
         return formatter.result(), protocol
@@ -157,6 +153,17 @@ def generate(
         if on_done is not None:
             on_done(result)
     return results
+
+
+def vendor_runtime(out_dir: Path, *, check: bool = False) -> tuple[int, int, Drift | None]:
+    """Write (or check) one copy of the runtime package, `OUT/acp_runtime/`, beside the bindings
+    (`--vendor-runtime`): (written, unchanged, drift when checking)."""
+    files = runtime_files()
+    directory = out_dir / RUNTIME_PACKAGE
+    if check:
+        return 0, len(files), check_package(dict(files), directory, RUNTIME_PACKAGE)
+    written, unchanged = write_package(dict(files), directory)
+    return written, unchanged, None
 
 
 def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:

@@ -42,7 +42,7 @@ for path in (ROOT, ROOT / "generated"):
         sys.path.insert(0, str(path))
 
 import acp_v2_draft as acp
-from acp_v2_draft import remote
+from acp_runtime import remote
 
 STARTUP_TIMEOUT = 20.0
 

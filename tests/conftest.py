@@ -6,8 +6,6 @@ Helpers that tests import (running the CLI, file trees, the minimal schema) live
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +14,6 @@ from cli_support import GENERATED, MINIMAL_SCHEMA, ROOT, run_cli
 
 from acp_codegen.pins import PinFile, default_pin_path, load_pins
 from acp_codegen.sources import default_cache_dir, default_shared_dir
-
-if (
-    os.environ.get("ACP_RUNTIME_IN_PLACE") == "1"
-):  # `nox -s coverage`: see tests/runtime_in_place.py
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import runtime_in_place
-
-    runtime_in_place.install()
 
 
 @pytest.fixture(scope="session")

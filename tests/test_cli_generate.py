@@ -20,7 +20,7 @@ from acp_codegen.pins import PinFile
 
 Schema = dict[str, Any]
 # A package of the minimal schema: the templated files, models.py and the modules of its model
-# groups (one per message class here), py.typed and every runtime module (acp_codegen/runtime/).
+# groups (one per message class here) and py.typed; the runtime is imported, not written.
 PACKAGE_FILES = {
     "__init__.py",
     "dispatch.py",
@@ -30,8 +30,6 @@ PACKAGE_FILES = {
     "_models/ping_request.py",
     "_models/ping_response.py",
     "py.typed",
-    "remote.py",
-    *(p.name for p in (ROOT / "acp_codegen" / "runtime").glob("_*.py") if p.name != "__init__.py"),
 }
 N_FILES = len(PACKAGE_FILES)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -134,6 +132,32 @@ def test_regenerating_an_up_to_date_package_rewrites_nothing(tmp_path: Path, sch
     assert again.returncode == 0, again.describe()
     assert f"1 target(s): 0 file(s) written, {len(PACKAGE_FILES)} unchanged" in again.stdout
     assert tree_state(package) == before, "an up-to-date package was rewritten"
+
+
+def test_vendor_runtime_writes_one_copy_the_package_imports_and_checks_it(tmp_path: Path, schema_file: Path) -> None:
+    import acp_runtime
+
+    out = tmp_path / "out"
+    done = run_cli("generate", "--schema", schema_file, "--package", "pkg", "--out", out, "--vendor-runtime", cwd=tmp_path)
+    assert done.returncode == 0, done.describe()
+    vendored = out / "acp_runtime"
+    source = Path(acp_runtime.__file__).parent
+    copied = {p.relative_to(vendored).as_posix() for p in vendored.rglob("*") if p.is_file()}
+    expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py") if "__pycache__" not in p.parts}
+    assert copied == expected | {"py.typed", "VENDORED.md"}
+    for name in expected:
+        assert (vendored / name).read_bytes() == (source / name).read_bytes(), name
+    assert sorted(p.name for p in out.iterdir()) == ["acp_runtime", "pkg"]  # one copy beside the bindings
+    code = "import acp_runtime, pkg; print(acp_runtime.__file__); print(pkg.PingRequest.__mro__[1].__module__)"
+    env = {**os.environ, "PYTHONPATH": str(out)}
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == [str(vendored / "__init__.py"), "acp_runtime.models.base"]
+    clean = run_cli("generate", "--schema", schema_file, "--package", "pkg", "--out", out, "--vendor-runtime", "--check", cwd=tmp_path)
+    assert clean.returncode == 0, clean.describe()
+    (vendored / "jsonrpc" / "limits.py").write_text("edited\n", encoding="utf-8")
+    drift = run_cli("generate", "--schema", schema_file, "--package", "pkg", "--out", out, "--vendor-runtime", "--check", cwd=tmp_path)
+    assert drift.returncode == 1 and "acp_runtime/jsonrpc/limits.py" in drift.stdout, drift.describe()
 
 
 def test_a_failure_in_the_second_target_writes_nothing_for_any_target(

@@ -166,9 +166,10 @@ def bind_versions(
     return tuple(bound)
 
 
-def regenerate_command(package: str, bound: Bound) -> str:
-    """The command that regenerates one version's bindings in the project's directory."""
+def regenerate_command(package: str, bound: Bound, vendored: bool = False) -> str:
+    """The command that regenerates one version's bindings in the project's directory (and the
+    vendored runtime beside them)."""
     return (
         f"acp-codegen generate --schema '{bound.target.source}' --sha256 {bound.sha256} "
-        f"--package {package}.{bound.subpackage} --out ."
+        f"--package {package}.{bound.subpackage} --out ." + (" --vendor-runtime" if vendored else "")
     )

@@ -38,6 +38,13 @@ V1SchemaOption = Annotated[
     typer.Option("--v1-schema", help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2."),
 ]
 PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
+VendorOption = Annotated[
+    bool,
+    typer.Option(
+        "--vendor-runtime/--no-vendor-runtime",
+        help="Write one copy of the runtime (acp_runtime/) into the project (the default: it installs offline), or depend on acp-runtime.",
+    ),
+]
 
 
 def _run(
@@ -49,6 +56,7 @@ def _run(
     pins: Path | None,
     protocol: int | None,
     v1_schema: str | None,
+    vendor: bool,
 ) -> None:
     reporter = Reporter()
     protocols = PROTOCOLS if protocol is None else (protocol,)
@@ -62,6 +70,7 @@ def _run(
             pins_path=pins or default_pin_path(),
             protocols=protocols,
             v1_schema=v1_schema,
+            vendor_runtime=vendor,
         )
     except CodegenError as error:
         reporter.diagnostics(error.diagnostics)
@@ -82,9 +91,10 @@ def agent(
     pins: PinsOption = None,
     protocol: ProtocolOption = None,
     v1_schema: V1SchemaOption = None,
+    vendor: VendorOption = True,
 ) -> None:
     """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
-    _run("agent", directory, name, schema, force, pins, protocol, v1_schema)
+    _run("agent", directory, name, schema, force, pins, protocol, v1_schema, vendor)
 
 
 @scaffold_app.command("client")
@@ -96,6 +106,7 @@ def client(
     pins: PinsOption = None,
     protocol: ProtocolOption = None,
     v1_schema: V1SchemaOption = None,
+    vendor: VendorOption = True,
 ) -> None:
     """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
-    _run("client", directory, name, schema, force, pins, protocol, v1_schema)
+    _run("client", directory, name, schema, force, pins, protocol, v1_schema, vendor)

@@ -1,8 +1,9 @@
 """What a scaffolded project is: its names, its files, the checks before writing, and the writing.
 
 A project is the generated bindings of each protocol version it speaks, inside the project's own
-package (`<package>.acp` for v2, `<package>.acp_v1` for v1), plus the files rendered from
-`templates/scaffold/`. Everything is rendered (and formatted) before anything is written; every
+package (`<package>.acp` for v2, `<package>.acp_v1` for v1), the runtime they import (vendored as
+`acp_runtime/` beside the package by default, one copy for every version, or the `acp-runtime`
+dependency), plus the files rendered from `templates/scaffold/`. Everything is rendered (and formatted) before anything is written; every
 problem is a `CodegenError`.
 """
 
@@ -21,6 +22,7 @@ from acp_codegen import __version__
 from acp_codegen.errors import fail
 from acp_codegen.fmt import format_files
 from acp_codegen.render.package import environment
+from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files, runtime_versions
 from acp_codegen.scaffold.bindings import PROTOCOLS, Bound, Kind, bind_versions, regenerate_command
 from acp_codegen.sources import default_cache_dir
 from acp_codegen.write import write_package
@@ -78,14 +80,14 @@ VERSION_FILES: Mapping[str, int] = {
     "tests/test_agent.py": 2,
 }
 
-# Runtime dependencies of each kind (the bindings need pydantic only).
+# Runtime dependencies of each kind besides the runtime (the bindings need pydantic only).
 DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
     "agent": ("pydantic>=2.11",),
     "client": ("pydantic>=2.11", "rich>=13.0"),
 }
 
-# What the bindings' remote transport needs (the `remote` extra of a project, as of acp-codegen's
-# own pyproject: tests/scaffold checks they agree). The agent's `--listen` and the client's URL
+# What the runtime's remote transport needs when the runtime is vendored (the `remote` extra of
+# acp-runtime, which tests/scaffold holds this to). The agent's `--listen` and the client's URL
 # targets import it only when used.
 REMOTE_DEPENDENCIES: tuple[str, ...] = (
     "uvicorn>=0.30",
@@ -94,6 +96,24 @@ REMOTE_DEPENDENCIES: tuple[str, ...] = (
     "httpx>=0.27",
     "httpx-sse>=0.4",
 )
+
+
+def runtime_dependencies(vendored: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The project's dependencies and `remote` extra for the runtime: none and the transport's
+    libraries when it is vendored, else `acp-runtime` itself and its `remote` extra."""
+    if vendored:
+        return (), REMOTE_DEPENDENCIES
+    versions = runtime_versions()
+    return (f"acp-runtime{versions}",), (f"acp-runtime[remote]{versions}",)
+
+
+def runtime_packages() -> list[str]:
+    """The import packages of a vendored runtime (what the project's packaging lists)."""
+    return sorted(
+        ".".join((RUNTIME_PACKAGE, *path.split("/")[:-1]))
+        for path in runtime_files()
+        if path.endswith("__init__.py")
+    )
 
 # The module holding `main()` (the console script) of each kind.
 MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
@@ -159,18 +179,22 @@ def check_directory(directory: Path, *, force: bool) -> None:
         )
 
 
-def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[str, str]:
-    """The project's own files (everything but the bindings): relative path -> text."""
+def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendored: bool = True) -> dict[str, str]:
+    """The project's own files (everything but the bindings and the runtime): relative path -> text."""
     versions = tuple(b.version for b in bound)
     subpackages = [b.subpackage for b in bound]
+    runtime, remote = runtime_dependencies(vendored)
     context = {
         "kind": kind,
         "package": names.package,
         "dist": names.dist,
         "title": names.title,
         "module": MAIN_MODULE[kind],
-        "dependencies": DEPENDENCIES[kind],
-        "remote_dependencies": REMOTE_DEPENDENCIES,
+        "dependencies": (*runtime, *DEPENDENCIES[kind]),
+        "remote_dependencies": remote,
+        "vendored": vendored,
+        "runtime_packages": runtime_packages() if vendored else [],
+        "runtime_versions": runtime_versions(),
         "protocols": versions,
         "bindings": subpackages,
         "router": bound[-1].subpackage,  # the newest version's bindings serve the router
@@ -178,10 +202,10 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...]) -> dict[s
         "generator_version": __version__,
         "install_command": INSTALL_COMMAND,
         "test_command": TEST_COMMAND,
-        "regenerate_commands": [regenerate_command(names.package, b) for b in bound],
+        "regenerate_commands": [regenerate_command(names.package, b, vendored) for b in bound],
         # the drift workflow checks every version's bindings; `outdated` follows the newest (the
         # draft is what moves)
-        "generate_check": " && ".join(f"{regenerate_command(names.package, b)} --check" for b in bound),
+        "generate_check": " && ".join(f"{regenerate_command(names.package, b, vendored)} --check" for b in bound),
         "newest_source": bound[-1].target.source,
         "newest_sha256": bound[-1].sha256,
     }
@@ -207,11 +231,19 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def write_project(
-    directory: Path, package: str, files: Mapping[str, str], bindings: Mapping[str, dict[str, str]]
+    directory: Path,
+    package: str,
+    files: Mapping[str, str],
+    bindings: Mapping[str, dict[str, str]],
+    runtime: Mapping[str, str] | None = None,
 ) -> None:
-    """Write the project files one by one (each atomically) and swap each bindings package in whole;
-    on any failure, undo what was written (files restored or removed, new directories removed)."""
-    paths = [directory / name for name in files] + [directory / package / sub for sub in bindings]
+    """Write the project files one by one (each atomically) and swap each bindings package, and the
+    vendored runtime when given, in whole; on any failure, undo what was written (files restored
+    or removed, new directories removed)."""
+    packages = {directory / package / sub: dict(text) for sub, text in bindings.items()}
+    if runtime is not None:
+        packages[directory / RUNTIME_PACKAGE] = dict(runtime)
+    paths = [directory / name for name in files] + list(packages)
     new_dirs = sorted(
         {p for path in paths for p in (path, *path.parents) if not p.exists()},
         key=lambda p: -len(p.parts),
@@ -222,8 +254,8 @@ def write_project(
             path = directory / name
             undo.append((path, path.read_bytes() if path.is_file() else None))
             _write_text(path, text)
-        for subpackage, package_files in bindings.items():
-            write_package(package_files, directory / package / subpackage)
+        for target, package_files in packages.items():
+            write_package(package_files, target)
     except OSError as exc:
         _undo(undo, new_dirs)
         reason = exc.strerror or str(exc)
@@ -260,14 +292,27 @@ def scaffold(
     pins_path: Path,
     protocols: tuple[int, ...] = PROTOCOLS,
     v1_schema: str | None = None,
+    vendor_runtime: bool = True,
 ) -> Scaffolded:
-    """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds)."""
+    """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds).
+
+    `vendor_runtime`: write one copy of the runtime beside the package (the default while
+    acp-runtime is on no package index, so that the project installs offline) instead of
+    depending on `acp-runtime`.
+    """
     names = project_names(
         name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
     )
     check_directory(directory, force=force)
     bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
-    files = render_project(kind, names, bound)
-    write_project(directory, names.package, files, {b.subpackage: b.files for b in bound})
-    listed = sorted([*files, *(f"{names.package}/{b.subpackage}/{n}" for b in bound for n in b.files)])
+    files = render_project(kind, names, bound, vendored=vendor_runtime)
+    runtime = runtime_files() if vendor_runtime else None
+    write_project(directory, names.package, files, {b.subpackage: b.files for b in bound}, runtime)
+    listed = sorted(
+        [
+            *files,
+            *(f"{names.package}/{b.subpackage}/{n}" for b in bound for n in b.files),
+            *(f"{RUNTIME_PACKAGE}/{n}" for n in runtime or ()),
+        ]
+    )
     return Scaffolded(kind, directory, names, tuple(listed), ", ".join(b.target.source for b in bound))

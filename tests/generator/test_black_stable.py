@@ -32,7 +32,7 @@ from generator_support import minimal, ping
 from acp_codegen.black_stable import is_black_stable
 from acp_codegen.fmt import black_mode, split_pieces
 from acp_codegen.pins import PinFile
-from acp_codegen.pipeline import RUNTIME_FILES, ir_for
+from acp_codegen.pipeline import ir_for
 from acp_codegen.render.package import render_model_modules, render_templates
 from acp_codegen.sources import default_shared_dir
 
@@ -56,7 +56,7 @@ def _statements(text: str) -> Iterator[str]:
 def _rendered(source: str, package: str, sha256: str | None = None) -> dict[str, str]:
     """The rendered, unformatted Python files of one package."""
     protocol = ir_for(source, sha256)
-    files = {k: v for k, v in render_templates(protocol, package).items() if k not in RUNTIME_FILES}
+    files = {k: v for k, v in render_templates(protocol, package).items()}
     files.update(render_model_modules(protocol, package, None)[0])
     return {k: v for k, v in files.items() if k.endswith(".py")}
 

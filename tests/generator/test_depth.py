@@ -134,7 +134,7 @@ def test_a_long_chain_in_a_group_of_its_own_builds_from_a_class_of_another(tmp_p
         f"""
         import json, sys
         import hostile
-        from hostile._base import complete_models
+        from acp_runtime.models import complete_models
         from hostile.models import PingRequest, PingResponse
         payload = {{"bar": "b", "chain": json.loads({json.dumps(json.dumps(deep))})}}
         print(json.loads(PingRequest.from_json(json.dumps(payload)).to_json()) == payload)

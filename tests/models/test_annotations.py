@@ -28,7 +28,7 @@ def spy(arg):
     return convert(arg)
 _typing_extra._type_convert = spy
 from {package} import *
-import {package}._base as base
+import acp_runtime.models.base as base
 groups = [mod for name, mod in sorted(sys.modules.items()) if name.startswith("{package}._models.")]
 left, total, early, refs, fields = 0, 0, [], {{}}, {{}}
 for cls, module in [(base.AcpModel, base), (base.TaggedModel, base),

@@ -1,4 +1,4 @@
-"""`Apart[T]` (the runtime's `_apart`, as copied into the draft package): validated and written
+"""`Apart[T]` (the runtime's `acp_runtime.models.apart`): validated and written
 exactly as `T`, by `T`'s own adapter, built at first use; errors at their own locations; the
 options of a dump call (`by_alias`, `exclude_none`, JSON mode, context) reach the values inside.
 Deep schemas end to end: `tests/generator/test_depth.py`."""
@@ -23,8 +23,8 @@ pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 @pytest.fixture(scope="module")
 def apart(draft: ModuleType) -> ModuleType:
-    """The draft package's copy of the runtime's `_apart`."""
-    return importlib.import_module(f"{draft.__name__}._apart")
+    """The runtime's `acp_runtime.models.apart`."""
+    return importlib.import_module("acp_runtime.models.apart")
 
 
 def _marker(annotation: Any) -> Any:

@@ -18,6 +18,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from acp_runtime.models import compat
+from acp_runtime.models.fastpath import FastPathValidator
 from pydantic import ValidationError
 
 from acp_codegen.scaffold.project import DEPENDENCIES
@@ -38,7 +40,7 @@ def test_a_request_s_params_take_the_option_that_sets_the_most_fields(draft: Mod
 
 
 def _fit(draft: ModuleType) -> Any:
-    return draft._compat.BestFit(draft.ListProvidersRequest | draft.PromptRequest)
+    return compat.BestFit(draft.ListProvidersRequest | draft.PromptRequest)
 
 
 @pytest.mark.parametrize("package", ["draft", "stable"])
@@ -51,7 +53,7 @@ def test_an_option_that_is_an_alias_of_tagged_variants_is_considered(
     message = {"jsonrpc": "2.0", "id": 1, "method": "session/set_config_option", "params": params}
     parsed = pkg.ClientRequest.model_validate(message)
     assert type(parsed.params) is pkg.SetSessionConfigOptionRequestBoolean
-    fit = pkg._compat.BestFit(pkg.DeleteSessionRequest | pkg.SetSessionConfigOptionRequest)
+    fit = compat.BestFit(pkg.DeleteSessionRequest | pkg.SetSessionConfigOptionRequest)
     loose = pkg.DeleteSessionRequest.model_validate(params)
     assert type(fit.refit(params, loose)) is pkg.SetSessionConfigOptionRequestBoolean
 
@@ -83,7 +85,7 @@ def test_best_fit_skips_options_the_value_does_not_fit(draft: ModuleType) -> Non
 
 
 def test_best_fit_ties_keep_pydantic_core_s_pick(draft: ModuleType) -> None:
-    fit = draft._compat.BestFit(draft.ListProvidersRequest | draft.LogoutAuthRequest)
+    fit = compat.BestFit(draft.ListProvidersRequest | draft.LogoutAuthRequest)
     value = {"_meta": {}}
     result = draft.LogoutAuthRequest.model_validate(value)
     assert fit.refit(value, result) is result
@@ -94,9 +96,10 @@ def test_best_fit_reads_the_wire_names_of_classes_not_built_yet() -> None:
     code = textwrap.dedent(
         f"""
         import acp_v2_draft as d
+        from acp_runtime.models import compat
         value = {PROMPT!r}
         assert not d.PromptRequest.__pydantic_complete__
-        fit = d._compat.BestFit(d.UnarchiveSessionRequest | d.PromptRequest)
+        fit = compat.BestFit(d.UnarchiveSessionRequest | d.PromptRequest)
         print(type(fit.refit(value, d.UnarchiveSessionRequest.model_validate(value))).__name__)
         """
     )
@@ -109,7 +112,8 @@ def test_best_fit_reads_the_wire_names_of_classes_not_built_yet() -> None:
 
 
 def test_strict_first_refits_what_its_handler_returns(draft: ModuleType) -> None:
-    hooks = draft._hooks
+    from acp_runtime.models import hooks
+
     fit = _fit(draft)
     fitted = hooks._strict_first(PROMPT, draft.ListProvidersRequest.model_validate, fit)
     assert type(fitted) is draft.PromptRequest
@@ -142,7 +146,7 @@ def test_a_forced_rebuild_keeps_the_fast_path_and_the_bytes(draft: ModuleType) -
     cls = draft.PromptRequest
     before = cls.model_validate(PROMPT).model_dump_json(by_alias=True, exclude_unset=True)
     assert cls.model_rebuild(force=True)
-    assert type(cls.__pydantic_validator__) is draft._fastpath.FastPathValidator
+    assert type(cls.__pydantic_validator__) is FastPathValidator
     assert cls.model_validate(PROMPT).model_dump_json(by_alias=True, exclude_unset=True) == before
 
 
@@ -155,6 +159,8 @@ def _lower_bound(requirement: str) -> str:
 def test_one_pydantic_lower_bound_is_claimed_and_tested() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     (claimed,) = [_lower_bound(d) for d in project["project"]["dependencies"] if d.startswith("pydantic")]
+    runtime = tomllib.loads((ROOT / "runtime" / "pyproject.toml").read_text(encoding="utf-8"))
+    assert runtime["project"]["dependencies"] == [f"pydantic>={claimed}"], "the runtime depends on pydantic only"
     tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
     minors = next(
         ast.literal_eval(node.value)

@@ -154,12 +154,12 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 @pytest.mark.parametrize("package", PACKAGES)
 def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) -> None:
     """Each model module states the longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
-    `_deferred`'s step a first use builds without walking the classes below it first."""
+    the runtime's step (`acp_runtime.models.deferred`) a first use builds without walking the classes below it first."""
     out = _run(
         package,
         """
         import importlib
-        deferred = importlib.import_module(pkg.__name__ + "._deferred")
+        deferred = importlib.import_module("acp_runtime.models.deferred")
         models = importlib.import_module(pkg.__name__ + ".models")
         def refuse(cls):
             raise AssertionError(f"walked the chain below {cls.__name__}")
@@ -184,7 +184,7 @@ def test_a_name_loads_only_the_modules_up_to_its_own(package: str) -> None:
     out = _run(
         package,
         f"""
-        loaded = lambda: sorted(m for m in sys.modules if m.startswith("{package}.") or m == "asyncio")
+        loaded = lambda: sorted(m for m in sys.modules if m.startswith(("{package}.", "acp_runtime.")) or m == "asyncio")
         from {package} import AcpModel
         first = loaded()
         from {package} import InitializeRequest
@@ -195,7 +195,7 @@ def test_a_name_loads_only_the_modules_up_to_its_own(package: str) -> None:
     )
     assert f"{package}.models" not in out["runtime"]
     assert {f"{package}.enums", f"{package}.models"} <= set(out["model"])
-    assert not {"asyncio", f"{package}.dispatch", f"{package}.session", f"{package}._rpc"} & set(out["model"])
+    assert not {"asyncio", f"{package}.dispatch", f"{package}.session", "acp_runtime.jsonrpc"} & set(out["model"])
     assert {"asyncio", f"{package}.dispatch"} <= set(out["dispatch"])
     assert f"{package}.session" not in out["dispatch"]
 
@@ -216,14 +216,14 @@ def test_names_asked_one_by_one_are_what_a_full_load_binds(package: str) -> None
         for name in names:
             pkg._bind.cache_clear()
             pkg._load.cache_clear()
+            pkg._runtime.cache_clear()
             for bound in [*names, "__all__"]:
                 if bound not in ("SHA256", "SOURCE"):
                     vars(pkg).pop(bound, None)
             values[name] = getattr(pkg, name)
         homes = {{}}
-        for module_name, runtime_names in pkg._RUNTIME_EXPORTS:
-            for name in runtime_names:
-                homes.setdefault(name, []).append(importlib.import_module(f"{package}.{{module_name}}"))
+        for name in pkg._RUNTIME_EXPORTS:
+            homes.setdefault(name, []).append(importlib.import_module("acp_runtime.bindings"))
         for module_name in pkg._EXPORTING:
             module = importlib.import_module(f"{package}.{{module_name}}")
             for name in module.__all__:

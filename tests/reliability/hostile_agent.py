@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 import acp_v2_draft as acp
-from acp_v2_draft._rpc import Limits
+from acp_runtime.jsonrpc import Limits
 
 LOG = os.environ.get("AGENT_LOG")
 

@@ -31,7 +31,7 @@ if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
 
 import acp_v2_draft as acp
-from acp_v2_draft import remote
+from acp_runtime import remote
 
 STEP_TIMEOUT = 20.0
 

@@ -1,4 +1,4 @@
-"""Our remote clients (generated `acp_v2_draft.remote`) against our ASGI app under uvicorn on
+"""Our remote clients (`acp_runtime.remote`) against our ASGI app under uvicorn on
 127.0.0.1: a clear error per HTTP failure status, the cookie jar, clean close, and a session
 surviving a reconnect through session/resume."""
 

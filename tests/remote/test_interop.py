@@ -1,6 +1,6 @@
 """Interop with the reference TypeScript SDK 2.4.0 over real sockets on 127.0.0.1, both ways.
 
-* Our `connect_ws` / `connect_http` (generated `acp_v2_draft.remote`) drive the SDK's
+* Our `connect_ws` / `connect_http` (`acp_runtime.remote`) drive the SDK's
   `AcpServer` (tests/remote/ts_server.mjs, node's http server + `ws`).
 * The SDK's `ws-client` / `http-client` (tests/remote/ts_client.mjs) drive our ASGI app under
   uvicorn.

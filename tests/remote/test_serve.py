@@ -28,7 +28,7 @@ from tests.remote.support import (
 BLOCKED = ("uvicorn", "hypercorn", "websockets", "httpx", "httpx_sse", "h2", "starlette")
 
 
-def test_package_imports_without_the_remote_libraries() -> None:
+def test_packages_and_the_remote_api_import_without_the_remote_libraries() -> None:
     script = textwrap.dedent(f"""
         import sys
         class Block:
@@ -36,7 +36,8 @@ def test_package_imports_without_the_remote_libraries() -> None:
                 if name.split(".")[0] in {BLOCKED!r}:
                     raise ImportError("blocked: " + name)
         sys.meta_path.insert(0, Block())
-        import acp_v2_draft, acp_v2_draft.remote as remote, acp_v1.remote, acp_v2.remote
+        import acp_v2_draft, acp_v1, acp_v2
+        from acp_runtime import remote
         app = remote.acp_asgi_app(acp_v2_draft.Agent)
         print(type(app).__name__, sorted(m for m in sys.modules if m.split(".")[0] in {BLOCKED!r}))
         """)

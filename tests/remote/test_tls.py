@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.remote.support import uvicorn_server
+from tests.remote.support import remote, uvicorn_server
 from tests.remote.versions_kit import V2Agent, acp_v2, expect_turn, prompt_turn
 
 
@@ -81,7 +81,7 @@ def make_ca_and_server_cert(directory: Path) -> tuple[Path, Path, Path]:
 @pytest.mark.parametrize("scheme", ["wss", "https"])
 async def test_tls_clients_trust_the_servers_ca(scheme: str, tmp_path: Path) -> None:
     ca, cert, key = make_ca_and_server_cert(tmp_path)
-    app = acp_v2.remote.acp_asgi_app(V2Agent())
+    app = remote.acp_asgi_app(V2Agent())
     schemes: set[str] = set()
     deletes: list[str] = []
 

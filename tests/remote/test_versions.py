@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.remote.support import uvicorn_server
+from tests.remote.support import remote, uvicorn_server
 from tests.remote.versions_kit import V1Agent, V2Agent, acp_v1, acp_v2, expect_turn, prompt_turn
 
 SCHEMES = ["ws", "http"]
@@ -22,7 +22,7 @@ PACKAGES = {"acp_v1": (acp_v1, V1Agent), "acp_v2": (acp_v2, V2Agent)}
 @pytest.mark.parametrize("name", sorted(PACKAGES))
 async def test_released_package_agent_is_served_remotely(name: str, scheme: str) -> None:
     package, agent = PACKAGES[name]
-    async with uvicorn_server(package.remote.acp_asgi_app(agent())) as base:
+    async with uvicorn_server(remote.acp_asgi_app(agent())) as base:
         turn = await prompt_turn(package, f"{scheme}://{base}/acp")
     expect_turn(package, turn)
 
@@ -39,7 +39,7 @@ async def test_version_router_serves_v1_and_v2_clients_on_one_server(scheme: str
 
         return run
 
-    async with uvicorn_server(acp_v2.remote.acp_asgi_app(per_connection)) as base:
+    async with uvicorn_server(remote.acp_asgi_app(per_connection)) as base:
         url = f"{scheme}://{base}/acp"
         v1_turn, v2_turn = await asyncio.gather(prompt_turn(acp_v1, url), prompt_turn(acp_v2, url))
     expect_turn(acp_v1, v1_turn)

@@ -20,9 +20,8 @@ from tests.remote.support import ROOT, STEP_TIMEOUT  # puts generated/ on sys.pa
 
 # isort: split
 import acp_v1
-import acp_v1.remote
 import acp_v2
-import acp_v2.remote
+from acp_runtime import remote
 
 WORDS = ["hello", "remote", "world"]
 INITIALIZE: dict[Any, dict[str, Any]] = {
@@ -150,7 +149,7 @@ class Turn:
 async def prompt_turn(package: Any, url: str, **options: Any) -> Turn:
     """Connect `package`'s client to `url`, initialize, open a session and prompt it."""
     client: V1Client | V2Client = V1Client() if package is acp_v1 else V2Client()
-    peer, connection = await package.remote.connect_url(url, client, **options)
+    peer, connection = await remote.connect_url(url, client, **options)
     async with connection:
         initialized = await asyncio.wait_for(
             peer.initialize(package.InitializeRequest.from_dict(INITIALIZE[package])),

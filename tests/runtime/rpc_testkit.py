@@ -1,8 +1,5 @@
-"""Shared helpers for the JSON-RPC runtime tests: copying the runtime, a tiny method table,
-an echo handler and real pipe transports.
-
-Deliberately free of any import of the runtime at module level: a subprocess runs this file
-next to its own copy of the runtime package and passes its ``_rpc`` module to ``build_server``.
+"""Shared helpers for the JSON-RPC runtime tests: a tiny method table, an echo handler and real
+pipe transports. A subprocess runs this file as a stdio server (``build_server``).
 """
 
 from __future__ import annotations
@@ -10,35 +7,19 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-RUNTIME = Path(__file__).resolve().parents[2] / "acp_codegen" / "runtime"
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 20.0  # generous: CI machines and shared 2-core boxes are slow to start children
-# The package the runtime is rendered into for a subprocess (see `render_runtime`).
-CHILD_PACKAGE = "acp_rpc_runtime"
-
-
-def render_runtime(directory: Path, package: str = CHILD_PACKAGE) -> Path:
-    """Copy the runtime's ``_rpc*.py`` modules (`acp_codegen/runtime/`: they import each other
-    relatively) into the package ``directory/<package>/`` and return its directory."""
-    root = directory / package
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "__init__.py").write_text("")
-    for module in sorted(RUNTIME.glob("_rpc*.py")):
-        shutil.copyfile(module, root / module.name)
-    return root
 
 
 def load_runtime() -> ModuleType:
-    """The runtime's ``_rpc`` module where it is written (`acp_codegen.runtime`), so that coverage
-    and tracebacks point at the real source."""
-    return importlib.import_module("acp_codegen.runtime._rpc")
+    """The runtime's JSON-RPC package (`acp_runtime.jsonrpc`)."""
+    return importlib.import_module("acp_runtime.jsonrpc")
 
 
 # ----------------------------------------------------------------------------- models
@@ -227,8 +208,8 @@ async def pipe() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return reader, writer
 
 
-if __name__ == "__main__":  # a stdio server; the rendered runtime package must be on PYTHONPATH
-    from acp_rpc_runtime import _rpc  # type: ignore[import-not-found]
+if __name__ == "__main__":  # a stdio server
+    from acp_runtime import jsonrpc as _rpc
 
     async def _main() -> None:
         handler, table = build_server(_rpc)

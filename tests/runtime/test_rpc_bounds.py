@@ -226,7 +226,7 @@ async def test_close_is_bounded_by_close_timeout() -> None:
 async def test_floods_of_unknown_ids_log_a_bounded_number_of_lines(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="acp_codegen.runtime._rpc")
+    caplog.set_level(logging.DEBUG, logger="acp_runtime.jsonrpc")
     async with served() as s:
         flood = b"".join(
             b'{"jsonrpc":"2.0","id":%d,"result":null}\n' % i

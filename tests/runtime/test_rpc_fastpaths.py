@@ -12,6 +12,7 @@ from typing import Any
 
 import pydantic_core
 import pytest
+from acp_runtime.jsonrpc import framing, limits, pipes
 from rpc_peers import RawPeer, rpc, served
 from rpc_testkit import (
     HERE,
@@ -23,7 +24,6 @@ from rpc_testkit import (
     build_server,
     client_table,
     pipe,
-    render_runtime,
 )
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
@@ -33,7 +33,7 @@ async def push_pipe() -> tuple[Any, asyncio.StreamWriter]:
     """A one-way OS pipe whose read end is the runtime's own pipe protocol (push mode)."""
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
-    reader = rpc._PipeReader()
+    reader = pipes._PipeReader()
     await loop.connect_read_pipe(lambda: reader, os.fdopen(read_fd, "rb", 0))
     transport, protocol = await loop.connect_write_pipe(
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0)
@@ -93,7 +93,7 @@ async def test_push_reader_trailing_line_at_eof_and_read_compat() -> None:
 
 async def test_notifications_ordered_per_key_across_many_keys() -> None:
     # More keys than idle workers are kept: retired workers come back in order.
-    keys = [f"s{i}" for i in range(rpc._IDLE_WORKERS_MAX + 40)]
+    keys = [f"s{i}" for i in range(limits._IDLE_WORKERS_MAX + 40)]
     async with served_push() as s:
         for seq in range(3):
             for key in keys:
@@ -103,7 +103,7 @@ async def test_notifications_ordered_per_key_across_many_keys() -> None:
             await s.handler.wait_notes(len(keys) * (seq + 1))
         for key in keys:
             assert [q for k, q in s.handler.notes if k == key] == [0, 1, 2]
-        assert len(s.connection._notifications._idle) <= rpc._IDLE_WORKERS_MAX
+        assert len(s.connection._notifications._idle) <= limits._IDLE_WORKERS_MAX
         await s.raw.assert_alive()
 
 
@@ -153,7 +153,7 @@ async def test_answers_backed_up_pause_reading_with_bounded_buffers() -> None:
         transport = s.connection._writer.transport
         high = transport.get_write_buffer_limits()[1]
         # at most the answers to one chunk of requests beyond the high-water mark
-        assert transport.get_write_buffer_size() <= high + 2 * rpc._READ_CHUNK
+        assert transport.get_write_buffer_size() <= high + 2 * rpc.READ_CHUNK
         assert len(s.handler.finished) < 2000  # it stopped reading
         # reading the answers lets everything through
         for _ in range(2000):
@@ -165,7 +165,6 @@ def test_one_pass_frames_equal_the_two_pass_form() -> None:
     sys.path.insert(0, str(GENERATED))
     try:
         import acp_v1 as acp
-        from acp_v1 import _rpc as generated_rpc
     finally:
         sys.path.remove(str(GENERATED))
     samples = [
@@ -184,16 +183,15 @@ def test_one_pass_frames_equal_the_two_pass_form() -> None:
         acp.PromptRequest.from_dict({"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}),
     ]
     for model in samples:
-        for rt in (rpc, generated_rpc):
-            one = rt._notification_frame("m", rt._to_json(model))
-            two = rt._frame({"jsonrpc": "2.0", "method": "m", "params": rt.to_jsonable(model)})
-            assert one == two, (one, two)
-            assert rt._result_frame("x", rt._to_json(model, type(model))) == rt._frame(
-                {"jsonrpc": "2.0", "id": "x", "result": rt.to_jsonable(model, type(model))}
-            )
-    assert rpc._to_json(None) == b"null"
-    assert rpc._request_frame(7, "a/b", None) == b'{"jsonrpc":"2.0","id":7,"method":"a/b"}\n'
-    assert pydantic_core.from_json(rpc._request_frame(1, 'we"ird\n', b"[1]")) == {
+        one = framing._notification_frame("m", framing._to_json(model))
+        two = rpc.encode_message({"jsonrpc": "2.0", "method": "m", "params": rpc.to_jsonable(model)})
+        assert one == two, (one, two)
+        assert framing._result_frame("x", framing._to_json(model, type(model))) == rpc.encode_message(
+            {"jsonrpc": "2.0", "id": "x", "result": rpc.to_jsonable(model, type(model))}
+        )
+    assert framing._to_json(None) == b"null"
+    assert framing._request_frame(7, "a/b", None) == b'{"jsonrpc":"2.0","id":7,"method":"a/b"}\n'
+    assert pydantic_core.from_json(framing._request_frame(1, 'we"ird\n', b"[1]")) == {
         "jsonrpc": "2.0",
         "id": 1,
         "method": 'we"ird\n',
@@ -201,11 +199,9 @@ def test_one_pass_frames_equal_the_two_pass_form() -> None:
     }
 
 
-async def test_spawn_reads_the_child_through_its_own_pipe(tmp_path: Path) -> None:
-    render_runtime(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+async def test_spawn_reads_the_child_through_its_own_pipe() -> None:
     connection, process = await rpc.spawn(
-        [sys.executable, str(HERE / "rpc_testkit.py")], EchoClient(), client_table(rpc), env=env
+        [sys.executable, str(HERE / "rpc_testkit.py")], EchoClient(), client_table(rpc)
     )
     assert process.stdout is None and process.stdin is not None
     async with connection:

@@ -19,17 +19,15 @@ from rpc_testkit import (
     EchoResult,
     SlowParams,
     client_table,
-    render_runtime,
 )
 
 SERVER = str(HERE / "rpc_testkit.py")
 
 
 @pytest.fixture
-def child_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for a child that imports the runtime rendered into tmp_path (`render_runtime`)."""
-    render_runtime(tmp_path)
-    return {**os.environ, "PYTHONPATH": str(tmp_path)}
+def child_env() -> dict[str, str]:
+    """Environment for a child stdio server (it imports the installed runtime)."""
+    return dict(os.environ)
 
 
 async def _raw_child(env: dict[str, str]) -> tuple[asyncio.subprocess.Process, RawPeer]:

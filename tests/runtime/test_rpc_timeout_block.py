@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import acp_runtime.jsonrpc
 import pytest
 from cli_support import GENERATED
 from rpc_testkit import TIMEOUT, pipe
@@ -41,7 +42,7 @@ async def wired(handler: Any = None, table: Any = None, limits: Any = None) -> A
     """An `AgentPeer` on a running connection whose far end is this test."""
     reader, outbox = await pipe()
     inbox, writer = await pipe()
-    connection = acp._rpc.Connection(handler or object(), table or {}, reader, writer, limits=limits)
+    connection = acp.Connection(handler or object(), table or {}, reader, writer, limits=limits)
     run = asyncio.create_task(connection.run())
     try:
         yield Wired(acp.AgentPeer(connection), inbox, outbox)
@@ -101,7 +102,7 @@ async def test_a_block_bounds_its_own_connection_only_and_nests() -> None:
 
 
 async def test_a_block_of_none_lifts_a_finite_default() -> None:
-    async with wired(limits=acp._rpc.Limits(request_timeout=0.1)) as w:
+    async with wired(limits=acp_runtime.jsonrpc.Limits(request_timeout=0.1)) as w:
         with pytest.raises(TimeoutError):
             await w.peer.session_list()  # the connection's default
         await w.recv()
@@ -130,7 +131,7 @@ async def test_handlers_do_not_inherit_the_block_the_connection_started_in() -> 
         pass  # a block on another connection: nothing to inherit
     reader, outbox = await pipe()
     inbox, writer = await pipe()
-    connection = acp._rpc.Connection(handler, {}, reader, writer)
+    connection = acp.Connection(handler, {}, reader, writer)
     handler.peer = acp.AgentPeer(connection)
     w = Wired(handler.peer, inbox, outbox)
     with handler.peer.request_timeout(0.2):

@@ -86,6 +86,6 @@ def test_scaffolded_projects_get_the_workflow(kind: str, tmp_path: Path) -> None
     lint = actionlint(workflow)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     text = workflow.read_text(encoding="utf-8")
-    assert "--package proj.acp --out . --check" in text
+    assert "--package proj.acp --out . --vendor-runtime --check" in text
     assert "acp-codegen outdated --schema 'npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.unstable.json'" in text
     assert "acp-codegen diff --format github" in text

@@ -198,5 +198,11 @@ def test_bad_configuration_is_refused() -> None:
 
 
 def test_a_handler_of_no_generated_package_is_reported() -> None:
-    with pytest.raises(TypeError, match="not a handler of a generated ACP package"):
-        acp_v2.VersionRouter({1: object()})
+    with pytest.raises(TypeError, match="expected an agent handler"):
+        acp_v2.VersionRouter({1: object()})  # type: ignore[dict-item]
+
+
+async def test_a_factory_that_makes_no_handler_is_reported_on_its_connection() -> None:
+    router = acp_v2.VersionRouter({1: lambda: object()})  # type: ignore[arg-type, return-value]
+    with pytest.raises(TypeError, match="the factory made"):
+        router._handler(1)

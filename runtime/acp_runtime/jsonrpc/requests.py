@@ -1,0 +1,165 @@
+"""JSON-RPC 2.0 runtime, inbound requests: serving them, and their cancellation.
+
+Owns the requests the peer sent us that are being served: one task each (concurrent, answered
+in any order), the ids in flight (a second request with an id in flight is refused), the answer
+of every outcome (a result of the wrong type or a handler's exception is -32603 with no
+exception text: only an ``RpcError`` raised on purpose carries ``data`` to the peer), and
+cancellation, by the peer (``$/cancel_request``) or by our shutdown, both answered -32800 or with
+the method's own cancelled result. ``stopped`` (the output is gone) means no new request runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pydantic_core
+
+from .framing import (
+    INVALID_REQUEST,
+    REQUEST_CANCELLED,
+    MethodSpec,
+    RequestId,
+    RpcError,
+    _result_frame,
+    _to_json,
+    encode_error,
+)
+from .log import PeerLog
+from .ordering import ORIGIN, Ledger, Origin
+
+
+class InboundRequests:
+    """The peer's requests being served by one connection."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        reply: Callable[[bytes], None],
+        flow: Callable[[], Awaitable[None]],
+        log: PeerLog,
+    ) -> None:
+        self._origin = Origin(ledger, None, None)
+        self._ledger = ledger
+        self._reply = reply
+        self._flow = flow
+        self._log = log
+        # Requests being served: their task and method (None: an extension method).
+        self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
+        # Cancelled ones that must still be answered (by their task, when it ends).
+        self._cancelled: set[RequestId] = set()
+        self.stopped = False
+
+    def __len__(self) -> int:
+        return len(self._inflight)
+
+    def tasks(self) -> list[asyncio.Task[None]]:
+        """The tasks serving requests."""
+        return [task for task, _ in self._inflight.values()]
+
+    def start(
+        self,
+        request_id: RequestId,
+        method: str,
+        function: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        spec: MethodSpec | None,
+    ) -> None:
+        """Serve one request in a task of its own."""
+        if self.stopped:
+            return  # nobody can read the answer
+        if request_id in self._inflight:
+            # Answered with a null id: the id belongs to the request still being served.
+            error = RpcError(
+                INVALID_REQUEST, "Invalid Request: request id already in use", {"id": request_id}
+            )
+            self._reply(encode_error(None, error))
+            return
+        task = asyncio.create_task(self._serve(request_id, method, function, args, spec))
+        task.add_done_callback(self._ended)
+        self._inflight[request_id] = (task, spec)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._ledger.progress()  # one request fewer: reading may resume
+
+    async def _serve(
+        self,
+        request_id: RequestId,
+        method: str,
+        function: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        spec: MethodSpec | None,
+    ) -> None:
+        # A task cancelled before its first step never gets here: `cancel` answers for it.
+        # Every other outcome is answered below, and the entry in `_inflight` is ours to remove.
+        ORIGIN.set(self._origin)
+        try:
+            result = await function(*args)
+            frame = _result_frame(request_id, _to_json(result, spec.result if spec else None))
+        except RpcError as exc:
+            frame = encode_error(request_id, exc)
+        except NotImplementedError:
+            frame = encode_error(request_id, RpcError.method_not_found(method))
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                # A real cancellation: answer it if asked for, then let it end the task.
+                self._forget(request_id)
+                if request_id in self._cancelled:
+                    self._cancelled.discard(request_id)
+                    self._answer_cancelled(request_id, spec)
+                raise
+            self._log.exception("handler", "handler for %s raised CancelledError", method)
+            frame = encode_error(request_id, RpcError.internal_error())
+        except Exception:  # noqa: BLE001 (logged with its traceback)
+            # Logged here with its traceback; the peer learns only that it failed.
+            self._log.exception("handler", "handler for %s failed", method)
+            frame = encode_error(request_id, RpcError.internal_error())
+        # Done: a $/cancel_request arriving from here on is ignored.
+        self._forget(request_id)
+        self._cancelled.discard(request_id)
+        self._reply(frame)
+        try:
+            await self._flow()
+        except ConnectionError:
+            pass  # the connection is closing for this very reason
+
+    def _forget(self, request_id: RequestId) -> None:
+        entry = self._inflight.get(request_id)
+        if entry is not None and entry[0] is asyncio.current_task():
+            del self._inflight[request_id]
+
+    def _answer_cancelled(self, request_id: RequestId, spec: MethodSpec | None) -> None:
+        if self.stopped:
+            return
+        if spec is not None and spec.cancelled is not None:
+            # The method defines its own cancellation result (e.g. a `cancelled` outcome).
+            self._reply(_result_frame(request_id, pydantic_core.to_json(spec.cancelled)))
+        else:
+            self._reply(encode_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled")))
+
+    def cancel(self, request_id: RequestId) -> bool:
+        """Cancel one request being served (it is answered as cancelled); False if unknown."""
+        entry = self._inflight.get(request_id)
+        if entry is None or entry[0].done():
+            return False
+        task, spec = entry
+        coro = task.get_coro()
+        if inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+            # Not started yet: its coroutine will never run, so the answer is given here.
+            del self._inflight[request_id]
+            task.cancel()
+            self._answer_cancelled(request_id, spec)
+            return True
+        self._cancelled.add(request_id)
+        task.cancel()
+        return True
+
+    def cancel_all(self) -> list[asyncio.Task[None]]:
+        """Cancel every request being served (each answered unless ``stopped``)."""
+        tasks = self.tasks()
+        for request_id in list(self._inflight):
+            self.cancel(request_id)
+        return tasks

@@ -1,0 +1,264 @@
+"""Remote ACP transport, client side: the Streamable HTTP ``WriterLike`` and its SSE readers.
+
+Owns ``HttpSink`` (POSTs the connection's messages in order, opens the connection-scoped SSE
+stream after ``initialize`` and a session-scoped one before a session's first message or when a
+response names a new session, answers an HTTP failure with a JSON-RPC error for the request it
+carried, and DELETEs the connection on close) and ``RemoteHttpError``, one clear error per
+failure status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import pydantic_core
+
+from .limits import (
+    CONNECTION_ROUTED_METHODS,
+    EVENT_STREAM_MIME,
+    HEADER_CONNECTION_ID,
+    HEADER_SESSION_ID,
+    INITIALIZE_METHOD,
+    JSON_MIME,
+    RemoteLimits,
+    is_response,
+    message_id,
+    params_session_id,
+    parse_message,
+    result_session_id,
+)
+from .pipes import ByteBound, InboundPipe, QueuedSink
+
+logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
+
+STATUS_MEANING = {
+    400: "the server refused the request (missing or mismatched Acp-Connection-Id or Acp-Session-Id, or bad JSON)",
+    401: "authentication required: the server refused these credentials",
+    403: "forbidden: the server refused this Origin or these credentials",
+    404: "unknown connection or session: the server does not have it (it closed or is another client's)",
+    405: "the endpoint does not accept this method",
+    406: "the server requires Accept: text/event-stream",
+    409: "this stream already has a receiver",
+    410: "the connection is gone",
+    413: "the message is larger than the server accepts",
+    415: "the server requires Content-Type: application/json",
+    429: "too many session streams on this connection",
+    501: "not supported by the server (JSON-RPC batches)",
+    503: "the server is at capacity (too many connections)",
+}
+# Statuses after which the connection cannot be used any more (as the reference client).
+FATAL_STATUSES = frozenset({401, 403, 404, 410})
+MAX_ERROR_BODY = 8 * 1024
+
+
+class RemoteHttpError(ConnectionError):
+    """An ACP endpoint answered an HTTP request with a failure status."""
+
+    def __init__(self, method: str, url: str, status: int, body: bytes) -> None:
+        self.method = method
+        self.url = url
+        self.status = status
+        self.body = body[:MAX_ERROR_BODY].decode("utf-8", "replace")
+        meaning = STATUS_MEANING.get(status, "unexpected status")
+        detail = f": {self.body.strip()}" if self.body.strip() else ""
+        super().__init__(f"{method} {url}: HTTP {status}, {meaning}{detail}")
+
+    def to_rpc_error(self, request_id: Any) -> bytes:
+        """The JSON-RPC error frame that fails the request this HTTP request carried."""
+        error = {
+            "code": -32603,
+            "message": str(self),
+            "data": {"status": self.status, "body": self.body},
+        }
+        return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "error": error}) + b"\n"
+
+
+class HttpSink(QueuedSink):
+    """The ``WriterLike`` of a Streamable HTTP connection."""
+
+    def __init__(
+        self, client: Any, url: str, pipe: InboundPipe, bound: ByteBound, limits: RemoteLimits
+    ) -> None:
+        self._client = client
+        self._url = url
+        self._pipe = pipe
+        self._limits = limits
+        self._streams: dict[str | None, asyncio.Task[None]] = {}
+        self._ready: dict[str | None, asyncio.Future[None]] = {}
+        self._server_requests: dict[Any, str] = {}  # id of a server request -> its session
+        self._awaiting: dict[Any, str] = {}  # id of our request -> the session stream to answer
+        self._closing = False
+        self._closed: asyncio.Future[None] | None = None
+        super().__init__(bound)
+
+    # ------------------------------------------------------------------ closing
+
+    async def wait_closed(self) -> None:
+        """DELETE the connection, end the streams and the HTTP client (once, however often called).
+
+        The connection's output watcher and its ``close()`` both wait here: a second DELETE
+        racing the first would open a socket after the client closed, and leak it."""
+        if self._closed is None:
+            self._closed = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closed)
+
+    async def _close(self) -> None:
+        await asyncio.wait([self._sender])
+        self._closing = True
+        if self.connection_id is not None:
+            with contextlib.suppress(Exception):
+                await self._client.delete(
+                    self._url, headers={HEADER_CONNECTION_ID: self.connection_id}
+                )
+        for task in self._streams.values():
+            task.cancel()
+        if self._streams:
+            await asyncio.wait(list(self._streams.values()))
+        await self._client.aclose()
+        self._pipe.feed_eof()
+
+    # ------------------------------------------------------------------ posting
+
+    async def _send_all(self) -> None:
+        import httpx
+
+        try:
+            while (data := await self._next()) is not None:
+                for line in data.splitlines():
+                    if not await self._post(line):
+                        return
+        except (httpx.HTTPError, OSError) as exc:  # ConnectionError and RemoteHttpError too
+            logger.warning("ACP HTTP connection failed: %s", exc)
+        finally:
+            if not self._closing:
+                self._pipe.feed_eof()
+
+    async def _post(self, line: bytes) -> bool:
+        """POST one message; False when the connection is unusable from now on."""
+        message = parse_message(line) or {}
+        headers = {"Content-Type": JSON_MIME, "Accept": JSON_MIME}
+        if self.connection_id is None and message.get("method") != INITIALIZE_METHOD:
+            raise ConnectionError("the first message of an ACP HTTP connection must be initialize")
+        session_id = None
+        if self.connection_id is not None:
+            headers[HEADER_CONNECTION_ID] = self.connection_id
+            session_id = params_session_id(message)
+            if session_id is None and is_response(message):
+                session_id = self._server_requests.pop(message_id(message), None)
+            if session_id is not None:
+                headers[HEADER_SESSION_ID] = session_id
+                refused = await self._open(session_id)
+                if refused is not None:
+                    return self._fail(message, refused)
+        request_id = message_id(message) if "method" in message else None
+        if (
+            request_id is not None
+            and session_id is not None
+            and message.get("method") not in CONNECTION_ROUTED_METHODS
+        ):
+            self._awaiting[request_id] = session_id
+        response = await self._client.post(self._url, content=line, headers=headers)
+        if response.status_code >= 300:
+            self._awaiting.pop(request_id, None)
+            error = RemoteHttpError("POST", self._url, response.status_code, response.content)
+            return self._fail(message, error)
+        if self.connection_id is None:
+            connection_id = response.headers.get(HEADER_CONNECTION_ID)
+            if not connection_id:
+                raise ConnectionError("ACP initialize response has no Acp-Connection-Id")
+            self.connection_id = connection_id
+            self._feed(response.content)
+            refused = await self._open(None)
+            if refused is not None:
+                raise refused
+        return True
+
+    def _fail(self, message: dict[str, Any], error: RemoteHttpError) -> bool:
+        logger.warning("%s", error)
+        if "method" in message and message_id(message) is not None:
+            self._pipe.feed(error.to_rpc_error(message_id(message)))
+        # An unknown session fails its request only; anything else in FATAL_STATUSES means the
+        # connection itself is gone or refused.
+        session_only = error.status == 404 and "Acp-Session-Id" in error.body
+        return self.connection_id is not None and (
+            session_only or error.status not in FATAL_STATUSES
+        )
+
+    def _feed(self, data: bytes) -> None:
+        message = parse_message(data)
+        if message is not None:
+            if is_response(message):
+                self._awaiting.pop(message_id(message), None)
+            created = result_session_id(message) if is_response(message) else None
+            if created is not None and created not in self._streams:
+                self._start_stream(created)
+        self._pipe.feed(data.replace(b"\n", b" ") + b"\n")
+
+    # ------------------------------------------------------------------ SSE streams
+
+    def _start_stream(self, session_id: str | None) -> asyncio.Future[None]:
+        ready = self._ready.get(session_id)
+        if ready is None:
+            ready = self._ready[session_id] = asyncio.get_running_loop().create_future()
+            self._streams[session_id] = asyncio.ensure_future(self._listen(session_id, ready))
+        return ready
+
+    async def _open(self, session_id: str | None) -> RemoteHttpError | None:
+        """Open (or wait for) the stream; the server's refusal, if it refused."""
+        ready = self._start_stream(session_id)
+        try:
+            await asyncio.shield(ready)
+        except RemoteHttpError as exc:
+            return exc
+        return None
+
+    async def _listen(self, session_id: str | None, ready: asyncio.Future[None]) -> None:
+        import httpx
+        from httpx_sse import SSEError, aconnect_sse
+
+        assert self.connection_id is not None
+        headers = {"Accept": EVENT_STREAM_MIME, HEADER_CONNECTION_ID: self.connection_id}
+        if session_id is not None:
+            headers[HEADER_SESSION_ID] = session_id
+        try:
+            async with aconnect_sse(self._client, "GET", self._url, headers=headers) as source:
+                response = source.response
+                if response.status_code != 200:
+                    body = await response.aread()
+                    raise RemoteHttpError("GET", self._url, response.status_code, body)
+                ready.set_result(None)
+                async for event in source.aiter_sse():
+                    if not event.data:
+                        continue
+                    data = event.data.encode()
+                    message = parse_message(data)
+                    if session_id is not None and message is not None and "method" in message:
+                        request_id = message_id(message)
+                        if request_id is not None:
+                            self._server_requests[request_id] = session_id
+                    self._feed(data)
+                    await self._bound.wait(lambda: self._pipe.buffered)
+        except (httpx.HTTPError, SSEError, OSError) as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+                ready.exception()  # retrieved: _open reports it
+            if session_id is None and not self._closing:
+                logger.warning("ACP connection stream ended: %s", exc)
+        finally:
+            self._ready.pop(session_id, None)
+            self._streams.pop(session_id, None)
+            if session_id is None and not self._closing:
+                self._pipe.feed_eof()  # the connection stream is the connection
+            elif session_id is not None and not self._closing:
+                self._fail_awaiting(session_id)
+
+    def _fail_awaiting(self, session_id: str) -> None:
+        """The session's stream ended: its requests will get no answer, so they fail now."""
+        error = RemoteHttpError("GET", self._url, 410, b"the session stream closed")
+        for request_id in [i for i, s in self._awaiting.items() if s == session_id]:
+            del self._awaiting[request_id]
+            with contextlib.suppress(ConnectionError):
+                self._pipe.feed(error.to_rpc_error(request_id))

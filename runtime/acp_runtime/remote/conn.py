@@ -1,0 +1,317 @@
+"""Remote ACP transport, server side: one client connection's state, and the registry of them.
+
+Owns ``RemoteConnection``: the agent it drives (a ``Connection`` over an ``InboundPipe`` and the
+connection itself as the ``WriterLike``), the routing of the agent's output to the
+connection-scoped stream or to the session stream of the message's ``sessionId`` (HTTP) or to
+the one WebSocket, the sessions the connection holds, and the limits (buffered output, output
+stall, buffered session streams, id length). ``Registry`` owns the live connections, which
+session is held by which, and the closing of idle connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from ..jsonrpc import Connection, ReaderLike, RequestId, WriterLike
+from ..peers import Handler, PeerBase
+from .limits import (
+    NOTIFICATION_PREFIX,
+    RemoteLimits,
+    is_response,
+    message_id,
+    params_session_id,
+    parse_message,
+    result_session_id,
+)
+from .pipes import InboundPipe, Mailbox
+
+logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
+
+Transport = Literal["http", "ws"]
+StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
+"""An agent that runs its own connection over (reader, writer), e.g. a version router's `serve`."""
+
+
+class LimitExceeded(Exception):
+    """A connection broke one of its ``RemoteLimits``; it is cut off."""
+
+
+class RemoteConnection:
+    """One client's ACP connection: the agent it drives and the streams of its output."""
+
+    def __init__(self, registry: Registry, transport: Transport, principal: object) -> None:
+        self.registry = registry
+        self.limits: RemoteLimits = registry.limits
+        self.id = str(uuid.uuid4())
+        self.transport = transport
+        self.principal = principal
+        self.closed = False
+        self.close_reason = ""
+        self.buffered = 0  # bytes queued for the client, in every mailbox
+        self.inbound = InboundPipe(self._progress)
+        self.connection_stream = Mailbox(self._count)  # the WebSocket's, for "ws"
+        self.sessions: dict[str, Mailbox] = {}
+        self.held: set[str] = set()
+        self.unheld_streams = 0  # open session streams for sessions not (yet) held
+        self.pending_routes: dict[RequestId, str | None] = {}  # our answers: session or None
+        self.pending_attach: dict[RequestId, str] = {}
+        self.client_routes: dict[RequestId, str | None] = {}  # the client's answers
+        self.initialize_id: RequestId | None = None
+        self.initial: asyncio.Future[bytes] | None = None
+        self.last_activity = asyncio.get_running_loop().time()
+        self._room: asyncio.Future[None] | None = None
+        self._agent_task: asyncio.Task[None] | None = None
+        self._connection: Connection | None = None
+
+    # ------------------------------------------------------------------ the agent
+
+    def start(self, agent: Handler[PeerBase] | StreamRunner) -> None:
+        """Run ``agent`` (a handler, or a ``StreamRunner``) on this connection."""
+        if isinstance(agent, Handler):
+            connection = Connection(agent, agent.inbound_methods, self.inbound, self)
+            agent.attach(connection)
+            self._connection = connection
+            runner: Awaitable[None] = connection.run()
+        else:
+            runner = agent(self.inbound, self)
+        self._agent_task = asyncio.ensure_future(runner)
+        self._agent_task.add_done_callback(self._agent_done)
+
+    def _agent_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("agent of connection %s failed", self.id, exc_info=task.exception())
+        self.close("agent finished")
+
+    # ------------------------------------------------------------------ WriterLike
+
+    def write(self, data: bytes) -> None:
+        """Route the agent's frames (``WriterLike``)."""
+        if self.closed:
+            raise ConnectionError("connection closed")
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end + 1
+            self._route(data[start:end] if start or end < len(data) else data)
+            start = end
+
+    async def drain(self) -> None:
+        """Wait while the client holds ``max_buffered_bytes`` unread; cut it off if it stalls."""
+        limit = self.limits.max_buffered_bytes
+        await self._wait_room(lambda: self.buffered >= limit or self.inbound.buffered >= limit)
+
+    async def room_for_input(self) -> None:
+        """Wait while the agent has ``max_buffered_bytes`` of input unread (same stall limit)."""
+        limit = self.limits.max_buffered_bytes
+        await self._wait_room(lambda: self.inbound.buffered >= limit)
+
+    async def _wait_room(self, full: Callable[[], bool]) -> None:
+        while full() and not self.closed:
+            self._room = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(self.limits.max_output_stall):
+                    await self._room
+            except TimeoutError:
+                self.close(f"output stalled for {self.limits.max_output_stall} s")
+            finally:
+                self._room = None
+        if self.closed:
+            raise ConnectionError(f"connection closed: {self.close_reason}")
+
+    def _count(self, delta: int) -> None:
+        self.buffered += delta
+        if delta < 0:
+            self._progress()
+
+    def _progress(self) -> None:
+        room = self._room
+        if room is not None and not room.done():
+            room.set_result(None)
+
+    # ------------------------------------------------------------------ routing
+
+    def _route(self, frame: bytes) -> None:
+        self.touch()
+        if self.transport == "ws":
+            if not frame.startswith(NOTIFICATION_PREFIX):
+                message = parse_message(frame)
+                if message is not None and is_response(message):
+                    self._note_response(message)
+            self.connection_stream.push(frame)
+            return
+        message = parse_message(frame)
+        if message is None:
+            self.connection_stream.push(frame)
+        elif is_response(message):
+            request_id = message_id(message)
+            initial = self.initial
+            if initial is not None and request_id == self.initialize_id and not initial.done():
+                initial.set_result(frame)
+                return
+            route = self._note_response(message)
+            self._deliver(route, frame)
+        else:
+            session_id = params_session_id(message)
+            if session_id is not None:
+                self.hold(session_id)
+            request_id = message_id(message)
+            if request_id is not None and "id" in message:
+                self.client_routes[request_id] = session_id
+            self._deliver(session_id, frame)
+
+    def _note_response(self, message: dict[str, Any]) -> str | None:
+        request_id = message_id(message)
+        route = self.pending_routes.pop(request_id, None) if request_id is not None else None
+        attach = self.pending_attach.pop(request_id, None) if request_id is not None else None
+        if "result" in message:
+            created = result_session_id(message)
+            if created is not None:
+                self.hold(created)
+            if attach is not None:
+                self.hold(attach)
+        return route
+
+    def _deliver(self, session_id: str | None, frame: bytes) -> None:
+        if session_id is None:
+            self.connection_stream.push(frame)
+        else:
+            self.session_stream(session_id).push(frame)
+
+    def session_stream(self, session_id: str) -> Mailbox:
+        """The mailbox of a session's stream, made on first use (limited while unread)."""
+        box = self.sessions.get(session_id)
+        if box is None:
+            buffered = sum(1 for b in self.sessions.values() if not b.has_receiver)
+            if buffered >= self.limits.max_buffered_session_streams:
+                self.close("too many buffered session streams")
+                raise ConnectionError("connection closed: too many buffered session streams")
+            box = self.sessions[session_id] = Mailbox(self._count)
+        return box
+
+    def release_stream(self, session_id: str | None, box: Mailbox) -> None:
+        """A receiver left: forget a session stream that has nothing queued."""
+        box.has_receiver = False
+        if session_id is not None and session_id not in self.held:
+            self.unheld_streams -= 1
+        if session_id is not None and not box.frames and self.sessions.get(session_id) is box:
+            del self.sessions[session_id]
+            box.close()
+
+    # ------------------------------------------------------------------ sessions and ids
+
+    def hold(self, session_id: str) -> None:
+        """Record that this connection holds ``session_id`` (its agent named it)."""
+        if session_id in self.held:
+            return
+        if len(session_id) > self.limits.max_id_length:
+            self.close("session id longer than max_id_length")
+            raise ConnectionError("connection closed: session id too long")
+        box = self.sessions.get(session_id)
+        if box is not None and box.has_receiver:
+            self.unheld_streams -= 1
+        self.held.add(session_id)
+        self.registry.holders[session_id] = self
+
+    def may_use(self, session_id: str) -> bool:
+        """Whether this connection may name a session it does not hold (nobody else does)."""
+        if session_id in self.held:
+            return True
+        other = self.registry.holders.get(session_id)
+        return other is None or other is self or other.closed
+
+    def touch(self) -> None:
+        """Note traffic (for the idle limit)."""
+        self.last_activity = asyncio.get_running_loop().time()
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self, reason: str = "agent closed its output") -> None:
+        """Cut the connection: end its streams, stop its agent, forget its sessions.
+
+        Also the ``WriterLike`` close, which the agent's ``Connection`` calls when it ends."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_reason = reason
+        logger.info("closing ACP connection %s: %s", self.id, reason)
+        self.connection_stream.close()
+        for box in self.sessions.values():
+            box.close()
+        self.sessions.clear()
+        self.inbound.feed_eof()
+        self._progress()
+        if self.initial is not None and not self.initial.done():
+            self.initial.set_exception(ConnectionError(reason))
+        self.registry.forget(self)
+        if self._connection is not None:
+            self.registry.spawn(self._connection.close())
+        elif self._agent_task is not None and not self._agent_task.done():
+            self._agent_task.cancel()
+
+
+class Registry:
+    """The live connections of one ASGI app, the sessions they hold, and the idle reaper."""
+
+    def __init__(self, limits: RemoteLimits) -> None:
+        self.limits = limits
+        self.connections: dict[str, RemoteConnection] = {}
+        self.holders: dict[str, RemoteConnection] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reaper: asyncio.Task[None] | None = None
+
+    def create(self, transport: Transport, principal: object) -> RemoteConnection:
+        """A new connection (``LimitExceeded`` past ``max_connections``)."""
+        if len(self.connections) >= self.limits.max_connections:
+            raise LimitExceeded("too many connections")
+        connection = RemoteConnection(self, transport, principal)
+        self.connections[connection.id] = connection
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.ensure_future(self._reap())
+        return connection
+
+    def get(self, connection_id: str, principal: object) -> RemoteConnection | None:
+        """The live connection of that id, if ``principal`` owns it."""
+        connection = self.connections.get(connection_id)
+        if connection is None or connection.closed or connection.principal != principal:
+            return None
+        return connection
+
+    def forget(self, connection: RemoteConnection) -> None:
+        """Drop a closed connection and the sessions it held."""
+        if self.connections.get(connection.id) is connection:
+            del self.connections[connection.id]
+        for session_id in connection.held:
+            if self.holders.get(session_id) is connection:
+                del self.holders[session_id]
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        """Run a background step (closing a connection) and keep a reference to it."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reap(self) -> None:
+        # Runs while there are connections; `create` starts it again afterwards.
+        idle = self.limits.idle_timeout
+        loop = asyncio.get_running_loop()
+        while self.connections:
+            await asyncio.sleep(min(idle / 4, 5.0))
+            now = loop.time()
+            for connection in list(self.connections.values()):
+                if now - connection.last_activity > idle:
+                    connection.close(f"idle for {idle} s")
+
+    async def close_all(self) -> None:
+        """Close every connection and wait for their agents to stop."""
+        for connection in list(self.connections.values()):
+            connection.close("server shutting down")
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if self._tasks:
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*self._tasks, return_exceptions=True)

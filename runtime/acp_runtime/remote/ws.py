@@ -1,0 +1,193 @@
+"""Remote ACP transport, server side: the WebSocket profile (GET with ``Upgrade: websocket``).
+
+Owns one WebSocket's life: the checks before the upgrade (path, Origin, authentication,
+connection limit), the upgrade with ``Acp-Connection-Id`` (and the affinity cookie) in its
+response headers, text frames in (binary ignored, the first must be ``initialize``), the agent's
+output out through one pump that cuts off a client which stops reading, and the cleanup of the
+connection and its sessions on disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import pydantic_core
+
+from .asgi import Receive, Refused, Scope, Send, affinity_header
+from .conn import RemoteConnection
+from .limits import (
+    ATTACH_METHODS,
+    HEADER_CONNECTION_ID,
+    INITIALIZE_METHOD,
+    UNHELD_SESSION_METHODS,
+    is_response,
+    message_id,
+    params_session_id,
+    parse_message,
+)
+
+if TYPE_CHECKING:
+    from .server import RemoteApp
+
+logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
+
+CLOSE_NORMAL = 1000
+CLOSE_PROTOCOL_ERROR = 1002
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_LIMIT = 1013
+
+
+async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Serve one WebSocket connection to the endpoint."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    headers = app.checked_headers(scope)
+    try:
+        if not app.origin_ok(headers):
+            raise Refused(403, "Forbidden: Origin not allowed")
+        connection = await app.open_connection("ws", headers)
+    except Refused as exc:
+        await _deny(scope, send, exc.status, exc.message)
+        return
+    accept_headers = [
+        (HEADER_CONNECTION_ID.encode(), connection.id.encode()),
+        *affinity_header(app.affinity_cookie),
+    ]
+    await send({"type": "websocket.accept", "headers": accept_headers})
+    app.start_agent(connection)
+    reader = asyncio.ensure_future(_read(app, connection, receive))
+    pump = asyncio.ensure_future(_pump(connection, send))
+    try:
+        done, _ = await asyncio.wait([reader, pump], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        reader.cancel()
+        connection.close("WebSocket closed")
+        await asyncio.wait([reader, pump])
+    if reader in done and not reader.cancelled():
+        code = reader.result()
+    else:
+        code = CLOSE_NORMAL if connection.close_reason == "agent finished" else CLOSE_LIMIT
+    if code is not None:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+            async with asyncio.timeout(1.0):
+                await send({"type": "websocket.close", "code": code})
+
+
+async def _deny(scope: Scope, send: Send, status: int, message: str) -> None:
+    # With the ASGI "websocket.http.response" extension the client sees the real status; without
+    # it, closing before the accept is a 403.
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = message.encode()
+        start = {
+            "type": "websocket.http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+        }
+        await send(start)
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": CLOSE_POLICY})
+
+
+async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) -> int | None:
+    """Feed the client's text frames to the agent; the close code to answer with (None: gone)."""
+    limit = app.limits.max_request_body_bytes
+    initialized = False
+    while not connection.closed:
+        event = await receive()
+        kind = event["type"]
+        if kind == "websocket.disconnect":
+            return None
+        if kind != "websocket.receive":
+            continue
+        text = event.get("text")
+        if text is None:
+            continue  # binary frames are ignored (the RFD)
+        data = text.encode()
+        if len(data) > limit:
+            return CLOSE_TOO_BIG
+        connection.touch()
+        message = parse_message(data)
+        if not initialized:
+            if (
+                message is None
+                or message.get("method") != INITIALIZE_METHOD
+                or message_id(message) is None
+            ):
+                logger.warning("first ACP WebSocket message must be an initialize request")
+                return CLOSE_PROTOCOL_ERROR
+            initialized = True
+        elif message is not None and not _admit(connection, message):
+            continue
+        try:
+            if message is not None and not is_response(message) and "id" in message:
+                await connection.drain()  # a client that is not reading gets no more answers
+            else:
+                await connection.room_for_input()
+            connection.inbound.feed(data.replace(b"\n", b" ") + b"\n")
+        except ConnectionError:
+            return CLOSE_LIMIT
+    return CLOSE_LIMIT
+
+
+def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
+    """Refuse a second initialize and sessions this connection may not use (answered here)."""
+    method = message.get("method")
+    request_id = message_id(message)
+    problem = None
+    session_id = params_session_id(message)
+    if method == INITIALIZE_METHOD:
+        problem = "initialize is not allowed on an existing connection"
+    elif session_id is not None and session_id not in connection.held:
+        if len(session_id) > connection.limits.max_id_length:
+            problem = "sessionId exceeds max_id_length"
+        elif method not in UNHELD_SESSION_METHODS or not connection.may_use(session_id):
+            problem = "Unknown session for this connection"
+        elif method in ATTACH_METHODS and request_id is not None:
+            connection.pending_attach[request_id] = session_id
+    if isinstance(request_id, str) and len(request_id) > connection.limits.max_id_length:
+        problem = "request id exceeds max_id_length"
+        request_id = None
+    if problem is None:
+        return True
+    if "id" in message and not is_response(message):
+        error = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": -32600,
+                "message": f"Invalid Request: {problem}",
+                "data": {"sessionId": session_id},
+            },
+        }
+        connection.connection_stream.push(pydantic_core.to_json(error) + b"\n")
+    return False
+
+
+async def _pump(connection: RemoteConnection, send: Send) -> None:
+    """Send the agent's output; a client that takes none of it for the stall limit is cut off."""
+    stall = connection.limits.max_output_stall
+    box = connection.connection_stream
+    box.has_receiver = True
+    while True:
+        frames = await box.take()
+        if frames is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            # One timer per batch, pushed back after each frame the client took.
+            async with asyncio.timeout(stall) as deadline:
+                for frame in frames:
+                    text = frame[:-1] if frame.endswith(b"\n") else frame
+                    await send({"type": "websocket.send", "text": text.decode()})
+                    deadline.reschedule(loop.time() + stall)
+        except TimeoutError:
+            connection.close(f"output stalled for {stall} s")
+            return
+        except (OSError, RuntimeError):
+            connection.close("WebSocket send failed")
+            return
