@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -39,7 +40,6 @@ def generate(
     out: Annotated[Path | None, typer.Option("--out", help="Output directory (default: generated/ beside the project's schema/).", show_default=False)] = None,
     sha256: Annotated[str | None, typer.Option("--sha256", help="Expected sha256 of --schema.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; show drift as a diff, exit 1 if any.")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the render and formatting caches.")] = False,
     vendor: Annotated[
         bool,
         typer.Option(
@@ -58,8 +58,10 @@ def generate(
     started = time.perf_counter()
     try:
         chosen = chosen_targets(pins or default_pin_path(), targets or (), schema=schema, package=package, sha256=sha256)
+        if vendor:  # the command each header names regenerates the vendored runtime too
+            chosen = [replace(t, command=t.regenerate + " --vendor-runtime") for t in chosen]
         out_dir = out or default_out_dir()
-        results = run(chosen, out_dir, check=check, use_cache=not no_cache, on_done=reporter.target_done)
+        results = run(chosen, out_dir, check=check, on_done=reporter.target_done)
         vendored = vendor_runtime(out_dir, check=check) if vendor else None
     except CodegenError as error:
         _fail(error, reporter)

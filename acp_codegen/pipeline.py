@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 import keyword
+import shlex
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_codegen.errors import CodegenError, Diagnostic
-from acp_codegen.fmt import Formatter
-from acp_codegen.gc_pause import gc_paused
+from acp_codegen.fmt import format_files
 from acp_codegen.ir.build import build_protocol
 from acp_codegen.ir.methods import check_meta
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.load import LoadedSchema, load_document
 from acp_codegen.pins import Pin, PinFile, load_pins
-from acp_codegen.render.package import render_model_modules, render_templates
+from acp_codegen.render.package import render_package
 from acp_codegen.resolve import check_type_cycles, resolve
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files
 from acp_codegen.sources import (
@@ -42,11 +42,21 @@ class Target:
     package: str
     source: str
     sha256: str | None = None
+    command: str | None = None  # what regenerates it (named in every file's header)
 
     @classmethod
     def from_pin(cls, pin: Pin) -> Target:
         """The target a pin describes."""
-        return cls(pin.name, pin.package, pin.source, pin.sha256)
+        return cls(pin.name, pin.package, pin.source, pin.sha256, f"acp-codegen generate {pin.name}")
+
+    @property
+    def regenerate(self) -> str:
+        """The command that regenerates this target's package, run from the directory holding it
+        (`--out .`); what the pin or the caller says when they say it."""
+        if self.command is not None:
+            return self.command
+        sha = f" --sha256 {self.sha256}" if self.sha256 else ""
+        return f"acp-codegen generate --schema {shlex.quote(self.source)}{sha} --package {self.package} --out ."
 
 
 @dataclass(frozen=True)
@@ -109,16 +119,10 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-def render_target(target: Target, *, cache_dir: Path | None) -> tuple[dict[str, str], Protocol]:
-    """Every file of a target's package, formatted (render and format results cached in `cache_dir`)."""
+def render_target(target: Target) -> tuple[dict[str, str], Protocol]:
+    """Every file of a target's package, rendered and formatted."""
     protocol = ir_for(target.source, target.sha256)
-    models_cache, format_cache = (cache_dir / "models", cache_dir / "black") if cache_dir else (None, None)
-    # workers from the start (the models, the bulk of the work, always follow)
-    with gc_paused(), Formatter(format_cache, parallel_min_bytes=0) as formatter:
-        formatter.submit(render_templates(protocol, target.package))  # black starts...
-        models, heads = render_model_modules(protocol, target.package, models_cache)  # ...while DMCG runs here
-        formatter.submit(models, heads=heads)
-        return formatter.result(), protocol
+    return format_files(render_package(protocol, target.package, target.regenerate)), protocol
 
 
 def generate(
@@ -126,18 +130,16 @@ def generate(
     out_dir: Path,
     *,
     check: bool = False,
-    use_cache: bool = True,
     on_done: Callable[[TargetResult], None] | None = None,
 ) -> list[TargetResult]:
     """Generate (or check) every target; nothing is written for a target that fails."""
     targets = list(targets)
     for target in targets:  # before any work: a bad name must not cost a render, nor write
         check_package_name(target.package)
-    cache_dir = default_cache_dir() if use_cache else None
     rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
     for target in targets:  # render everything first: a failure writes nothing at all
         started = time.perf_counter()
-        files, protocol = render_target(target, cache_dir=cache_dir)
+        files, protocol = render_target(target)
         rendered.append((target, files, protocol, time.perf_counter() - started))
     results: list[TargetResult] = []
     for target, files, protocol, seconds in rendered:

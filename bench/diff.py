@@ -57,7 +57,7 @@ def main() -> None:
     compare = _median(lambda: diff_protocols(old_ir, new_ir), args.rounds)
     diff_total = _median(full_diff, args.rounds)
     target = Target.from_pin(pin)
-    generation = _median(lambda: render_target(target, cache_dir=None), args.rounds)
+    generation = _median(lambda: render_target(target), args.rounds)
 
     print(f"diff {old.source}\n  -> {new.source}: {changes} changes")
     print(f"  compare two IRs          {compare * 1000:8.1f} ms (median of {args.rounds})")

@@ -186,7 +186,7 @@ def test_generation_does_not_depend_on_the_hash_seed(
     seeds = ("0", "1", "12345")
 
     def one(seed: str) -> CliResult:
-        return run_cli("generate", target.name, "--no-cache", "--out", tmp_path / f"seed-{seed}",
+        return run_cli("generate", target.name, "--out", tmp_path / f"seed-{seed}",
                        env={"PYTHONHASHSEED": seed})
 
     with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
@@ -203,7 +203,7 @@ def test_generation_does_not_depend_on_the_hash_seed(
 def _without_provenance(text: bytes) -> list[str]:
     return [
         line for line in text.decode().splitlines()
-        if not line.startswith(("# Source: ", "# sha256: ", "SOURCE = ", "SHA256 = "))
+        if not line.startswith(("# Source: ", "# sha256: ", "# Regenerate: ", "SOURCE = ", "SHA256 = "))
     ]
 
 
@@ -225,47 +225,27 @@ def test_generation_does_not_depend_on_definition_order(
         assert _without_provenance(trees[0][name]) == _without_provenance(trees[1][name]), name
 
 
-# --- the format stage: split, parallel formatting is byte-identical to black on the whole file --
+# --- the format stage: `ruff format` writes black's bytes ----------------------------------------
 
 
-def test_split_formatting_equals_black_on_the_whole_file(pinned_sources: PinFile) -> None:
+def test_what_generate_writes_is_blacks_output(generated_dir: Path, pinned_sources: PinFile) -> None:
+    """The formatter is `ruff format` (pinned); the bytes are black's (pinned): black changes no
+    committed generated file, and none of a fresh render of the default pin."""
     import black
 
-    from acp_codegen.fmt import black_mode, format_files, split_pieces
-    from acp_codegen.pipeline import ir_for
-    from acp_codegen.render.package import render_package
-
-    target = pinned_sources.default_pin
-    files = render_package(ir_for(target.source, target.sha256), target.package)
-    largest = max((name for name in files if name.endswith(".py")), key=lambda name: len(files[name]))
-    assert len(split_pieces(files[largest])) > 5, f"{largest}, the largest module, is no longer split"
-    formatted = format_files(files, None)  # no cache: every piece is formatted now
-    for name, text in files.items():
-        if name.endswith(".py"):
-            assert formatted[name] == black.format_str(text, mode=black_mode()), name
-
-
-def test_a_format_failure_in_a_worker_is_one_diagnostic() -> None:
-    from acp_codegen.errors import CodegenError
-    from acp_codegen.fmt import format_files
-
-    good = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3500))  # split, parallel
-    with pytest.raises(CodegenError) as caught:
-        format_files({"a.py": good, "b.py": good + "def broken(:\n    pass\n"}, None)
-    (diagnostic,) = caught.value.diagnostics
-    assert diagnostic.render().startswith("error[format-failed] b.py: black could not format")
-
-
-def test_every_shortcut_of_the_format_stage_keeps_blacks_layout(pinned_sources: PinFile) -> None:
-    """What `generate` writes (heads and the facade taken as they are, pieces `black_stable`
-    accepts skipped, the rest formatted in workers) is black's output for every Python file."""
-    import black
-
-    from acp_codegen.fmt import black_mode
+    from acp_codegen.fmt import LINE_LENGTH
     from acp_codegen.pipeline import Target, render_target
 
-    files, _ = render_target(Target.from_pin(pinned_sources.default_pin), cache_dir=None)
-    python = [name for name in files if name.endswith(".py")]
-    assert len(python) > 150
-    for name in python:
-        assert files[name] == black.format_str(files[name], mode=black_mode()), name
+    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
+    files, _ = render_target(Target.from_pin(pinned_sources.default_pin))
+    python = {name: text for name, text in files.items() if name.endswith(".py")}
+    committed = {str(p.relative_to(generated_dir)): p.read_text(encoding="utf-8") for p in generated_dir.rglob("*.py")}
+    assert len(python) > 50 and len(committed) > 150
+    for name, text in [*python.items(), *committed.items()]:
+        assert black.format_str(text, mode=mode) == text, f"black would change {name}"
+
+
+def test_the_drafts_package_stays_a_size_a_person_reads(generated_dir: Path) -> None:
+    """Issue 30's bound: the draft's package, all of it, is at most 15,000 lines of Python."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (generated_dir / "acp_v2_draft").rglob("*.py"))
+    assert lines <= 15_000, f"acp_v2_draft is {lines} lines"

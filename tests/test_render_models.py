@@ -1,5 +1,5 @@
-"""The model stage: models.py through datamodel-code-generator, its cache, and the Formatter
-that overlaps black with it."""
+"""The model stage: the model modules as the IR decides them (`acp_codegen.ir.modules`), their
+imports, order and shared descriptions, and the format stage (`acp_codegen.fmt`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from acp_codegen.errors import CodegenError
-from acp_codegen.ir.nodes import Enum, Protocol, Struct
+from acp_codegen.ir.nodes import Protocol, Struct
 from acp_codegen.pins import PinFile
 
 
@@ -24,50 +24,38 @@ def draft_ir(pinned_sources: PinFile) -> Protocol:
     return ir_for(target.source, target.sha256)
 
 
-def test_dmcg_input_carries_every_definition_and_field(draft_ir: Protocol) -> None:
-    from acp_codegen.render.models import dmcg_input
+def _rendered(protocol: Protocol) -> dict[str, str]:
+    from acp_codegen.render.package import render_package
 
-    schema, data = dmcg_input(draft_ir)
-    models = [d for d in draft_ir.definitions if not isinstance(d, Enum)]
-    assert list(schema["$defs"]) == [d.name for d in models]
-    for d in models:
-        assert data[f"#/$defs/{d.name}"]["name"] == d.name
-        # DMCG reads only the kind of each definition; what it renders is all template data
-        assert schema["$defs"][d.name] == ({"type": "object"} if isinstance(d, Struct) else {"type": "string"})
-        if isinstance(d, Struct):
-            fields = data[f"#/$defs/{d.name}"]["fields"]
-            assert [f["line"].split(":")[0] for f in fields] == [f.py_name for f in d.fields]
-            assert [bool(f["doc"]) for f in fields] == [bool(f.description) for f in d.fields]
-    assert data["#"]["footer"] and data["#"]["exports"] == [d.name for d in models]
+    return render_package(protocol, "acp_v2_draft", "acp-codegen generate acp_v2_draft")
 
 
-def test_the_models_body_defines_every_definition_once(draft_ir: Protocol) -> None:
-    from acp_codegen.render.models import render_models
+def test_every_definition_is_defined_once_with_every_field(draft_ir: Protocol) -> None:
+    files = _rendered(draft_ir)
+    defined: dict[str, str] = {}
+    for path, text in files.items():
+        if path.startswith("_models/") and path.endswith(".py"):
+            for node in ast.parse(text).body:
+                name = node.name if isinstance(node, ast.ClassDef) else getattr(getattr(node, "target", None), "id", None)
+                if name is not None and not name.startswith("_"):
+                    assert name not in defined, f"{name} in {path} and {defined[name]}"
+                    defined[name] = path
+    from acp_codegen.ir.nodes import Enum
 
-    text = render_models(draft_ir, "from __future__ import annotations\n")
-    tree = ast.parse(text)
-    defined: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            defined.append(node.name)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            defined.append(node.target.id)
-    expected = [d.name for d in draft_ir.definitions if not isinstance(d, Enum)]
-    assert sorted(defined) == sorted(expected)
-    # every field line of the IR is rendered, with its docstring
+    assert set(defined) == {d.name for d in draft_ir.definitions if not isinstance(d, Enum)}
     for d in draft_ir.definitions:
         if isinstance(d, Struct):
+            text = files[defined[d.name]]
             for f in d.fields:
                 assert f"\n    {f.py_name}: " in text, (d.name, f.py_name)
 
 
-def test_each_group_module_defines_what_it_is_evaluated_from_first(draft_ir: Protocol) -> None:
+def test_each_model_module_defines_what_it_is_evaluated_from_first(draft_ir: Protocol) -> None:
     """The order is the IR's: a base class, and what an alias is evaluated from, come first in a
-    group module (or are imported from another group)."""
+    module (or are imported from another module)."""
     from acp_codegen.ir.order import eager_deps
-    from acp_codegen.render.package import render_model_modules
 
-    files, _ = render_model_modules(draft_ir, "acp_v2_draft")
+    files = _rendered(draft_ir)
     by_name = {d.name: d for d in draft_ir.definitions}
     checked = 0
     for path, text in files.items():
@@ -87,85 +75,48 @@ def test_each_group_module_defines_what_it_is_evaluated_from_first(draft_ir: Pro
     assert checked > 50
 
 
-def test_the_model_render_is_cached_by_content(draft_ir: Protocol, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from acp_codegen.render import models
+def test_a_description_many_fields_share_is_documented_once(draft_ir: Protocol) -> None:
+    """ACP gives `_meta` the same five lines on most classes: the facade documents it once, the
+    fields that carry it have no docstring of their own, the others keep theirs."""
+    from acp_codegen.ir.modules import SHARED_DOC_MIN, models_of
 
-    first = models.render_models(draft_ir, "# head\n", tmp_path)
-    assert len(list(tmp_path.iterdir())) == 1
-
-    def no_dmcg(*args: object) -> str:
-        raise AssertionError("DMCG ran although the cache holds this input")
-
-    monkeypatch.setattr(models, "_run_dmcg", no_dmcg)
-    assert models.render_models(draft_ir, "# head\n", tmp_path) == first
-    with pytest.raises(AssertionError, match="DMCG ran"):  # another head is another input
-        models.render_models(draft_ir, "# other head\n", tmp_path)
-
-
-def test_formatter_submissions_equal_one_format_files_call() -> None:
-    from acp_codegen.fmt import Formatter, format_files
-
-    big = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3000))  # split, parallel
-    small = "x  =  {'a':1}\n"
-    with Formatter(None) as formatter:
-        formatter.submit({"a.py": big, "py.typed": ""})
-        formatter.submit({"b.py": small})
-        result = formatter.result()
-    assert result == format_files({"a.py": big, "py.typed": "", "b.py": small}, None)
-    assert list(result) == ["a.py", "py.typed", "b.py"] and result["b.py"] == 'x = {"a": 1}\n'
+    models = models_of(draft_ir)
+    shared = {doc.wire_name: doc.description for doc in models.shared_docs}
+    assert "_meta" in shared
+    counts = {}
+    for d in draft_ir.definitions:
+        for f in d.fields if isinstance(d, Struct) else ():
+            if f.description is not None and shared.get(f.wire_name) == f.description:
+                counts[f.wire_name] = counts.get(f.wire_name, 0) + 1
+    assert all(n >= SHARED_DOC_MIN for n in counts.values())
+    fields = {(c.name, f.name): f.doc for m in models.modules for c in m.definitions if c.kind == "class" for f in c.fields}
+    metas = [(d.name, f) for d in draft_ir.definitions if isinstance(d, Struct) for f in d.fields if f.wire_name == "_meta"]
+    own = [fields[d, f.py_name] for d, f in metas if f.description and f.description != shared["_meta"]]
+    assert own and all(own)  # a different description stays on its field
+    assert all(fields[d, f.py_name] is None for d, f in metas if f.description == shared["_meta"])
+    facade = _rendered(draft_ir)["models.py"]
+    assert "- `meta` (`_meta` on the wire): The _meta property is reserved by ACP" in facade
 
 
-def test_a_known_head_is_kept_and_only_the_rest_is_formatted() -> None:
-    """`heads`: the opening is taken as black's output (a deliberately unformatted one stays as it
-    is, so black did not see it); the rest is formatted; without a statement right after two
-    blank lines (one blank line, a decorator, a comment) the whole file is formatted."""
-    from acp_codegen.fmt import Formatter
+def test_each_module_imports_exactly_what_it_uses(generated_dir: Path) -> None:
+    """ruff finds no unused import and no unsorted import block in any generated module."""
+    from ruff.__main__ import find_ruff_bin
 
-    head = "x  =  1\n"  # not black's layout: proves the head is not formatted
-    rest = "class C:\n    y  =  2\n"
-    loose = "z  =  3\n"
-    files = {
-        "a.py": head + "\n\n" + rest,
-        "b.py": head + "\n" + rest,
-        "c.py": head + "\n\n" + loose,
-        "d.py": head + "\n\n@d\n" + rest,
-        "e.py": head + "\n\n# note\n" + loose,
-    }
-    with Formatter(None) as formatter:
-        formatter.submit(files, heads=dict.fromkeys(files, head))
-        result = formatter.result()
-    assert result["a.py"] == "x  =  1\n\n\nclass C:\n    y = 2\n"
-    assert result["b.py"] == "x = 1\n\n\nclass C:\n    y = 2\n"  # one blank line: not a cut
-    assert result["c.py"] == "x  =  1\n\n\nz = 3\n"  # any statement after two blank lines
-    assert result["d.py"] == "x = 1\n\n\n@d\nclass C:\n    y = 2\n"  # a decorator: not a cut
-    assert result["e.py"] == "x = 1\n\n\n# note\nz = 3\n"  # a comment: not a cut
+    done = subprocess.run(
+        [find_ruff_bin(), "check", "--isolated", "--line-length=100", "--select=F401,I", "--output-format=concise", str(generated_dir)],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_every_group_head_is_blacks_output(draft_ir: Protocol) -> None:
-    """The openings the format stage skips (`render_model_modules`' heads) are black's layout:
-    every group module has one, and the facade is one whole."""
-    import black
+def test_a_formatter_failure_names_the_file() -> None:
+    from acp_codegen.fmt import format_files
 
-    from acp_codegen.fmt import black_mode
-    from acp_codegen.render.package import render_model_modules
-
-    files, heads = render_model_modules(draft_ir, "acp_v2_draft")
-    groups = [path for path in files if path.startswith("_models/") and not path.endswith("__init__.py")]
-    assert sorted(heads) == sorted([*groups, "models.py"]) and heads["models.py"] == files["models.py"]
-    for path, head in heads.items():
-        assert files[path].startswith(head) and black.format_str(head, mode=black_mode()) == head, path
-
-
-def test_formatter_failure_names_the_file() -> None:
-    from acp_codegen.fmt import Formatter
-
-    with Formatter(None) as formatter:
-        formatter.submit({"ok.py": "x = 1\n"})
-        formatter.submit({"bad.py": "def broken(:\n"})
-        with pytest.raises(CodegenError) as caught:
-            formatter.result()
-    assert caught.value.diagnostics[0].render().startswith("error[format-failed] bad.py: ")
-
+    assert format_files({"ok.py": "x  =  1\n", "data.txt": "  as is"}) == {"ok.py": "x = 1\n", "data.txt": "  as is"}
+    with pytest.raises(CodegenError) as caught:
+        format_files({"ok.py": "x = 1\n", "pkg/bad.py": "def broken(:\n"})
+    rendered = caught.value.diagnostics[0].render()
+    assert rendered.startswith("error[format-failed] pkg/bad.py: ") and "\n" not in rendered
 
 def test_reserved_class_names_cover_every_name_the_package_already_uses(generated_dir: Path) -> None:
     """What the model modules and enums.py import (but the names of other model groups), and what
@@ -191,8 +142,6 @@ def test_reserved_class_names_cover_every_name_the_package_already_uses(generate
                         used |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)}
         used = {name for name in used if name[:1].isupper()}
         assert used <= RESERVED_CLASS_NAMES, f"{package}: add {sorted(used - RESERVED_CLASS_NAMES)} to RESERVED_CLASS_NAMES"
-
-
 def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Path, minimal_schema: dict[str, Any]) -> None:
     """A `$defs` entry called `Field` must not replace pydantic's `Field` (nor be replaced by it)."""
     from cli_support import run_cli, write_json
@@ -213,74 +162,3 @@ def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Pat
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "out", capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-
-
-def test_any_dmcg_failure_is_one_diagnostic(draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch) -> None:
-    from acp_codegen.render import models
-
-    def broken(*args: object, **kwargs: object) -> str:
-        raise RecursionError("maximum recursion depth exceeded")
-
-    monkeypatch.setattr(models.dmcg, "generate", broken)
-    with pytest.raises(CodegenError) as caught:
-        models.render_models(draft_ir, "")
-    (diagnostic,) = caught.value.diagnostics
-    assert diagnostic.render().startswith("error[model-render] ")
-    assert "RecursionError: maximum recursion depth exceeded" in diagnostic.render()
-
-
-def test_formatter_goes_on_in_process_when_its_workers_die() -> None:
-    import os
-    import signal
-
-    from acp_codegen.fmt import Formatter, format_files
-
-    big = "".join(f"class C{i}:\n    x: int = {i}\n\n\n" for i in range(3000))
-    with Formatter(None, parallel_min_bytes=0) as formatter:
-        formatter.submit({"a.py": big})
-        pool = formatter._pool  # the test kills its workers
-        assert pool is not None
-        formatter.result()  # the workers are up
-        for pid in list(pool._processes):
-            os.kill(pid, signal.SIGKILL)
-        formatter.submit({"b.py": big.replace("x: int", "y: int")})
-        result = formatter.result()
-    assert result == format_files({"a.py": big, "b.py": big.replace("x: int", "y: int")}, None)
-
-
-def test_rendered_code_is_mostly_in_blacks_layout_already(draft_ir: Protocol) -> None:
-    """black formats a second time whatever its first pass changed, so the renderers emit its
-    layout: a regression here doubles the format stage's cost (no timing is asserted)."""
-    import black
-
-    from acp_codegen.fmt import black_mode, split_pieces
-    from acp_codegen.render.package import render_package
-
-    files = render_package(draft_ir, "acp_v2_draft")
-    groups = [text for name, text in files.items() if name.startswith("_models/")]
-    pieces = [piece for text in groups for piece in split_pieces(text, min_bytes=0)]
-    unchanged = sum(black.format_str(piece, mode=black_mode()) == piece for piece in pieces)
-    assert len(pieces) > 300 and unchanged >= 0.9 * len(pieces), f"only {unchanged} of {len(pieces)} model pieces are in black's layout"
-    for name, text in files.items():  # every other module but two with long generated signatures
-        if name.endswith(".py") and not name.startswith("_models/") and name not in ("dispatch.py", "session.py"):
-            assert black.format_str(text, mode=black_mode()) == text, f"{name} is not in black's layout"
-
-
-def test_a_body_without_every_definition_or_with_a_stranger_statement_is_refused(
-    draft_ir: Protocol, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What DMCG returns is checked when it is cut: each definition once, nothing unknown."""
-    from acp_codegen.render import package
-    from acp_codegen.render.model_modules import cut_body
-
-    body = "from x import y\n\n\n__all__ = []\n\n\nclass A(B):\n    pass\n\n\nC: TypeAlias = int\n\"\"\"Doc.\"\"\"\n"
-    cut = cut_body(body, ["C", "A"])
-    assert cut.order == ("C", "A") and cut.texts["C"] == 'C: TypeAlias = int\n"""Doc."""'
-    with pytest.raises(ValueError, match="no definition of D"):
-        cut_body(body, ["A", "C", "D"])
-    with pytest.raises(ValueError, match="unexpected statement at line 7"):
-        cut_body(body, ["C"])
-    monkeypatch.setattr(package, "render_models", lambda *args: body)
-    with pytest.raises(CodegenError) as caught:
-        package.render_model_modules(draft_ir, "acp_v2_draft")
-    assert caught.value.diagnostics[0].code == "model-render"

@@ -122,7 +122,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS", "PROTOCOL_REQUESTS",
         "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS", "TimelineEntity", "Negotiated", "Routed",
         "UnsupportedVersionError", "VersionRouter", "AgentHandler", "AgentPeerBase", "BINDING", "Binding",
-        "ClientHandler", "PeerBase", "SpawnOptions", "Unpack", "AbstractAsyncContextManager",
+        "ClientHandler", "PeerBase", "SpawnOptions", "Unpack", "AbstractAsyncContextManager", "Sequence", "TaggedBy",
         "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client", "Items",
         "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
         "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",

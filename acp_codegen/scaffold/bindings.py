@@ -10,17 +10,16 @@ version (`incompatible-schema` otherwise).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from acp_codegen.diff.run import Resolver
 from acp_codegen.errors import fail
+from acp_codegen.ir.dispatch import fanout_for
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.pins import load_pins
 from acp_codegen.pipeline import Target, render_target
-from acp_codegen.render.dispatch import fanout_for
-from acp_codegen.sources import default_cache_dir
 
 Kind = Literal["agent", "client"]
 
@@ -137,9 +136,16 @@ def check_protocol(protocol: Protocol, kind: Kind, label: str, version: int = 2)
 
 
 def bind_versions(
-    kind: Kind, package: str, protocols: tuple[int, ...], schema: str | None, v1_schema: str | None, pins_path: Path
+    kind: Kind,
+    package: str,
+    protocols: tuple[int, ...],
+    schema: str | None,
+    v1_schema: str | None,
+    pins_path: Path,
+    vendored: bool = True,
 ) -> tuple[Bound, ...]:
-    """Render and check the bindings of each version, oldest first."""
+    """Render and check the bindings of each version, oldest first (`vendored`: their regenerate
+    command refreshes the vendored runtime too)."""
     versions = tuple(sorted(set(protocols)))
     bad = [v for v in versions if v not in BINDINGS]
     if bad or not versions:
@@ -160,16 +166,14 @@ def bind_versions(
         if source is None and DEFAULT_TARGET[version] is not None:
             source = DEFAULT_TARGET[version]
         target = schema_target(source, subpackage, pins_path)
-        files, protocol = render_target(target, cache_dir=default_cache_dir())
+        target = replace(target, command=target.regenerate + (" --vendor-runtime" if vendored else ""))
+        files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, version)
         bound.append(Bound(version, BINDINGS[version], target, target.sha256 or protocol.sha256, files))
     return tuple(bound)
 
 
-def regenerate_command(package: str, bound: Bound, vendored: bool = False) -> str:
+def regenerate_command(bound: Bound) -> str:
     """The command that regenerates one version's bindings in the project's directory (and the
-    vendored runtime beside them)."""
-    return (
-        f"acp-codegen generate --schema '{bound.target.source}' --sha256 {bound.sha256} "
-        f"--package {package}.{bound.subpackage} --out ." + (" --vendor-runtime" if vendored else "")
-    )
+    vendored runtime beside them), as their headers name it."""
+    return bound.target.regenerate

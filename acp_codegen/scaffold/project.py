@@ -24,7 +24,6 @@ from acp_codegen.fmt import format_files
 from acp_codegen.render.package import environment
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files, runtime_versions
 from acp_codegen.scaffold.bindings import PROTOCOLS, Bound, Kind, bind_versions, regenerate_command
-from acp_codegen.sources import default_cache_dir
 from acp_codegen.write import write_package
 
 __all__ = ["INSTALL_COMMAND", "PROTOCOLS", "TEST_COMMAND", "Kind", "scaffold"]
@@ -202,10 +201,10 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendor
         "generator_version": __version__,
         "install_command": INSTALL_COMMAND,
         "test_command": TEST_COMMAND,
-        "regenerate_commands": [regenerate_command(names.package, b, vendored) for b in bound],
+        "regenerate_commands": [regenerate_command(b) for b in bound],
         # the drift workflow checks every version's bindings; `outdated` follows the newest (the
         # draft is what moves)
-        "generate_check": " && ".join(f"{regenerate_command(names.package, b, vendored)} --check" for b in bound),
+        "generate_check": " && ".join(f"{regenerate_command(b)} --check" for b in bound),
         "newest_source": bound[-1].target.source,
         "newest_sha256": bound[-1].sha256,
     }
@@ -215,7 +214,7 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendor
         for path, template in PROJECT_FILES[kind]
         if VERSION_FILES.get(path, versions[0]) in versions
     }
-    return format_files(rendered, default_cache_dir() / "black")
+    return format_files(rendered)
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -304,7 +303,7 @@ def scaffold(
         name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
     )
     check_directory(directory, force=force)
-    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
+    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path, vendor_runtime)
     files = render_project(kind, names, bound, vendored=vendor_runtime)
     runtime = runtime_files() if vendor_runtime else None
     write_project(directory, names.package, files, {b.subpackage: b.files for b in bound}, runtime)

@@ -15,8 +15,8 @@ from typing import Literal
 from acp_codegen.diff.collector import Collector
 from acp_codegen.diff.facts import facts_for
 from acp_codegen.diff.model import Change
+from acp_codegen.ir.dispatch import fanout_for
 from acp_codegen.ir.nodes import Protocol, Struct
-from acp_codegen.render.dispatch import fanout_for
 
 Kind = Literal[
     "class-renamed", "class-removed", "attribute-renamed", "attribute-removed", "attribute-retyped",

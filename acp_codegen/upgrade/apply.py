@@ -8,7 +8,7 @@ package swapped in whole, and if the package cannot be written the old pin file 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from acp_codegen.diff.model import DiffResult
@@ -17,7 +17,7 @@ from acp_codegen.diff.run import short_label
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.pins import Pin, PinnedSource, load_pins
 from acp_codegen.pipeline import Target, package_dir, render_target
-from acp_codegen.sources import NpmSource, default_cache_dir, parse_source
+from acp_codegen.sources import NpmSource, parse_source
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes, render_section
 from acp_codegen.upgrade.outdated import ReleaseLookup, diff_files, fetch_release, npm_source_at
 from acp_codegen.upgrade.pinedit import check_pins_text, edited_pins, pin_diff, write_text_atomic
@@ -95,7 +95,7 @@ def plan_upgrade(pins_path: Path, target: str, to: str | None, *, lookup: Releas
     after = edited_pins(text, pins_path, pin.name, new)
     check_pins_text(after, pins_path)
     diff, old_ir, new_ir = diff_files(pin, source, fetched)
-    files, _ = render_target(Target(pin.name, pin.package, source, fetched.sha256), cache_dir=default_cache_dir())
+    files, _ = render_target(replace(Target.from_pin(pin), source=source, sha256=fetched.sha256))
     return Plan(pins_path, pin, new, False, text, after, diff, api_changes(old_ir, new_ir, diff.changes), files)
 
 

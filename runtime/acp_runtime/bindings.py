@@ -21,124 +21,48 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`): the names below, as type ch
     from .jsonrpc import Connection as Connection
     from .jsonrpc import MethodSpec as MethodSpec
     from .jsonrpc import RpcError as RpcError
-    from .models import (
-        NONE_TAG as NONE_TAG,
-    )
-    from .models import (
-        NOT_KNOWN_TAG as NOT_KNOWN_TAG,
-    )
-    from .models import (
-        NOT_NULL as NOT_NULL,
-    )
-    from .models import (
-        ONE_OF as ONE_OF,
-    )
-    from .models import (
-        STRICT_FIRST as STRICT_FIRST,
-    )
-    from .models import (
-        UNKNOWN_TAG as UNKNOWN_TAG,
-    )
-    from .models import (
-        AcpModel as AcpModel,
-    )
-    from .models import (
-        Apart as Apart,
-    )
-    from .models import (
-        Discriminator as Discriminator,
-    )
-    from .models import (
-        Integer as Integer,
-    )
-    from .models import (
-        Items as Items,
-    )
-    from .models import (
-        JsonInt as JsonInt,
-    )
-    from .models import (
-        OpenEnum as OpenEnum,
-    )
-    from .models import (
-        TaggedModel as TaggedModel,
-    )
-    from .models import (
-        TagValue as TagValue,
-    )
-    from .models import (
-        complete_models as complete_models,
-    )
-    from .models import (
-        lenient as lenient,
-    )
-    from .models import (
-        register_members as register_members,
-    )
-    from .models import (
-        tag_discriminator as tag_discriminator,
-    )
-    from .peers import (
-        AgentHandler as AgentHandler,
-    )
-    from .peers import (
-        AgentPeerBase as AgentPeerBase,
-    )
-    from .peers import (
-        Binding as Binding,
-    )
-    from .peers import (
-        ClientHandler as ClientHandler,
-    )
-    from .peers import (
-        PeerBase as PeerBase,
-    )
-    from .peers import (
-        SpawnOptions as SpawnOptions,
-    )
-    from .peers import (
-        StderrTail as StderrTail,
-    )
-    from .peers import (
-        build as build,
-    )
-    from .peers import (
-        connect_agent as connect_agent,
-    )
-    from .peers import (
-        serve_agent as serve_agent,
-    )
-    from .peers import (
-        spawn_agent as spawn_agent,
-    )
-    from .peers import (
-        stop_process as stop_process,
-    )
-    from .versions import (
-        Negotiated as Negotiated,
-    )
-    from .versions import (
-        Routed as Routed,
-    )
-    from .versions import (
-        UnsupportedVersionError as UnsupportedVersionError,
-    )
-    from .versions import (
-        VersionRouter as VersionRouter,
-    )
-    from .versions import (
-        negotiate as negotiate,
-    )
-    from .versions import (
-        serve_versions as serve_versions,
-    )
-    from .versions import (
-        spawn_negotiated as spawn_negotiated,
-    )
+    from .jsonrpc import method_table as method_table
+    from .models import NONE_TAG as NONE_TAG
+    from .models import NOT_KNOWN_TAG as NOT_KNOWN_TAG
+    from .models import NOT_NULL as NOT_NULL
+    from .models import ONE_OF as ONE_OF
+    from .models import STRICT_FIRST as STRICT_FIRST
+    from .models import UNKNOWN_TAG as UNKNOWN_TAG
+    from .models import AcpModel as AcpModel
+    from .models import Apart as Apart
+    from .models import Integer as Integer
+    from .models import JsonInt as JsonInt
+    from .models import OpenEnum as OpenEnum
+    from .models import Sequence as Sequence
+    from .models import TaggedBy as TaggedBy
+    from .models import TaggedModel as TaggedModel
+    from .models import TagValue as TagValue
+    from .models import complete_models as complete_models
+    from .models import lenient as lenient
+    from .models import member as member
+    from .peers import AgentHandler as AgentHandler
+    from .peers import AgentPeerBase as AgentPeerBase
+    from .peers import Binding as Binding
+    from .peers import ClientHandler as ClientHandler
+    from .peers import PeerBase as PeerBase
+    from .peers import SpawnOptions as SpawnOptions
+    from .peers import StderrTail as StderrTail
+    from .peers import build as build
+    from .peers import connect_agent as connect_agent
+    from .peers import serve_agent as serve_agent
+    from .peers import spawn_agent as spawn_agent
+    from .peers import stop_process as stop_process
+    from .versions import Negotiated as Negotiated
+    from .versions import Routed as Routed
+    from .versions import UnsupportedVersionError as UnsupportedVersionError
+    from .versions import VersionRouter as VersionRouter
+    from .versions import negotiate as negotiate
+    from .versions import serve_versions as serve_versions
+    from .versions import spawn_negotiated as spawn_negotiated
 
 # The names, by the sub-package that defines them.
 _SOURCES: dict[str, tuple[str, ...]] = {
-    "jsonrpc": ("Connection", "MethodSpec", "RpcError"),
+    "jsonrpc": ("Connection", "MethodSpec", "RpcError", "method_table"),
     "models": (
         "NONE_TAG",
         "NOT_KNOWN_TAG",
@@ -148,17 +72,16 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "UNKNOWN_TAG",
         "AcpModel",
         "Apart",
-        "Discriminator",
         "Integer",
-        "Items",
         "JsonInt",
         "OpenEnum",
+        "Sequence",
         "TagValue",
+        "TaggedBy",
         "TaggedModel",
         "complete_models",
         "lenient",
-        "register_members",
-        "tag_discriminator",
+        "member",
     ),
     "peers": (
         "AgentHandler",

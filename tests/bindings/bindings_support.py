@@ -14,10 +14,10 @@ from models_facts import PINNED, ir, load
 from models_instances import NONE, Instances
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from acp_codegen.ir.builders import Builder
+from acp_codegen.ir.dispatch import Dispatch, Fanout, dispatch_of
 from acp_codegen.ir.nodes import Enum, Protocol, Ref, Struct, TaggedUnion, UnionOf
-from acp_codegen.render.builders import Builder
-from acp_codegen.render.dispatch import dispatch_context
-from acp_codegen.render.pytypes import all_fields
+from acp_codegen.ir.spelling import all_fields
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -41,20 +41,27 @@ def instances(name: str) -> Instances:
     return Instances(load(PINNED[name]))
 
 
-def context(name: str) -> dict[str, Any]:
-    """The dispatch template's context (builders, session handle) of a pinned package."""
-    return dispatch_context(protocol(name))
+@cache
+def context(name: str) -> Dispatch:
+    """The dispatch API (builders, session handle) of a pinned package."""
+    return dispatch_of(protocol(name))
 
 
 def update_builders(name: str) -> tuple[Builder, ...]:
     """The session handle's builders."""
-    handle = context(name)["handle"]
-    return handle["builders"] if handle else ()
+    handle = context(name).handle
+    return handle.builders if handle else ()
 
 
 def request_builders(name: str, side: str) -> dict[str, Builder]:
     """The builders of the methods `side` handles (sent by the other side), by wire name."""
-    return context(name)["builders"][side][0]  # type: ignore[no-any-return]
+    peer = next(p for p in context(name).peers if p.peer_side == side)
+    return {m.wire_name: m.builder for m in peer.methods if m.builder is not None}
+
+
+def fanouts(name: str, side: str) -> tuple[Fanout, ...]:
+    """The fanned-out notifications `side` handles."""
+    return next(h for h in context(name).handlers if h.side == side).fanouts
 
 
 def instances_by_class(name: str, seeds: int = 6) -> dict[type, list[dict[str, Any]]]:

@@ -15,9 +15,11 @@ from bindings_support import (
     PACKAGES,
     PYTHON,
     context,
+    fanouts,
     instance_for,
     package,
     python_env,
+    request_builders,
     update_builders,
     without_extras,
 )
@@ -50,7 +52,7 @@ def _recorder(acp: Any) -> Any:
     for wire, spec in acp.CLIENT_METHODS.items():
         if spec.kind == "request":
             setattr(Recorder, spec.handler, echo(wire))
-    for case in (f for f in context(acp.__name__)["fanouts"].values() if f.method.side == "client"):
+    for case in fanouts(acp.__name__, "client"):
         for c in case.cases:
             async def variant(self: Any, params: Any, update: Any, _tag: str = c.tag) -> None:
                 self.variants.append(_tag)
@@ -93,7 +95,7 @@ def _cases(builders: Any, pkg: str) -> list[tuple[Any, Any, dict[str, Any]]]:
 async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
     acp = package(pkg)
     recorder = _recorder(acp)
-    ctx = context(pkg)
+    handle = context(pkg).handle
     async with acp.spawn_agent(PYTHON, str(HERE / "builder_peer.py"), pkg, client=recorder, env=python_env(), stderr=subprocess.PIPE) as agent:
         checked = 0
         # agent -> client: the session handle, one builder per session/update variant
@@ -106,18 +108,18 @@ async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
             assert type(arrived.update) is cls, (b.name, type(arrived.update))
             assert arrived.update.to_dict() == _sent(b, cls.from_dict(wire)), b.name
             checked += 1
-        assert checked == len(update_builders(pkg)) and (checked > 10 if ctx["handle"] else True)
+        assert checked == len(update_builders(pkg)) and (checked > 10 if handle else True)
         # agent -> client: every request / notification builder of the client peer
-        for b, cls, wire in _cases(ctx["builders"]["client"][0].values(), pkg):
-            method = next(w for w, m in ctx["builders"]["client"][0].items() if m is b)
+        for b, cls, wire in _cases(request_builders(pkg, "client").values(), pkg):
+            method = next(w for w, m in request_builders(pkg, "client").items() if m is b)
             kind = acp.CLIENT_METHODS[method].kind
             answer = await agent.ext_request("_test/call_client", {"model": b.model, "wire": wire, "params": [p.name for p in b.params], "handler": b.name})
             if kind == "request":
                 assert answer["error"] == {"method": method, "params": _sent(b, cls.from_dict(wire))}, method
             checked += 1
         # client -> agent: every request / notification builder of the agent peer
-        for b, cls, wire in _cases(ctx["builders"]["agent"][0].values(), pkg):
-            method = next(w for w, m in ctx["builders"]["agent"][0].items() if m is b)
+        for b, cls, wire in _cases(request_builders(pkg, "agent").values(), pkg):
+            method = next(w for w, m in request_builders(pkg, "agent").items() if m is b)
             parsed = cls.from_dict(wire)
             kwargs = {p.name: getattr(parsed, p.name) for p in b.params if p.name in parsed.model_fields_set}
             expected = {"method": method, "params": _sent(b, parsed)}

@@ -69,13 +69,21 @@ def test_groups_partition_the_models_and_import_without_a_cycle(package_ir: tupl
 
 def test_every_method_message_roots_a_group_of_its_own(package_ir: tuple[str, Protocol]) -> None:
     """A params or result class never rides in the group of the union that lists it (an alias of
-    a plain type is in `scalars`)."""
+    a plain type is in `scalars`): it roots its group, or a request's params and result share the
+    method's module (`session/prompt` -> `session_prompt`), which holds nothing else they do not
+    need."""
     _, protocol = package_ir
     groups = model_groups(protocol)
     roots = {g.root for g in groups}
+    by_method = {g.method[0]: g for g in groups if g.method is not None}
     scalars = next(g.names for g in groups if g.module == SCALARS)
     entries = {n for m in protocol.methods for n in (m.params, m.result) if n} - scalars
-    assert entries and entries <= roots
+    paired = {n for g in by_method.values() for n in g.method[1:]}  # type: ignore[index]
+    assert entries and entries - paired <= roots and by_method
+    for wire, g in by_method.items():
+        method = next(m for m in protocol.methods if m.wire_name == wire and m.params == g.method[1])  # type: ignore[index]
+        assert g.root == method.params and method.result in g.names
+        assert g.module.startswith(method.handler)
 
 
 def test_module_names_are_snake_case_unique_and_never_keywords() -> None:
@@ -127,8 +135,13 @@ def test_each_group_resolves_every_annotation_its_classes_inherit(package: str) 
 _LOADED = """
 import json, sys
 from {package} import {name}
-groups = [m for n, m in sys.modules.items() if n.startswith("{package}._models.")]
-print(json.dumps(sorted(n for m in groups for n in m.__all__)))
+groups = [m for n, m in list(sys.modules.items()) if n.startswith("{package}._models.")]
+defined = set()
+for m in groups:
+    for n, v in list(vars(m).items()):
+        if (isinstance(v, type) and v.__module__ == m.__name__) or n in getattr(m, "__annotations__", {{}}):
+            defined.add(n)
+print(json.dumps(sorted(defined)))
 """
 
 
@@ -142,32 +155,40 @@ def test_a_name_loads_exactly_what_it_can_need(package: str, name: str, pinned_s
     protocol = ir_for(target.source, target.sha256)
     scalars = next(g.names for g in model_groups(protocol) if g.module == SCALARS)
     loaded = set(json.loads(_python(_LOADED.format(package=package, name=name))))
-    assert loaded - scalars == _closure(protocol, name) - scalars
+    # what it can need, and a request's result with its params (the method's module)
+    pairs = {m.params: m.result for m in protocol.methods if m.params and m.result}
+    closure = _closure(protocol, name)
+    closure |= {x for n in list(closure) if n in pairs for x in _closure(protocol, pairs[n])}
+    assert loaded - scalars <= closure - scalars and _closure(protocol, name) - scalars <= loaded
     assert len(loaded) < len(protocol.definitions) / 2
 
 
 def test_the_facade_names_every_group_module_it_loads(generated_dir: Path) -> None:
-    """`models._MODULE_OF` and the type checker's imports of the facade agree with the files."""
+    """`models._NAMES` and the type checker's imports of the facade agree with the files."""
     for package in PACKAGES:
         facade = ast.parse((generated_dir / package / "models.py").read_text(encoding="utf-8"))
         checked: dict[str, str] = {}
+        table: dict[str, str] = {}
         for node in ast.walk(facade):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("_models."):
                 checked.update((a.name, node.module.removeprefix("_models.")) for a in node.names)
-            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_MODULE_OF":
-                table = ast.literal_eval(node.value) if node.value else {}
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_NAMES":
+                table = {n: m for m, names in ast.literal_eval(node.value).items() for n in names}
         files = {p.stem for p in (generated_dir / package / "_models").glob("*.py")} - {"__init__"}
         assert checked == table and set(table.values()) == files, package
 
 
 def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Path) -> None:
-    """A root whose name is longer than a file name and a docstring line, and a group importing more
-    names from one group than one line holds: the group modules (their skipped heads too) are black's output,
-    and the package imports and validates."""
+    """A root whose name is longer than a file name and a docstring line, and a module importing
+    more names from another than one line holds: the modules are black's output, and the
+    package imports and validates."""
     import black
     from generator_support import generated_ok, minimal, ping, python_ok
 
-    from acp_codegen.fmt import black_mode
+    from acp_codegen.fmt import LINE_LENGTH
+
+    def black_mode() -> black.Mode:
+        return black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
 
     schema = minimal()
     long_name = "Shared" + "Very" * 60 + "LongName"  # in snake case, longer than a file name may be
@@ -183,7 +204,7 @@ def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Pat
     for path in sorted((package / "_models").glob("*.py")):
         text = path.read_text(encoding="utf-8")
         assert black.format_str(text, mode=black_mode()) == text, path.name
-    request = (package / "_models" / "ping_request.py").read_text(encoding="utf-8")
+    request = (package / "_models" / "ping.py").read_text(encoding="utf-8")  # the method's module
     assert "from .scalars import (\n    Part00WithALongerName,\n" in request
     assert f"from .{long_name[:6].lower()}_very_very" in request  # the long name's own group
     shown = python_ok(out, "import hostile\nprint(hostile.PingRequest.model_validate({'bar': 'b', 'p3': 1}).p3)")

@@ -66,7 +66,7 @@ def package_for(label: str, path: Path, out_dir: Path) -> tuple[Any, Any]:
     package = "mrev_" + "".join(c if c.isalnum() else "_" for c in label).lower()
     target = out_dir / package
     target.mkdir(parents=True, exist_ok=True)
-    for name, text in render_package(protocol, package).items():
+    for name, text in render_package(protocol, package, f"acp-codegen generate {package}").items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_text(text, encoding="utf-8")
     if str(out_dir) not in sys.path:

@@ -52,7 +52,7 @@ def test_constants_carry_the_schema_descriptions(pinned: ModuleType) -> None:
             member = getattr(cls, const)
             assert type(member) is cls and member == value
             if value in descriptions:
-                assert docs.get((name, const), "").strip() == descriptions[value].strip(), (name, const)
+                assert inspect.cleandoc(docs.get((name, const), "")) == inspect.cleandoc(descriptions[value]), (name, const)
                 counted += 1
     assert counted > 20
 

@@ -153,7 +153,7 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) -> None:
-    """Each model module states the longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
+    """The package's `_models` states the longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
     the runtime's step (`acp_runtime.models.deferred`) a first use builds without walking the classes below it first."""
     out = _run(
         package,
@@ -170,8 +170,8 @@ def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) ->
         except ValidationError:
             pass
         assert models.InitializeRequest.__pydantic_complete__
-        group = sys.modules[models.InitializeRequest.__module__]
-        print(json.dumps({"bound": group._CHAIN_BOUND, "step": deferred._CHAIN_STEP}))
+        groups = importlib.import_module(pkg.__name__ + "._models")
+        print(json.dumps({"bound": groups._CHAIN_BOUND, "step": deferred._CHAIN_STEP}))
         """,
     )
     assert out == {"bound": 6, "step": 16}
@@ -262,7 +262,7 @@ def test_the_models_facade_loads_a_group_per_name_and_dir_loads_none(package: st
         """,
     )
     assert out["all"] and out["before"] == []
-    assert out["module"] == f"{package}._models.initialize_request" and out["module"] in out["after"]
+    assert out["module"] == f"{package}._models.initialize" and out["module"] in out["after"]
     assert len(out["after"]) < 20  # the groups InitializeRequest names, not all of them
     assert "NoSuchModel" in out["missing"] and out["pickled"]
 
@@ -279,11 +279,10 @@ def test_dispatch_loads_the_models_of_a_method_when_its_message_needs_them(packa
         before = groups()
         spec = AGENT_METHODS["initialize"]
         same = spec.params is pkg.models.InitializeRequest and spec.result is pkg.models.InitializeResponse
-        from {package}.dispatch import InitializeRequest  # as when dispatch imported every model
-        same = same and InitializeRequest is spec.params
+        same = same and pkg.InitializeRequest is spec.params
         print(json.dumps({{"before": before, "after": groups(), "same": same}}))
         """,
     )
     assert out["before"] == [] and out["same"]
-    assert f"{package}._models.initialize_request" in out["after"]
-    assert f"{package}._models.prompt_request" not in out["after"]
+    assert f"{package}._models.initialize" in out["after"]
+    assert f"{package}._models.session_prompt" not in out["after"]

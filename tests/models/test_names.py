@@ -133,7 +133,7 @@ def _render(path: Path, package: str, out: Path) -> ModuleType:
 
     target = out / package
     target.mkdir(parents=True)
-    for name, text in render_package(ir(path), package).items():
+    for name, text in render_package(ir(path), package, f"acp-codegen generate {package}").items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_text(text, encoding="utf-8")
     if str(out) not in sys.path:

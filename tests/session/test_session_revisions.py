@@ -33,7 +33,7 @@ def test_every_revision_gets_a_reducer_exactly_when_it_has_the_message_id_model(
         protocol = ir_for(str(path), sha)
         union = protocol.by_def_name("SessionUpdate")
         expected = isinstance(union, TaggedUnion) and {"user_message", "agent_message"} <= set(union.known_tags)
-        files = render_package(protocol, "pkg")
+        files = render_package(protocol, "pkg", "acp-codegen generate pkg")
         assert ("session.py" in files) == expected, name
         assert ("from .session import" in files["__init__.py"]) == expected, name
         if expected:

@@ -10,8 +10,8 @@ beyond caches.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable
-from types import ModuleType
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from types import MappingProxyType, ModuleType
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeGuard
 
 import pydantic
@@ -133,6 +133,25 @@ class MethodSpec:
             f"MethodSpec(method={method!r}, kind={kind!r}, params={params!r}, result={result!r},"
             f" handler={handler!r}, cancelled={cancelled!r})"
         )
+
+
+MethodRow = tuple[str, str | None, str | None, str] | tuple[str, str | None, str | None, str, Any]
+"""One method of a generated table: (wire name, params type name, result type name, handler
+method[, the method's answer to a request the peer cancels])."""
+
+
+def method_table(
+    models: ModuleType, kind: Literal["request", "notification"], *rows: MethodRow
+) -> Mapping[str, MethodSpec]:
+    """A read-only table of `kind` methods whose types are named in `models` (looked up when a
+    message of the method first needs them), by wire name."""
+    table = {
+        row[0]: MethodSpec(
+            row[0], kind, row[1], row[2], row[3], row[4] if len(row) > 4 else None, models=models
+        )
+        for row in rows
+    }
+    return MappingProxyType(table)
 
 
 class RpcError(Exception):

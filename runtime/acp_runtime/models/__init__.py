@@ -1,15 +1,16 @@
 """The model machinery of the generated bindings: what every generated model, enum and union is
 built on. Depends on pydantic and the standard library.
 
-- `AcpModel`, `TaggedModel` (`base`): unknown fields kept, wire names on output, `null` distinct
+- `AcpModel`, `TaggedModel` (`base`): unknown fields kept, wire names on output (`wire_name`:
+  the camelCase name of a field without an alias), `null` distinct
   from an omitted field, classes built at their first use (`deferred`, `completion`), their
   string annotations evaluated once (`annotations`), a fast validation path (`fastschema`,
   `fastpath`) and generated serializers (`serialize`); `complete_models` builds ahead of use.
-- `OpenEnum`, `register_members` (`openenum`): string enums that keep values they do not know.
-- The full path's validation hooks (`hooks`): union tags (`tag_discriminator`, `UNKNOWN_TAG`,
+- `OpenEnum`, `member` (`openenum`): string enums that keep values they do not know.
+- The full path's validation hooks (`hooks`): union tags (`TaggedBy`, `tag_discriminator`, `UNKNOWN_TAG`,
   `NONE_TAG`), field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`, `STRICT_FIRST`,
   `ONE_OF`) and `lenient`, which applies the schema's leniency hints.
-- Annotations of fields: `Items` (arrays, `strict`), `JsonInt` / `Integer` (JSON Schema's
+- Annotations of fields: `Sequence` (arrays, `strict`), `JsonInt` / `Integer` (JSON Schema's
   `integer`, `jsonint`), `Apart` (aliases nested deeper than Python evaluates at once, `apart`),
   `Discriminator` (pydantic's callable discriminator on every supported minor, `compat`).
 - The two validation modes, parsing and building (`strict`: `building`, `BUILDING`).
@@ -20,7 +21,7 @@ What differs between pydantic minors is in `compat`; nothing else here branches 
 from __future__ import annotations
 
 from .apart import Apart
-from .base import AcpModel, TaggedModel, complete_models
+from .base import AcpModel, TaggedModel, complete_models, wire_name
 from .compat import Discriminator
 from .hooks import (
     NONE_TAG,
@@ -33,13 +34,14 @@ from .hooks import (
     NotNull,
     OneOf,
     StrictFirst,
+    TaggedBy,
     TagValue,
     lenient,
     tag_discriminator,
 )
 from .jsonint import Integer, JsonInt
-from .openenum import OpenEnum, register_members
-from .strict import BUILDING, RECEIVED, Items, building
+from .openenum import OpenEnum, member
+from .strict import BUILDING, RECEIVED, Sequence, building
 
 __all__ = [
     "BUILDING",
@@ -54,18 +56,20 @@ __all__ = [
     "Apart",
     "Discriminator",
     "Integer",
-    "Items",
     "JsonInt",
     "NotKnownTag",
     "NotNull",
     "OneOf",
     "OpenEnum",
+    "Sequence",
     "StrictFirst",
     "TagValue",
+    "TaggedBy",
     "TaggedModel",
     "building",
     "complete_models",
     "lenient",
-    "register_members",
+    "member",
     "tag_discriminator",
+    "wire_name",
 ]

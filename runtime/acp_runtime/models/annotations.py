@@ -10,15 +10,15 @@ for. One that names a class not defined yet (a forward or recursive reference) b
 `typing.ForwardRef` pydantic would make of the string, and pydantic resolves it when the class
 is built, as before.
 
-A text without a call (`StrictStr | None`, `Items[ContentBlock]`) stands for typing objects
-that nothing changes, so within one execution of the module (`_ANNOTATION_VALUES`, which the
-module of each group of models defines; a reload starts afresh) its value, or while it cannot be evaluated its
+A text without a call (`StrictStr | None`, `Sequence[ContentBlock]`) stands for typing objects
+that nothing changes, so within one execution of the module (`models.generated.shared_values`;
+a reload starts afresh) its value, or while it cannot be evaluated its
 `ForwardRef`, is shared, as typing shares its own. A text with a call (`Field(...)`) is
 evaluated, or made a `ForwardRef`, for each field: pydantic copies a `FieldInfo` it finds in an
 annotation shallowly, so a shared one could carry one field's settings to another.
 
-Only the classes of a generated package's model groups (a module that defines
-`_ANNOTATION_VALUES`) and of `models.base` are touched: a user's subclass keeps pydantic's own
+Only the classes of a generated package's model modules (`models.generated`) and of
+`models.base` are touched: a user's subclass keeps pydantic's own
 resolution (which also sees the locals of the function that defines it).
 """
 
@@ -28,10 +28,11 @@ import sys
 from types import CodeType
 from typing import Any, ForwardRef
 
+from .generated import chain_bound, shared_values
+
 # The runtime's base classes (`TaggedModel.__acp_tags__`, a string pydantic would evaluate again for
-# each of its subclasses); a generated group module is known by the namespace it shares.
+# each of its subclasses).
 _BASE = f"{__package__}.base"
-_SHARED = "_ANNOTATION_VALUES"
 _CODE: dict[str, CodeType] = {}
 
 
@@ -41,15 +42,15 @@ def evaluate_annotations(cls: type) -> None:
     module = sys.modules.get(cls.__module__)
     if module is None:
         return
-    namespace = vars(module)
-    if _SHARED not in namespace and cls.__module__ != _BASE:
+    if cls.__module__ != _BASE and chain_bound(cls.__module__) is None:
         return
+    namespace = vars(module)
     # the class's own dict, changed in place (`inspect.get_annotations` answers a copy)
     annotations: dict[str, Any] | None = vars(cls).get("__annotations__")
     if not annotations:
         return
     # text -> value, and ("ref", text) -> its ForwardRef, for texts without a call
-    shared: dict[Any, Any] = namespace.get(_SHARED, {})
+    shared = shared_values(module)
     for name, text in annotations.items():
         if type(text) is not str:
             continue

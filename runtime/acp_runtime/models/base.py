@@ -17,10 +17,10 @@ field annotations and the schema's leniency hints (`models.hooks`), the fast val
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import SchemaSerializer
 
 from .annotations import evaluate_annotations
@@ -28,10 +28,20 @@ from .compat import CALLS_ON_COMPLETE
 from .completion import completion_order, dependencies
 from .deferred import BUILD_LOCK, UNBUILT, defer
 from .fastpath import FastPathValidator
+from .generated import chain_bound
+from .hooks import lenient
 from .serialize import build_serializer
 from .strict import BUILDING
 
-__all__ = ["AcpModel", "TaggedModel", "complete_models"]
+__all__ = ["AcpModel", "TaggedModel", "complete_models", "wire_name"]
+
+
+def wire_name(name: str) -> str:
+    """The wire name of a field that states no alias: `session_id` -> `sessionId` (a trailing
+    `_`, which keeps a name off a keyword, is dropped: `from_` -> `from`). The generator writes
+    an alias for every field whose wire name is not this one."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 class AcpModel(BaseModel):
@@ -47,12 +57,18 @@ class AcpModel(BaseModel):
         validate_by_name=False,
         validate_by_alias=True,
         serialize_by_alias=True,
+        alias_generator=wire_name,  # fields without an alias: `session_id` is `sessionId`
         defer_build=True,  # built at first use: importing the models builds no validator
     )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        # before pydantic reads the annotations (its metaclass does after `type.__new__`)
+        # before pydantic reads the annotations and collects validators (its metaclass does
+        # both after `type.__new__`, which calls this)
         evaluate_annotations(cls)
+        # the schema's leniency hints (wire name -> rules, inherited fields included): a class that
+        # states its own gets the validator that applies them
+        if "__acp_lenient__" in vars(cls):
+            cls._acp_lenient = _lenient_validator()  # type: ignore[attr-defined]
         super().__init_subclass__(**kwargs)
 
     def __init__(self, /, **data: Any) -> None:
@@ -142,6 +158,17 @@ class AcpModel(BaseModel):
                 cls.__pydantic_serializer__ = serializer
 
 
+def _lenient_validator() -> Any:
+    """A wrap model validator applying `cls.__acp_lenient__` (a new one per class: pydantic keeps
+    each class's validators by name, a subclass's replacing its base's)."""
+
+    def _acp_lenient(cls: type[AcpModel], data: Any, handler: Callable[[Any], Any]) -> Any:
+        rules: dict[str, frozenset[str]] = getattr(cls, "__acp_lenient__")  # noqa: B009
+        return lenient(cls, data, handler, rules)
+
+    return model_validator(mode="wrap")(classmethod(_acp_lenient))  # type: ignore[arg-type]
+
+
 class TaggedModel(AcpModel):
     """A union variant: its tag fields always count as set, so they are always serialized."""
 
@@ -188,8 +215,8 @@ def complete_models(module: str) -> None:
                 todo.append(found)
     # dependencies first (`models.completion`); the schema walks of `__pydantic_on_complete__` still
     # nest once per class of a chain (built ones too), so they get room in proportion to the
-    # classes built here and to the longest chain their modules state (`_CHAIN_BOUND`)
-    bounds = [vars(sys.modules[cls.__module__]).get("_CHAIN_BOUND") for cls in pending]
+    # classes built here and to the longest chain their packages state (`models.generated`)
+    bounds = [chain_bound(cls.__module__) for cls in pending]
     links = max([b for b in bounds if isinstance(b, int)], default=0)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 1000 + 20 * len(pending), 1000 + 40 * links))

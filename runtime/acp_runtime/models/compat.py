@@ -27,6 +27,7 @@ the other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depe
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import pydantic
@@ -49,6 +50,9 @@ def _is_union(source_type: Any) -> bool:
     return get_origin(source_type) in (Union, type(int | str))
 
 
+_CONVERT_TAKES_HANDLER = "handler" in inspect.signature(pydantic.Discriminator._convert_schema).parameters
+
+
 class Discriminator(pydantic.Discriminator):
     """pydantic's `Discriminator`, which also takes a single tagged type on pydantic 2.11 and 2.12."""
 
@@ -61,7 +65,27 @@ class Discriminator(pydantic.Discriminator):
             return super().__get_pydantic_core_schema__(source_type, handler)
         # pydantic 2.11 and 2.12: what its check refuses, its conversion does (it wraps a schema
         # that is not a union into a union of one choice), as 2.13's whole method does
-        return self._convert_schema(handler(source_type))
+        return self.tagged_union(handler(source_type), handler)
+
+    def tagged_union(self, options: CoreSchema, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """The tagged union of `options` (a union's schema, or one choice's, which may be a
+        reference `handler` resolves) by this discriminator."""
+        if _CONVERT_TAKES_HANDLER:  # pydantic 2.13 and later resolve a reference with it
+            return self._convert_schema(options, handler)  # type: ignore[call-arg,unused-ignore]
+        return self._convert_schema(options)
+
+
+def union_tags(schema: CoreSchema) -> list[str]:
+    """The `Tag`s of a union's choices, or of a single schema (a union of one), in order: pydantic
+    keeps each in the choice's core metadata."""
+    choices = schema["choices"] if schema["type"] == "union" else [schema]
+    tags: list[str] = []
+    for choice in choices:
+        node = choice[0] if isinstance(choice, tuple) else choice
+        tag = node.get("metadata", {}).get("pydantic_internal_union_tag_key")
+        if isinstance(tag, str):
+            tags.append(tag)
+    return tags
 
 
 class BestFit:

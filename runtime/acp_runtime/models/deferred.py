@@ -20,8 +20,8 @@ build, one recursion level of pydantic's schema generator per link (a RecursionE
 dozen). So before building a class, `built` builds, bottom up, every unbuilt class it reaches
 whose chain of unbuilt classes below it is a multiple of `_CHAIN_STEP` long: no single build
 then goes deeper than that, however long the chain, and shallow classes (every one of ACP's
-today) build exactly as before. A generated module states a bound of its longest chain
-(`_CHAIN_BOUND`, from `acp_codegen/ir/chains.py`); below the step, the walk is skipped.
+today) build exactly as before. A generated package states a bound of its longest chain
+(`models.generated.chain_bound`); below the step, the walk is skipped.
 
 A build runs under `BUILD_LOCK`, the lock pydantic rebuilds models under, from the first read to
 the end of the completion hook (`AcpModel.__pydantic_on_complete__`). So a thread or task that
@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic._internal._mock_val_ser import MockCoreSchema, MockValSer
 
 from .completion import dependencies
+from .generated import chain_bound
 
 # One lock with pydantic's: two locks could be taken in opposite orders by two threads.
 BUILD_LOCK: Any = getattr(pydantic.main, "_rebuild_lock", None) or threading.RLock()
@@ -59,7 +60,7 @@ def built(cls: type[BaseModel], name: str) -> Any:
         if cls in _BUILDING:  # pydantic < 2.14's model_rebuild reads the placeholders it replaces
             return cls.__dict__[name]
         if not _complete(cls):
-            bound = vars(sys.modules[cls.__module__]).get("_CHAIN_BOUND")
+            bound = chain_bound(cls.__module__)
             steps: list[type[BaseModel]] = []
             if isinstance(bound, int) and bound < _CHAIN_STEP:
                 height = bound  # no chain to cut: no walk

@@ -1,5 +1,5 @@
-"""Validation hooks of the full path (see `models.fastschema`): the union tags (`UNKNOWN_TAG`,
-`NONE_TAG`, `tag_discriminator`), the field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`,
+"""Validation hooks of the full path (see `models.fastschema`): the union tags (`TaggedBy`,
+`UNKNOWN_TAG`, `NONE_TAG`, `tag_discriminator`), the field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`,
 `STRICT_FIRST`, `ONE_OF`) and `lenient`, which applies the schema's leniency hints. Depends on
 pydantic and the standard library.
 """
@@ -14,7 +14,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from .compat import COUNTS_FIELDS_SET, BestFit
+from .compat import COUNTS_FIELDS_SET, BestFit, Discriminator, union_tags
 from .openenum import _STR_SER, OpenEnum
 from .strict import BUILDING
 
@@ -39,6 +39,37 @@ def tag_discriminator(
 
     discriminate.__acp_tag__ = wire  # type: ignore[attr-defined]  # read by `fast_schema`
     return discriminate
+
+
+class TaggedBy:
+    """Annotation of a tagged union: each option is `Annotated[Variant, Tag(tag)]`, chosen by the
+    tag (`wire` in wire data, `attr` on a model; `attr` defaults to `wire`). The known tags, and
+    whether a value without a tag or with an unknown one has a variant (`NONE_TAG`,
+    `UNKNOWN_TAG`), are read from the options. `lenient`: a malformed tag counts as absent."""
+
+    __slots__ = ("attr", "lenient", "wire")
+
+    def __init__(self, wire: str, attr: str | None = None, *, lenient: bool = False) -> None:
+        self.wire = wire
+        self.attr = wire if attr is None else attr
+        self.lenient = lenient
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        # the options' schemas, each holding its `Tag` (a union of one is a single schema: its
+        # `Tag` sits beside this annotation, where the type alone would not show it)
+        options = handler(source)
+        tags = union_tags(options)
+        choose = tag_discriminator(
+            self.wire,
+            self.attr,
+            frozenset(t for t in tags if t not in (NONE_TAG, UNKNOWN_TAG)),
+            has_none=NONE_TAG in tags,
+            has_unknown=UNKNOWN_TAG in tags,
+            lenient=self.lenient,
+        )
+        return Discriminator(choose).tagged_union(options, handler)
 
 
 class NotNull:

@@ -1,6 +1,10 @@
 """Open string enums: `OpenEnum`, the base class of every generated enum (values it does not know
-are accepted, kept and classified), and `register_members`, which creates an enum class's named
-constants. Depends on pydantic and the standard library.
+are accepted, kept and classified), and `member`, which declares a named constant in its class:
+
+    class StopReason(OpenEnum):             # `OpenEnum, closed=True`: unknown values refused
+        END_TURN: ClassVar[StopReason] = member("end_turn")
+
+Depends on pydantic and the standard library.
 """
 
 from __future__ import annotations
@@ -15,11 +19,32 @@ from .strict import BUILDING, RECEIVED
 _STR_SER = core_schema.simple_ser_schema("str")  # enum members are `str`s: no Python call on output
 
 
+class _Member(str):
+    """A named constant's value in its class body, until the class makes it a member."""
+
+
+def member(value: str) -> Any:
+    """Declare a named constant of an `OpenEnum` subclass (annotate it `ClassVar[TheEnum]`)."""
+    return _Member(value)
+
+
 class OpenEnum(str):
     """A string enum that accepts and preserves values it does not know (when open)."""
 
     __acp_members__: ClassVar[dict[str, Any]] = {}
     __acp_open__: ClassVar[bool] = True
+
+    def __init_subclass__(cls, *, closed: bool = False, **kwargs: Any) -> None:
+        """Make the constants `member` declared the class's members, in their order; `closed`:
+        values it does not name are refused."""
+        super().__init_subclass__(**kwargs)
+        cls.__acp_open__ = not closed
+        members: dict[str, Any] = {}
+        for name, value in list(vars(cls).items()):
+            if type(value) is _Member:
+                members[str.__str__(value)] = made = cls(str.__str__(value))
+                setattr(cls, name, made)
+        cls.__acp_members__ = members
 
     @property
     def is_known(self) -> bool:
@@ -97,11 +122,3 @@ def _text(value: Any) -> str:
 
 _COERCE = OpenEnum.__dict__["_coerce"].__func__  # the open-enum hook `fast_schema` replaces
 
-
-def register_members(cls: type[OpenEnum], members: tuple[tuple[str, str], ...]) -> None:
-    """Create the named constants of an enum class (called once per class at import)."""
-    cls.__acp_members__ = {}
-    for const, value in members:
-        member = cls(value)
-        cls.__acp_members__[value] = member
-        setattr(cls, const, member)

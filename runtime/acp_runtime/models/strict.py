@@ -8,7 +8,10 @@ generated builders) runs inside `building()`: Python or wire names, no leniency 
 spec's emitter rule: an open enum value or a custom union tag the schema does not name must start
 with `_`, unless it is a received value being passed on.
 
-`Items` is the annotation of array fields: `Sequence` for type checkers, `list` at run time.
+`Sequence` is the annotation of array fields: `collections.abc.Sequence` for type checkers (a
+field takes any sequence of its item's subtypes: lists are invariant), `list` at run time, so
+arrays validate and serialize as lists on pydantic's fastest paths (a real `Sequence` costs a
+Python call per field on every write, and a value built from a tuple would stay a tuple).
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-__all__ = ["BUILDING", "RECEIVED", "Items", "building"]
+__all__ = ["BUILDING", "RECEIVED", "Sequence", "building"]
 
 if TYPE_CHECKING:
     # An array field takes any sequence of its item's subtypes (lists are invariant)...
-    from collections.abc import Sequence as Items
+    from collections.abc import Sequence
 else:
-    Items = list  # ...and is validated and emitted as a list, as before.
+    Sequence = list  # ...and is validated and emitted as a list.
 
 # True while a value built in Python is validated (nested models included).
 BUILDING: ContextVar[bool] = ContextVar("acp_building", default=False)
