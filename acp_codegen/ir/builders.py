@@ -107,6 +107,7 @@ def _param(field_type: TypeExpr, name: str, required: bool, types: TypeNames, te
     elif isinstance(inner, ArrayOf) and isinstance(inner.item, Ref) and inner.item.name in texts:
         text = texts[inner.item.name]
         item = types.use(inner.item.name)
+        types.symbols.add("Sequence")
         annotation, convert = f"Sequence[{item} | str] | {item} | str", text.converter + "_items"
     else:
         annotation = types.parameter(field_type) if required else types.optional_parameter(field_type)

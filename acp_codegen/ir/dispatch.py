@@ -154,6 +154,7 @@ class Dispatch:
     texts: tuple[TextUnion, ...]
     handle: SessionHandle | None
     enum_imports: tuple[str, ...]  # enums and their value aliases the module names
+    uses: frozenset[str]  # the symbols besides those every dispatch module uses (`Sequence`, ...)
 
 
 def fanout_for(protocol: Protocol, method: Method, types: TypeNames | None = None) -> Fanout | None:
@@ -296,4 +297,13 @@ def dispatch_of(protocol: Protocol) -> Dispatch:
     )
     handle = _session_handle(protocol, handlers, types, texts)
     enums = {n for n in types.names if isinstance(protocol.get(n), Enum)}
-    return Dispatch(tables, handlers, peers, tuple(texts.values()), handle, tuple(sorted(enums | types.aliases)))
+    uses = set(types.symbols)
+    if texts:
+        uses.update(("Sequence", "AcpModel"))
+    if any(m.builder for p in peers for m in p.methods) or handle is not None:
+        uses.update(("Any", "overload", "build"))
+    if any(m.kind == "notification" and m.fanout is None for h in handlers for m in h.methods):
+        uses.add("logging")
+    return Dispatch(
+        tables, handlers, peers, tuple(texts.values()), handle, tuple(sorted(enums | types.aliases)), frozenset(uses)
+    )

@@ -34,6 +34,7 @@ class TypeNames:
         self.qualified = qualified  # models as `models.X` (enums are imported by name)
         self.names: set[str] = set()
         self.aliases: set[str] = set()
+        self.symbols: set[str] = set()  # `Sequence`, `Any`: what the annotations need imported
 
     def use(self, name: str) -> str:
         """A definition's name as the module spells it (and remember it)."""
@@ -46,7 +47,10 @@ class TypeNames:
         """A plain annotation (no pydantic constraints) for a stored value; `values`: an enum
         also takes its values as strings (its value alias), at any depth."""
         if isinstance(expr, Scalar):
-            return _PLAIN.get(expr.kind, "Any")
+            text = _PLAIN.get(expr.kind, "Any")
+            if "Any" in text:
+                self.symbols.add("Any")
+            return text
         if isinstance(expr, Ref):
             found = self.protocol.get(expr.name)
             if values and isinstance(found, Enum) and found.values:
@@ -55,6 +59,7 @@ class TypeNames:
                 return alias
             return self.use(expr.name)
         if isinstance(expr, ArrayOf):
+            self.symbols.add("Sequence")
             return f"Sequence[{self.plain(expr.item, values=values)}]"
         if isinstance(expr, MapOf):
             return f"dict[str, {self.plain(expr.value, values=values)}]"

@@ -16,13 +16,12 @@ through `models`, which loads each at its first use.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import Any, Unpack, overload
 
 from acp_runtime.bindings import (
-    AcpModel,
     AgentHandler,
     AgentPeerBase,
     Binding,

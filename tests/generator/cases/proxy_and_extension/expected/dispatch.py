@@ -15,14 +15,12 @@ through `models`, which loads each at its first use.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from types import MappingProxyType
 from typing import Any, Unpack, overload
 
 from acp_runtime.bindings import (
-    AcpModel,
     AgentHandler,
     AgentPeerBase,
     Binding,
@@ -42,8 +40,6 @@ from acp_runtime.bindings import (
 from acp_runtime.bindings import spawn_agent as _spawn_agent
 
 from . import models
-
-_log = logging.getLogger(__name__)
 
 __all__: list[str] = [
     "Agent",
