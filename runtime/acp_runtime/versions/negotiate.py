@@ -246,4 +246,4 @@ async def spawn_negotiated(
     return negotiated, process
 
 
-__all__ = ["Negotiated", "UnsupportedVersionError", "negotiate", "spawn_negotiated"]
+__all__ = ["Negotiated", "UnsupportedVersionError", "is_v1_body", "negotiate", "spawn_negotiated"]
