@@ -126,7 +126,10 @@ class AgentScript:
         try:
             while not (prompt.done() and (idle or self._ends_turn(prompt))):
                 now = loop.time()
-                if withdrawn is not None and not prompt.done() and now >= withdrawn[0] + self.timeouts.cancel:
+                if withdrawn is not None and prompt.done():  # answered within the bound
+                    self.link.conformance.exercised("cancel-request-honoured")
+                    withdrawn = None
+                if withdrawn is not None and now >= withdrawn[0] + self.timeouts.cancel:
                     self.link.conformance.external(
                         "cancel-request-honoured", "agent", withdrawn[1], f"session/prompt withdrawn with "
                         f"$/cancel_request got no answer within {self.timeouts.cancel:g}s")
@@ -162,6 +165,8 @@ class AgentScript:
                     await self.link.notify("session/cancel", {"sessionId": session})
                 await self._answer(message, cancelled)
                 idle = idle or self._idle(message)
+            if withdrawn is not None:  # answered (the loop ends only once it is) within the bound
+                self.link.conformance.exercised("cancel-request-honoured")
         finally:
             if not prompt.done():
                 prompt.cancel()

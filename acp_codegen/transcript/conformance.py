@@ -92,6 +92,10 @@ class Conformance:
         return Result(tuple(sorted(unique.values())), frozenset(exercised), tuple(self.choice.notes),
                       self.choice.current.label, stable_only)
 
+    def exercised(self, rule: str) -> None:
+        """A rule the recording side judged itself and found kept."""
+        self.wire.exercised.add(rule)
+
     def external(self, rule: str, side: str, line: int, message: str) -> None:
         """A finding the recording side judged itself (by time, or on another connection)."""
         self.wire.external(rule, side, line, message)

@@ -126,7 +126,8 @@ def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int
     assert status == 0 and failed(report) == set(), report
     revision = pinned_for_version(1) if version == 1 else resolve_revision(None)
     assert revision is not None and report["schema"] == revision.label
-    union = revision.protocol.by_def_name("SessionUpdate")
+    # under v1 the probe sends the stable schema's variants: what every v1 client must take
+    union = (revision.stable or revision).protocol.by_def_name("SessionUpdate")
     assert isinstance(union, TaggedUnion)
     assert set(union.known_tags) <= updates_sent(tmp_path / "t.jsonl")
     assert {"_acp_codegen_probe", "probe_future_variant"} <= updates_sent(tmp_path / "t.jsonl")
