@@ -108,24 +108,27 @@ class WireChecker:
         if def_name is None or def_py is None:
             return
         self.exercised.update(("schema-invalid", "custom-root-field", "open-enum-custom-value", "open-union-custom-tag"))
-        problems = self.revision.validate(def_name, value)
-        for problem in problems:
-            self._report("schema-invalid", self._sender, f"{what}: {problem.message} (schema {problem.rule})",
-                         where + problem.pointer)
+        found = self._problems(self.revision, def_name, def_py, value)
+        for rule, pointer, message in found:
+            if rule != "schema-invalid":
+                self.exercised.add(rule)
+            self._report(rule, self._sender, f"{what}: {message}", where + pointer)
         stable = self.revision.stable
-        if stable is not None and def_name in stable.defs and not (self._deliberate):
-            known = {(p.pointer, p.message) for p in problems}
-            for problem in stable.validate(def_name, value):
-                if (problem.pointer, problem.message) not in known:
-                    self.stable_only.append(Finding(self._line, "schema-invalid", f"{what}: {problem.message} "
-                                                    f"(stable schema {stable.label}, {problem.rule})", None,
-                                                    self._sender, where + problem.pointer))
-        rules = self._extensions.get(self.revision.label)
+        if stable is None or self._deliberate or def_name not in stable.defs or stable.protocol.get(def_py) is None:
+            return
+        for rule, pointer, message in self._problems(stable, def_name, def_py, value) - found:
+            self.stable_only.append(Finding(self._line, rule, f"{what}: {message} (only the stable schema "
+                                            f"{stable.label} refuses it)", None, self._sender, where + pointer))
+
+    def _problems(self, revision: Revision, def_name: str, def_py: str, value: Any) -> set[tuple[str, str, str]]:
+        """(rule, pointer, message) of every schema and extensibility problem of `value` in `revision`."""
+        found = {("schema-invalid", problem.pointer, f"{problem.message} (schema {problem.rule})")
+                 for problem in revision.validate(def_name, value)}
+        rules = self._extensions.get(revision.label)
         if rules is None:
-            rules = self._extensions[self.revision.label] = ExtensionRules(self.revision)
-        for problem in rules.check(def_py, value):
-            self.exercised.add(problem.rule)
-            self._report(problem.rule, self._sender, f"{what}: {problem.message}", where + problem.pointer)
+            rules = self._extensions[revision.label] = ExtensionRules(revision)
+        found.update((problem.rule, problem.pointer, problem.message) for problem in rules.check(def_py, value))
+        return found
 
     def add(self, item: Entry | Unreadable) -> None:
         """Take the next recorded item."""
