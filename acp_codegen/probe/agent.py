@@ -120,7 +120,7 @@ class AgentScript:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.turn_timeout
         withdrawn: tuple[float, int] | None = None  # when `$/cancel_request` went out, on which line
-        if withdraw and self.negotiated != 1:  # v2 answers the prompt at once: withdraw it right away
+        if withdraw:  # at once: any answer within the bound passes, so the race with a quick one is harmless
             withdrawn = await self._withdraw(prompt_id)
         cancel = cancel or withdraw  # whatever `$/cancel_request` did, `session/cancel` ends the work
         try:
@@ -155,9 +155,7 @@ class AgentScript:
                 if message is None:
                     raise PeerGone("the agent closed the connection during a turn")
                 started = self._is_work(message) or message.get("method") == "session/request_permission"
-                if withdraw and withdrawn is None and not prompt.done() and started and self.negotiated == 1:
-                    withdrawn = await self._withdraw(prompt_id)
-                elif cancel and not withdraw and not cancelled and started:
+                if cancel and not withdraw and not cancelled and started:
                     cancelled = True
                     await self.link.notify("session/cancel", {"sessionId": session})
                 elif withdraw and prompt.done() and not cancelled and started:
