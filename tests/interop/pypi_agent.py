@@ -10,6 +10,7 @@ the turn at its next await; the prompt is then answered with stopReason cancelle
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 from acp import PROTOCOL_VERSION, InitializeResponse, NewSessionResponse, PromptResponse, run_agent
@@ -52,6 +53,9 @@ def update_tool_call(call_id: str, *, status: str, content: list[Any] | None = N
     return ToolCallProgress.model_validate(body)
 
 
+ECHO_VERSION = "--echo-version" in sys.argv[1:]
+
+
 class EchoAgent:
     """Echoes each prompt word by word, with a pretend tool call."""
 
@@ -65,7 +69,8 @@ class EchoAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
+            # `--echo-version`: the SDK's own echo-agent example answers the version it was asked for
+            protocol_version=protocol_version if ECHO_VERSION else PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(),
             agent_info=Implementation(name="pypi-echo-agent", title="PyPI Echo Agent", version="1.0.0"),
         )
