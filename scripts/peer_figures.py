@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.interop.peers.catalog import PEER_LIST  # noqa: E402
-from tests.interop.peers.figures import DOC, FIGURES, measure, with_table  # noqa: E402
+from tests.interop.peers.catalog import PEER_LIST
+from tests.interop.peers.figures import DOC, FIGURES, measure, with_table
 
 
 def write(path: Path, text: str) -> None:

@@ -24,7 +24,12 @@ import pytest
 
 from acp_codegen.sources import project_root
 from tests.interop.peers.catalog import PEER_LIST, Peer, bin_dir_of, environment
-from tests.interop.test_versions_interop import agent_command, assert_v1_lifecycle, record_of, scaffold
+from tests.interop.test_versions_interop import (
+    agent_command,
+    assert_v1_lifecycle,
+    record_of,
+    scaffold,
+)
 
 INTEROP = Path(__file__).resolve().parent
 ROOT = project_root()
