@@ -14,7 +14,7 @@ from acp_codegen.errors import CodegenError, Diagnostic, fail, pointer_join
 from acp_codegen.sources import parse_source, user_project_pins
 
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
-_TARGET_KEYS = ("name", "package", "source", "sha256", "history")
+_TARGET_KEYS = ("name", "package", "source", "sha256", "history", "unstable")
 _HISTORY_KEYS = ("source", "sha256")
 
 
@@ -35,6 +35,8 @@ class Pin:
     source: str
     sha256: str
     history: tuple[PinnedSource, ...] = ()
+    unstable: PinnedSource | None = None
+    """The unstable schema of the same protocol version: checked against, never generated."""
 
     @property
     def pinned(self) -> PinnedSource:
@@ -182,11 +184,23 @@ class _Checker:
             old_source, old_sha = self.pinned(entry, who, where)
             if old_source is not None and old_sha is not None:
                 history.append(PinnedSource(old_source, old_sha))
+        unstable = self.unstable(raw.get("unstable"), who, pointer + "/unstable")
         if len(self.problems) > before:
             return None
         assert name is not None and package is not None
         assert source is not None and sha256 is not None
-        return Pin(name, package, source, sha256, tuple(history))
+        return Pin(name, package, source, sha256, tuple(history), unstable)
+
+    def unstable(self, raw: object, who: str, pointer: str) -> PinnedSource | None:
+        """Check an optional `unstable = { source, sha256 }` table."""
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            self.error(f"{who}: 'unstable' must be an inline table {{ source, sha256 }}", pointer)
+            return None
+        self.known_keys(raw, _HISTORY_KEYS, who, pointer)
+        source, sha256 = self.pinned(raw, who, pointer)
+        return PinnedSource(source, sha256) if source is not None and sha256 is not None else None
 
     def pinned(self, raw: dict[str, Any], who: str, pointer: str) -> tuple[str | None, str | None]:
         """Check a `source` spec and its `sha256` (returned lower-cased)."""

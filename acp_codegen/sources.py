@@ -249,7 +249,10 @@ def _find_shared(shared_dir: Path, expected: str) -> Path | None:
     index = _manifest_index(shared_dir, manifest) if manifest.is_file() else None
     if index is not None:
         path = index.get(expected)
-        return path if path is not None and path.is_file() else None
+        if path is not None and path.is_file():
+            return path
+    # a file the manifest does not list (say, a v1 unstable schema copied beside its revision's
+    # other files) is found by its bytes
     for path in sorted(shared_dir.rglob("*.json")):
         if path != manifest and _read_matching(path, expected) is not None:
             return path

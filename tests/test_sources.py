@@ -321,7 +321,9 @@ def test_real_pin_file() -> None:
         "67d41c3c5f3320b99c27203f2b0381652ecc3428420b17f4ad5dbf4510c1f2b9")
     assert pins.get("acp_v1") == Pin(
         "acp_v1", "acp_v1", "npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json",
-        "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a")
+        "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a",
+        unstable=PinnedSource("npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.unstable.json",
+                              "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189"))
     assert pins.get("nope") is None
 
 
@@ -367,6 +369,9 @@ sha256 = "%s"
     (GOOD_TARGET.replace("schema.json", "npm:pkg#x"), "target 't': malformed npm source"),
     (GOOD_TARGET + "history = [{ source = 'a.json' }]\n", "target 't': missing key 'sha256'"),
     (GOOD_TARGET + "sah256 = 'x'\n", "target 't': unknown key 'sah256'"),
+    (GOOD_TARGET + "unstable = 'u.json'\n", "target 't': 'unstable' must be an inline table"),
+    (GOOD_TARGET + "unstable = { source = 'u.json' }\n", "target 't': missing key 'sha256'"),
+    (GOOD_TARGET + "unstable = { source = 'u.json', sha256 = 'x' }\n", "target 't': sha256 must be 64 hex digits"),
 ])
 def test_broken_pin_files(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "pins.toml"

@@ -9,6 +9,11 @@ against the same rules the client is held to, so the probe itself stays conformi
 with `$/cancel_request`, an extension request, `fs/*` and `terminal/*` requests where the client
 advertised them, and the idle state with its stop reason (or the v1 prompt response). What the
 client answers and sends is recorded and checked like any transcript.
+
+With `--protocol-version N` the probe speaks only N: it answers `initialize` with N whatever the
+client asks for. The updates it sends under an unstable revision pinned beside its stable one are
+the stable revision's (what any client of that version must take). A client that never sends a
+prompt leaves the turn untested, which `ClientScript.misses` reports as a failure.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 from acp_codegen.ir.nodes import TaggedUnion
 from acp_codegen.probe.instances import NONE, Instances, instance_for
 from acp_codegen.probe.link import Link, PeerGone
+from acp_codegen.transcript.conformance import Result
 from acp_codegen.transcript.extensions import ExtensionRules
 from acp_codegen.transcript.handshake import advertised, capabilities, gate_path
 from acp_codegen.transcript.schema import Revision, pinned_for_version
@@ -70,14 +76,34 @@ def _lifecycle_safe(update: dict[str, Any]) -> dict[str, Any]:
 class ClientScript:
     """One run of the agent-side script against a connected client."""
 
-    def __init__(self, link: Link, revision: Revision, turn_timeout: float) -> None:
-        self.link, self.revision, self.turn_timeout = link, revision, turn_timeout
+    def __init__(self, link: Link | None, revision: Revision, turn_timeout: float, only: int | None = None) -> None:
+        self.link_or_none, self.revision, self.turn_timeout = link, revision, turn_timeout
+        self.only = only  # the one protocol version the probe speaks (`--protocol-version`)
         self.client_caps: dict[str, Any] = {}
         self.version = revision.version
+        self.initialized = False
+        self.prompted = False
         self.log: list[str] = []
         self.ids = itertools.count(1)
         self.cancelled: set[str] = set()
         self.turns: list[asyncio.Task[None]] = []
+
+    @property
+    def link(self) -> Link:
+        """The connection to the client (there is one whenever the script runs)."""
+        assert self.link_or_none is not None
+        return self.link_or_none
+
+    def misses(self, result: Result) -> list[tuple[str, str]]:
+        """What the client should have let the probe test and did not: (rule or step, why)."""
+        if not self.initialized:
+            return [("initialize", "the client never sent initialize: nothing could be tested")]
+        if not self.prompted:
+            return [("session/prompt", ("the client sent no prompt: no turn (updates, permission requests, "
+                     "cancellation) could be tested"))]
+        expected = ("method-not-found", "parse-error-reply", "request-unanswered", "initialize-first")
+        return [(rule, "every client that ran a turn is held to it") for rule in expected
+                if result.status(rule) == "not-exercised"]
 
     async def run(self) -> None:
         """Serve the client until it closes the connection."""
@@ -107,6 +133,7 @@ class ClientScript:
         elif method == "session/new":
             await self.link.respond(message, {"sessionId": f"probe-session-{next(self.ids)}"})
         elif method == "session/prompt":
+            self.prompted = True
             self.turns.append(asyncio.ensure_future(self.turn(message, params)))
         elif method == "session/list":
             await self.link.respond(message, {"sessions": []})
@@ -117,8 +144,12 @@ class ClientScript:
 
     async def initialize(self, message: dict[str, Any], params: dict[str, Any]) -> None:
         """Answer with the client's version when a pinned revision has it."""
+        self.initialized = True
         requested = params.get("protocolVersion")
-        if isinstance(requested, int) and requested != self.revision.version:
+        if self.only is not None:
+            if requested != self.only:
+                self.log.append(f"the client asked for protocol version {requested}; the probe speaks only {self.only}")
+        elif isinstance(requested, int) and requested != self.revision.version:
             other = pinned_for_version(requested) if requested < self.revision.version else None
             if other is not None:
                 self.revision, self.version = other, requested
@@ -153,7 +184,7 @@ class ClientScript:
             tag = "agent_message_chunk"
             await self.update(session, {"sessionUpdate": tag, "messageId": f"probe-a{n}-{part % 2}",
                                         "content": {"type": "text", "text": f"interleaved part {part} \u2028 of message {part % 2}"}})
-        for update in update_variants(self.revision):
+        for update in update_variants(self.revision.stable or self.revision):
             if session in self.cancelled:
                 break
             if self.allowed(f"update:{update['sessionUpdate']}"):

@@ -1,7 +1,8 @@
 """The `acp-codegen probe agent|client` commands: options in, report printed, exit status out.
 
-Exit status: 0 when every exercised rule passed, 1 when any failed, 2 when the probe could not
-run (a bad command line, a schema that does not load).
+Exit status: 0 when every exercised rule passed and everything the peer advertised was exercised,
+1 when a rule failed or something expected went unexercised, 2 when the probe could not run (a bad
+command line, a schema that does not load).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ ResponseTimeout = Annotated[float, typer.Option("--timeout", help="Seconds to wa
 TurnTimeout = Annotated[float, typer.Option("--turn-timeout", help="Seconds one prompt turn (or the client's start) may take.")]
 CapabilitiesOption = Annotated[str | None, typer.Option("--capabilities", metavar="JSON", help="The client capabilities the probe advertises in initialize (a JSON object; default: terminal auth and form elicitation).")]
 ExitTimeout = Annotated[float, typer.Option("--exit-timeout", help="Seconds the peer gets to exit at the end.")]
+CancelTimeout = Annotated[float, typer.Option("--cancel-timeout", help="Seconds a request withdrawn with $/cancel_request may take to be answered.")]
+AgentVersionOption = Annotated[int | None, typer.Option("--protocol-version", min=1, max=2, help="The protocol version to ask for first (default: the schema's).")]
+ClientVersionOption = Annotated[int | None, typer.Option("--protocol-version", min=1, max=2, help="The one protocol version the probe's agent speaks (default: the client's, when pinned).")]
 
 
 def _capabilities(text: str | None) -> dict[str, Any] | None:
@@ -63,20 +67,22 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
 @probe_app.command("agent")
 def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
-          exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None) -> None:
+          exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None, cancel_timeout: CancelTimeout = 5.0,
+          protocol_version: AgentVersionOption = None) -> None:
     """Launch CMD as an agent and drive it as a demanding client would."""
     from acp_codegen.probe.run import Timeouts, probe_agent
 
-    timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
-    _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities)), fmt)
+    timeouts = Timeouts(timeout, turn_timeout, exit_timeout, cancel_timeout)
+    _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities), protocol_version), fmt)
 
 
 @probe_app.command("client")
 def client(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
            transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
-           exit_timeout: ExitTimeout = 10.0) -> None:
-    """Launch the client CMD, with `{agent}` replaced by the probe's own agent command, and test it."""
+           exit_timeout: ExitTimeout = 10.0, protocol_version: ClientVersionOption = None) -> None:
+    """Launch the client CMD, with `{agent}` (its arguments) or `{agent_line}` (one shell-quoted
+    command line) replaced by the probe's own agent command, and test it."""
     from acp_codegen.probe.run import Timeouts, probe_client
 
     timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
-    _finish(lambda: probe_client(command, schema, timeouts, transcript), fmt)
+    _finish(lambda: probe_client(command, schema, timeouts, transcript, protocol_version), fmt)

@@ -141,12 +141,17 @@ class Link:
         except (ConnectionError, OSError) as error:
             raise PeerGone(f"writing to the peer failed: {error}") from None
 
-    async def request(self, method: str, params: Any, *, deliberate: bool = False, timeout: float | None = None) -> dict[str, Any]:
-        """Send a request and wait for its response (`PeerGone` on timeout or close)."""
+    async def send_request(self, method: str, params: Any, *, deliberate: bool = False) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send a request; its id and the future of its response (not awaited)."""
         request_id = self.last_id = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.waiting[request_id] = future
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deliberate=deliberate)
+        return request_id, future
+
+    async def request(self, method: str, params: Any, *, deliberate: bool = False, timeout: float | None = None) -> dict[str, Any]:
+        """Send a request and wait for its response (`PeerGone` on timeout or close)."""
+        request_id, future = await self.send_request(method, params, deliberate=deliberate)
         try:
             return await asyncio.wait_for(future, timeout or self.timeout)
         except TimeoutError:

@@ -5,6 +5,13 @@ subpackage (`acp` for v2, `acp_v1` for v1), rendered from its own schema: `--sch
 newest version picked (default: the default pin for v2, the pinned `acp_v1` for v1),
 `--v1-schema` for v1 next to v2. Each schema must have what the project's code uses in that
 version (`incompatible-schema` otherwise).
+
+A client shows every version through the v2 session state (`acp.SessionState`: v1 updates are
+translated into the v2 updates that mean the same, `v1.py`), so a client speaking only v1
+(`--protocol 1`) still gets the v2 bindings, from the default pin, as its display model: they
+are never spoken on the wire (`Bound.spoken` is False). One display, one reducer, one set of
+display tests for both versions, rather than a second, v1-only reducer that v1's chunk-only
+messages and tool-call rules would need and the spec does not define.
 """
 
 from __future__ import annotations
@@ -105,6 +112,8 @@ class Bound:
     target: Target
     sha256: str
     files: dict[str, str]
+    spoken: bool = True
+    """False for bindings the project uses but does not speak (a v1-only client's display model)."""
 
 
 def schema_target(schema: str | None, package: str, pins_path: Path) -> Target:
@@ -150,13 +159,6 @@ def bind_versions(
     bad = [v for v in versions if v not in BINDINGS]
     if bad or not versions:
         raise fail("bad-protocol", f"protocol versions are 1 and 2, not {bad or 'none'}", file="--protocol")
-    if kind == "client" and 2 not in versions:
-        raise fail(
-            "bad-protocol",
-            "the client shows every version through the v2 session state, so it needs the v2 "
-            "bindings; leave --protocol out (v1 and v2) or pass --protocol 2",
-            file="--protocol",
-        )
     if v1_schema is not None and versions != (1, 2):
         raise fail("bad-option", "--v1-schema is for a project speaking both versions; use --schema", file="--v1-schema")
     bound = []
@@ -170,6 +172,12 @@ def bind_versions(
         files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, version)
         bound.append(Bound(version, BINDINGS[version], target, target.sha256 or protocol.sha256, files))
+    if kind == "client" and 2 not in versions:  # the display model (see the module docstring)
+        target = schema_target(DEFAULT_TARGET[2], f"{package}.{BINDINGS[2]}", pins_path)
+        target = replace(target, command=target.regenerate + (" --vendor-runtime" if vendored else ""))
+        files, protocol = render_target(target)
+        check_protocol(protocol, kind, target.source, 2)
+        bound.append(Bound(2, BINDINGS[2], target, target.sha256 or protocol.sha256, files, spoken=False))
     return tuple(bound)
 
 

@@ -31,7 +31,7 @@ SchemaOption = Annotated[
 ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
 ProtocolOption = Annotated[
     int | None,
-    typer.Option("--protocol", help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize)."),
+    typer.Option("--protocol", help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize). A v1-only client keeps the v2 bindings as its display model."),
 ]
 V1SchemaOption = Annotated[
     str | None,

@@ -74,6 +74,7 @@ VERSION_FILES: Mapping[str, int] = {
     "{package}/agent_v1.py": 1,
     "{package}/v1.py": 1,
     "tests/fake_agent_v1.py": 1,
+    "tests/fake_agent.py": 2,
     "tests/test_agent_v1.py": 1,
     "{package}/agent_v2.py": 2,
     "tests/test_agent.py": 2,
@@ -180,7 +181,8 @@ def check_directory(directory: Path, *, force: bool) -> None:
 
 def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendored: bool = True) -> dict[str, str]:
     """The project's own files (everything but the bindings and the runtime): relative path -> text."""
-    versions = tuple(b.version for b in bound)
+    versions = tuple(b.version for b in bound if b.spoken)
+    spoken = [b for b in bound if b.spoken]
     subpackages = [b.subpackage for b in bound]
     runtime, remote = runtime_dependencies(vendored)
     context = {
@@ -196,7 +198,7 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendor
         "runtime_versions": runtime_versions(),
         "protocols": versions,
         "bindings": subpackages,
-        "router": bound[-1].subpackage,  # the newest version's bindings serve the router
+        "router": spoken[-1].subpackage,  # the newest version's bindings serve the router
         "sources": [(b.version, b.target.source, b.sha256) for b in bound],
         "generator_version": __version__,
         "install_command": INSTALL_COMMAND,

@@ -83,12 +83,22 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
     ("error-code-cancelled", "cancellation.md", "`$/cancel_request` Notification", "receiver",
      ("After `$/cancel_request`, the implementation MUST answer the original request with a valid response or "
      "an error with code -32800.")),
+    ("cancel-request-honoured", "cancellation.md", "`$/cancel_request` Notification", "receiver",
+     ("After `$/cancel_request` the implementation MUST answer the original request (a valid response or "
+     "-32800); a probe judges it by time: within `--cancel-timeout` seconds (check-transcript cannot).")),
     ("initialize-first", "initialization.md", "Initialization", "client",
      ("Before a session can be created, Clients MUST initialize the connection: no other request before the "
      "`initialize` response.")),
     ("version-negotiation", "initialization.md", "Version Negotiation", "agent",
      ("The Agent responds with the requested version if it supports it, otherwise with the highest version it "
      "supports at or below it (schema: InitializeResponse.protocolVersion); never a higher one.")),
+    ("version-echoed", "initialization.md", "Version Negotiation", "agent",
+     ("The Agent answers with a version it supports, not an echo of the request: no version number over "
+     "another version's body (`protocolVersion: 2` with v1's `agentCapabilities`), and no version no schema "
+     "defines (a probe asks for one on a second connection).")),
+    ("capability-unimplemented", "initialization.md", "Capabilities", "receiver",
+     ("A method a side advertised through its capabilities is implemented: a request the capability allows "
+     "is not answered -32601 (Method not found).")),
     ("capability-gated-request", "initialization.md", "Capabilities", "sender",
      ("Capabilities omitted in `initialize` MUST be treated as unsupported: a side sends a gated method (fs/*, "
      "terminal/*, session/load, session/delete, ...) only when the other side advertised it.")),

@@ -43,6 +43,8 @@ class Result:
     exercised: frozenset[str]
     notes: tuple[str, ...]
     revision: str
+    stable_only: tuple[Finding, ...] = ()
+    """What only the stable schema beside an unstable revision refuses: marked, not failed."""
 
     def status(self, rule: str) -> str:
         """`fail`, `pass` or `not-exercised` for one rule."""
@@ -86,7 +88,17 @@ class Conformance:
                 exercised.add(rule)
         if self.seen & _COMPACTION:
             exercised.update(r.id for r in CATALOG if r.id.startswith(("compaction-", "custom-compaction")))
-        return Result(tuple(sorted(unique.values())), frozenset(exercised), tuple(self.choice.notes), self.choice.current.label)
+        stable_only = tuple(sorted({(f.line, f.pointer, f.message): f for f in self.wire.stable_only}.values()))
+        return Result(tuple(sorted(unique.values())), frozenset(exercised), tuple(self.choice.notes),
+                      self.choice.current.label, stable_only)
+
+    def exercised(self, rule: str) -> None:
+        """A rule the recording side judged itself and found kept."""
+        self.wire.exercised.add(rule)
+
+    def external(self, rule: str, side: str, line: int, message: str) -> None:
+        """A finding the recording side judged itself (by time, or on another connection)."""
+        self.wire.external(rule, side, line, message)
 
 
 def _update(params: Any) -> str | None:

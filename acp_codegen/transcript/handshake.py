@@ -167,6 +167,15 @@ class Handshake:
                 self.report("auth-login-unadvertised", "client", f"{wire} for methodId {method_id!r}, which the "
                             "agent did not advertise", "/params/methodId")
 
+    def allowed_by(self, revision: Revision, sender: str, what: str, params: Any) -> str | None:
+        """The capability path the peer of `sender` advertised that allows `what`, if it is gated
+        and advertised (None otherwise, and before the handshake)."""
+        peer_caps = self.client_caps if sender == "agent" else self.agent_caps
+        path = gate_path(revision, sender, what)
+        if peer_caps is None or path is None or not advertised(peer_caps, path, params):
+            return None
+        return path
+
     def gate(self, revision: Revision, sender: str, what: str, params: Any, where: str | None = None) -> None:
         """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's capability."""
         peer_caps = self.client_caps if sender == "agent" else self.agent_caps

@@ -26,6 +26,7 @@ def finding_text(f: Finding) -> str:
 def render_text(result: Result, name: str) -> str:
     """`FILE:LINE: rule: [side] message (at pointer)` per finding, the notes, and a closing count."""
     lines = [f"{name}:{f.line}: {finding_text(f)}" for f in result.findings]
+    lines.extend(f"{name}:{f.line}: stable-only (not a failure): {finding_text(f)}" for f in result.stable_only)
     lines.extend(f"{name}: note: {note}" for note in result.notes)
     lines.append(f"{len(result.findings)} finding(s)" if result.findings else f"{name}: no findings")
     return "\n".join(lines) + "\n"
@@ -34,7 +35,8 @@ def render_text(result: Result, name: str) -> str:
 def render_json(result: Result, name: str) -> str:
     """`{"file", "schema", "count", "findings": [{"line", "rule", "message", "side", "pointer"?, "session"?}], "notes"}`."""
     payload = {"file": name, "schema": result.revision, "count": len(result.findings),
-               "findings": [f.to_dict() for f in result.findings], "notes": list(result.notes)}
+               "findings": [f.to_dict() for f in result.findings], "notes": list(result.notes),
+               "stable_only": [f.to_dict() for f in result.stable_only]}
     return json.dumps(payload, indent=2) + "\n"
 
 

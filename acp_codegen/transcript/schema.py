@@ -48,6 +48,9 @@ class Revision:
     label: str
     defs: dict[str, Any]
     protocol: Protocol
+    stable: Revision | None = None
+    """For an unstable revision pinned beside its stable one: the stable revision, whose extra
+    findings are marked stable-only rather than reported as failures."""
     _validators: dict[str, Draft202012Validator] = field(default_factory=dict)
 
     @property
@@ -159,10 +162,15 @@ def resolve_revision(schema: str | None, pins_path: Path | None = None) -> Revis
 
 
 def pinned_for_version(version: int, pins_path: Path | None = None) -> Revision | None:
-    """The first pinned revision describing protocol `version` (for a negotiated older version)."""
+    """The first pinned revision describing protocol `version` (for a negotiated older version):
+    its pinned unstable schema when it has one (with the stable revision beside it), else itself."""
     pins = load_pins(pins_path or default_pin_path())
     for pin in pins.targets:
         revision = resolve_revision(pin.name, pins_path)
-        if revision.version == version:
+        if revision.version != version:
+            continue
+        if pin.unstable is None:
             return revision
+        loaded = load(pin.unstable.source, pin.unstable.sha256)
+        return Revision(f"{pin.name} (unstable)", loaded.document.get("$defs", {}), build_ir(loaded), stable=revision)
     return None

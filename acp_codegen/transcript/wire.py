@@ -5,7 +5,14 @@ authentication.
 
 State is what a connection needs, nothing per message: the requests awaiting an answer in each
 direction, the ones cancelled, the malformed lines awaiting their error reply, and the handshake.
-The revision can change once `initialize` negotiates a version (see `RevisionChoice`).
+The revision can change once `initialize` negotiates a version (see `RevisionChoice`); an agent
+answering a version number over another version's body is `version-echoed` and is read in the
+version its body speaks. Against an unstable revision pinned beside its stable one, what only the
+stable schema refuses is kept apart (`stable_only`), not reported as a failure.
+
+Blame for requests never answered goes to the side that broke the rule first: a request whose
+answer waited on a request the other side itself never answered (a `session/prompt` whose agent
+asked permission of a client that never answered) is that other side's finding, not its own.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from acp_runtime.versions import is_v1_body
 
 from acp_codegen.transcript.extensions import ExtensionRules
 from acp_codegen.transcript.handshake import Handshake
@@ -23,6 +32,7 @@ from acp_codegen.transcript.schema import Revision
 Key = tuple[bool, Any]
 PARSE_ERRORS = (-32700, -32600)
 CANCELLED = -32800
+METHOD_NOT_FOUND = -32601
 
 
 def id_key(value: Any) -> Key | None:
@@ -74,6 +84,7 @@ class WireChecker:
     def __init__(self, choice: RevisionChoice) -> None:
         self.choice = choice
         self.findings: list[Finding] = []
+        self.stable_only: list[Finding] = []  # refused by the stable revision only (see module doc)
         self.exercised: set[str] = set()
         self.pending: dict[str, dict[Key, _Pending]] = {"client": {}, "agent": {}}
         self.cancelled: dict[str, set[Key]] = {"client": set(), "agent": set()}
@@ -97,15 +108,27 @@ class WireChecker:
         if def_name is None or def_py is None:
             return
         self.exercised.update(("schema-invalid", "custom-root-field", "open-enum-custom-value", "open-union-custom-tag"))
-        for problem in self.revision.validate(def_name, value):
-            self._report("schema-invalid", self._sender, f"{what}: {problem.message} (schema {problem.rule})",
-                         where + problem.pointer)
-        rules = self._extensions.get(self.revision.label)
+        found = self._problems(self.revision, def_name, def_py, value)
+        for rule, pointer, message in found:
+            if rule != "schema-invalid":
+                self.exercised.add(rule)
+            self._report(rule, self._sender, f"{what}: {message}", where + pointer)
+        stable = self.revision.stable
+        if stable is None or self._deliberate or def_name not in stable.defs or stable.protocol.get(def_py) is None:
+            return
+        for rule, pointer, message in self._problems(stable, def_name, def_py, value) - found:
+            self.stable_only.append(Finding(self._line, rule, f"{what}: {message} (only the stable schema "
+                                            f"{stable.label} refuses it)", None, self._sender, where + pointer))
+
+    def _problems(self, revision: Revision, def_name: str, def_py: str, value: Any) -> set[tuple[str, str, str]]:
+        """(rule, pointer, message) of every schema and extensibility problem of `value` in `revision`."""
+        found = {("schema-invalid", problem.pointer, f"{problem.message} (schema {problem.rule})")
+                 for problem in revision.validate(def_name, value)}
+        rules = self._extensions.get(revision.label)
         if rules is None:
-            rules = self._extensions[self.revision.label] = ExtensionRules(self.revision)
-        for problem in rules.check(def_py, value):
-            self.exercised.add(problem.rule)
-            self._report(problem.rule, self._sender, f"{what}: {problem.message}", where + problem.pointer)
+            rules = self._extensions[revision.label] = ExtensionRules(revision)
+        found.update((problem.rule, problem.pointer, problem.message) for problem in rules.check(def_py, value))
+        return found
 
     def add(self, item: Entry | Unreadable) -> None:
         """Take the next recorded item."""
@@ -220,6 +243,7 @@ class WireChecker:
                 if code != CANCELLED:
                     self._report("error-code-cancelled", sender, f"{request.method} of line {request.line} was "
                                  f"cancelled; the error must be -32800, not {code!r}", "/error/code")
+        self._capability_used(sender, request, error if has_error else None)
         if spec is None and not request.method.startswith("_"):
             self.exercised.add("method-not-found")
             code = error.get("code") if isinstance(error, dict) else None
@@ -230,8 +254,8 @@ class WireChecker:
         if has_error:
             return
         is_init = request.method == "initialize" and sender == "agent" and isinstance(message["result"], dict)
-        if is_init:  # the answer is read in the version it negotiates
-            self.choice.for_version(message["result"].get("protocolVersion"), self._line)
+        if is_init:  # the answer is read in the version it negotiates (its body's, when they differ)
+            self.choice.for_version(self._negotiated(message["result"]), self._line)
             spec = self.revision.method(other(sender), request.method, "request")
         if spec is not None:
             self._schema(spec.result, message["result"], "/result", f"{request.method} result")
@@ -239,6 +263,33 @@ class WireChecker:
             self._permission(request.params, message["result"])
         if is_init:
             self.handshake.initialize_result(message["result"])
+
+    def _negotiated(self, result: dict[str, Any]) -> Any:
+        """The version an `initialize` answer speaks; `version-echoed` when its number says another."""
+        version = result.get("protocolVersion")
+        self.exercised.add("version-echoed")
+        if isinstance(version, int) and version != 1 and is_v1_body(result):
+            self._report("version-echoed", "agent", f"answered protocolVersion {version} with a v1 body "
+                         "(agentCapabilities / agentInfo, no info): it echoed a version it does not speak; "
+                         "read as version 1 from here on", "/result/protocolVersion")
+            return 1
+        return version
+
+    def _capability_used(self, responder: str, request: _Pending, error: Any) -> None:
+        """`capability-unimplemented`: a request the responder's own capabilities allow, answered -32601."""
+        path = self.handshake.allowed_by(self.revision, other(responder), request.method, request.params)
+        if path is None:
+            return
+        self.exercised.add("capability-unimplemented")
+        code = error.get("code") if isinstance(error, dict) else None
+        if code == METHOD_NOT_FOUND:
+            self._report("capability-unimplemented", responder, f"{request.method} (line {request.line}) answered "
+                         f"-32601 although the {responder} advertised {path}", "/error/code")
+
+    def external(self, rule: str, side: str, line: int, message: str) -> None:
+        """A finding the recording side judged itself (a time bound, a second connection)."""
+        self.exercised.add(rule)
+        self.findings.append(Finding(line, rule, message, None, side, None))
 
     def _permission(self, params: Any, result: Any) -> None:
         outcome = result.get("outcome") if isinstance(result, dict) else None
@@ -260,10 +311,28 @@ class WireChecker:
         self.exercised.add("request-unanswered")
         for sender, pending in self.pending.items():
             for request in pending.values():
+                waited = self._waited_on(sender, request)
+                if waited is not None:  # the other side broke the rule first (see the module doc)
+                    continue
+                held = [f"the {other(sender)}'s {r.method} of line {r.line}" for r in self.pending[other(sender)].values()
+                        if self._waited_on(other(sender), r) is request]
+                also = f" (it kept {', '.join(held)} waiting)" if held else ""
                 self.findings.append(Finding(request.line, "request-unanswered", f"the {sender}'s {request.method} "
-                                             "never got a response", None, other(sender), None))
+                                             f"never got a response{also}", None, other(sender), None))
         for receiver, lines in self.malformed.items():
             for line in lines:
                 self.findings.append(Finding(line, "parse-error-reply", "no error reply (id null, -32700 or -32600) "
                                              "to this malformed line", None, receiver, None))
 
+    def _waited_on(self, sender: str, request: _Pending) -> _Pending | None:
+        """The unanswered request of the other side, sent after `request` in its session, that its
+        answer waited on (the first such one), if any."""
+        session = _session_of(request.params)
+        for later in self.pending[other(sender)].values():
+            if later.line > request.line and (session is None or _session_of(later.params) in (None, session)):
+                return later
+        return None
+
+
+def _session_of(params: Any) -> Any:
+    return params.get("sessionId") if isinstance(params, dict) else None

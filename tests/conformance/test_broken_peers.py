@@ -126,7 +126,8 @@ def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int
     assert status == 0 and failed(report) == set(), report
     revision = pinned_for_version(1) if version == 1 else resolve_revision(None)
     assert revision is not None and report["schema"] == revision.label
-    union = revision.protocol.by_def_name("SessionUpdate")
+    # under v1 the probe sends the stable schema's variants: what every v1 client must take
+    union = (revision.stable or revision).protocol.by_def_name("SessionUpdate")
     assert isinstance(union, TaggedUnion)
     assert set(union.known_tags) <= updates_sent(tmp_path / "t.jsonl")
     assert {"_acp_codegen_probe", "probe_future_variant"} <= updates_sent(tmp_path / "t.jsonl")
@@ -134,7 +135,7 @@ def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int
 
 def test_the_probe_sends_gated_updates_only_where_the_client_advertised_them(tmp_path: Path) -> None:
     status, report = probe("client", client_command("", "--v1"), tmp_path / "t.jsonl")
-    assert status == 0 and failed(report) == set() and report["schema"] == "acp_v1", report
+    assert status == 0 and failed(report) == set() and report["schema"] == "acp_v1 (unstable)", report
     sent = updates_sent(tmp_path / "t.jsonl")
     assert "agent_message_chunk" in sent and not {"notice", "compaction_update", "compaction_summary_chunk"} & sent
 
@@ -142,7 +143,7 @@ def test_the_probe_sends_gated_updates_only_where_the_client_advertised_them(tmp
 def test_an_agent_answering_protocol_version_1_is_reported_and_checked_against_v1(tmp_path: Path) -> None:
     status, report = probe("agent", [*agent_command(""), "--v1"], tmp_path / "t.jsonl")
     assert status == 0 and failed(report) == set(), report
-    assert report["schema"] == "acp_v1"
+    assert report["schema"] == "acp_v1 (unstable)"
     assert any("negotiated protocol version 1" in note for note in report["notes"])
     methods = {e["message"].get("method") for e in recorded(tmp_path / "t.jsonl")}
     assert {"session/prompt", "session/cancel", "session/list", "session/close"} <= methods

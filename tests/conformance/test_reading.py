@@ -100,8 +100,8 @@ def test_v1_capability_gates_and_terminal_auth_rules_from_a_transcript(tmp_path:
             "sessionUpdate": "notice", "severity": "info", "title": "hi"}}}),
     ]), encoding="utf-8")
     result = check_items(read_transcript(path))
-    assert result.revision == "acp_v1"
-    assert any("protocol version 1: checking against acp_v1" in note for note in result.notes)
+    assert result.revision == "acp_v1 (unstable)"  # the pinned unstable v1 schema, beside the stable one
+    assert any("protocol version 1: checking against acp_v1 (unstable)" in note for note in result.notes)
     rules = {(f.line, f.rule, f.side) for f in result.findings}
     assert (5, "capability-gated-request", "agent") in rules
     assert (7, "capability-gated-update", "agent") in rules
@@ -126,7 +126,7 @@ def test_schema_fixes_the_revision_even_when_initialize_negotiates_another(tmp_p
     assert fixed["schema"] == "acp_v2_draft" and any("as --schema asks" in n for n in fixed["notes"])
     assert {f["rule"] for f in fixed["findings"]} >= {"schema-invalid"}
     auto = json.loads(cli("check-transcript", "--format", "json", str(path)).stdout)
-    assert auto["schema"] == "acp_v1"
+    assert auto["schema"] == "acp_v1 (unstable)"
 
 
 PARSE_AND_PRINT = "import json, sys, acp_v2_draft as acp; print(acp.parse_update(json.loads(sys.argv[1])).to_dict())"

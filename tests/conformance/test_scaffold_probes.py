@@ -65,3 +65,23 @@ def test_the_scaffolded_pair_records_a_clean_transcript(projects: Path, tmp_path
     assert done.returncode == 0, done.stdout + done.stderr
     checked = run([sys.executable, "-m", "acp_codegen", "check-transcript", str(own)], ROOT, ROOT)
     assert checked.returncode == 0, checked.stdout
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_both_probes_speak_the_protocol_version_given_to_the_scaffolded_pair(projects: Path, tmp_path: Path, version: int) -> None:
+    transcript = tmp_path / "agent.jsonl"
+    agent = run([sys.executable, "-m", "acp_codegen", "probe", "agent", "--format", "json", "--transcript", str(transcript),
+                 "--protocol-version", str(version), "--", sys.executable, "-m", "my_agent"], tmp_path, projects / "my-agent")
+    report = json.loads(agent.stdout)
+    assert agent.returncode == 0 and report["misses"] == [], agent.stdout + agent.stderr
+    first = json.loads(transcript.read_text(encoding="utf-8").split("\n")[0])["message"]
+    assert first["params"]["protocolVersion"] == version
+    client = run([sys.executable, "-m", "acp_codegen", "probe", "client", "--format", "json", "--transcript", str(transcript),
+                  "--protocol-version", str(version), "--", sys.executable, "-m", "my_client", "--yes", "Hello probe", "--", "{agent}"],
+                 tmp_path, projects / "my-client")
+    report = json.loads(client.stdout)
+    assert client.returncode == 0 and report["failed"] == 0 and report["misses"] == [], client.stdout + client.stderr
+    assert report["schema"] == ("acp_v1 (unstable)" if version == 1 else "acp_v2_draft")
+    answer = next(json.loads(line)["message"] for line in transcript.read_text(encoding="utf-8").split("\n")
+                  if line and json.loads(line)["from"] == "agent")
+    assert answer["result"]["protocolVersion"] == version

@@ -10,27 +10,50 @@ the turn at its next await; the prompt is then answered with stopReason cancelle
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
-from acp import (
-    PROTOCOL_VERSION,
-    InitializeResponse,
-    NewSessionResponse,
-    PromptResponse,
-    run_agent,
-    start_tool_call,
-    text_block,
-    update_agent_message_text,
-    update_agent_thought_text,
-    update_tool_call,
-)
+from acp import PROTOCOL_VERSION, InitializeResponse, NewSessionResponse, PromptResponse, run_agent
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
+    AgentThoughtChunk,
     AllowedOutcome,
     Implementation,
     PermissionOption,
+    ToolCallProgress,
+    ToolCallStart,
     ToolCallUpdate,
 )
+
+# The update models themselves (the 0.x helpers such as `update_agent_message_text` are gone in
+# 1.0), so that one script runs on both the test extra's SDK and 1.0.0rc3 (tests/interop/peers).
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def update_agent_message_text(text: str) -> Any:
+    return AgentMessageChunk.model_validate({"sessionUpdate": "agent_message_chunk", "content": text_block(text)})
+
+
+def update_agent_thought_text(text: str) -> Any:
+    return AgentThoughtChunk.model_validate({"sessionUpdate": "agent_thought_chunk", "content": text_block(text)})
+
+
+def start_tool_call(call_id: str, title: str, *, kind: str, status: str) -> Any:
+    return ToolCallStart.model_validate({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": title, "kind": kind, "status": status})
+
+
+def update_tool_call(call_id: str, *, status: str, content: list[Any] | None = None) -> Any:
+    body: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status}
+    if content is not None:
+        body["content"] = content
+    return ToolCallProgress.model_validate(body)
+
+
+ECHO_VERSION = "--echo-version" in sys.argv[1:]
 
 
 class EchoAgent:
@@ -46,7 +69,8 @@ class EchoAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
+            # `--echo-version`: the SDK's own echo-agent example answers the version it was asked for
+            protocol_version=protocol_version if ECHO_VERSION else PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(),
             agent_info=Implementation(name="pypi-echo-agent", title="PyPI Echo Agent", version="1.0.0"),
         )

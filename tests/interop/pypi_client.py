@@ -16,10 +16,17 @@ import os
 import sys
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestPermissionResponse, spawn_agent_process, text_block
+from acp import PROTOCOL_VERSION, RequestPermissionResponse, spawn_agent_process
 from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, Implementation
 
 STEP = 20.0
+
+
+def text_block(text: str) -> Any:
+    """A text content block (the 0.x helper of that name is gone in 1.0: one script for both)."""
+    from acp.schema import TextContentBlock
+
+    return TextContentBlock(type="text", text=text)
 
 
 class RecordingClient:
@@ -36,8 +43,9 @@ class RecordingClient:
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> RequestPermissionResponse:
         self.events.append({"kind": "permission", "toolCallId": tool_call.tool_call_id, "options": [o.option_id for o in options]})
-        if self.permission_mode == "allow":
-            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+        if self.permission_mode == "allow":  # the option called allow, else the first offered
+            chosen = next((o.option_id for o in options if o.option_id == "allow"), options[0].option_id)
+            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
         self.events.append({"kind": "cancel_sent"})
         await self.conn.cancel(session_id=session_id)
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

@@ -142,10 +142,27 @@ def test_an_unknown_protocol_version_is_refused(tmp_path: Path, protocol: str) -
     assert not (tmp_path / "x").exists()
 
 
-def test_a_v1_only_client_is_refused_with_the_reason(tmp_path: Path) -> None:
-    result = run_cli("scaffold", "client", tmp_path / "x", "--protocol", "1")
-    assert_one_error_line(result, "bad-protocol")
-    assert "v2 session state" in result.stderr
+@pytest.mark.parametrize("protocol", ["1", "2"])
+def test_a_one_version_client_speaks_only_that_version_and_passes_its_own_tests(tmp_path: Path, protocol: str) -> None:
+    # issue 33: `--protocol 1` was refused although the help offered it
+    project = tmp_path / f"client_v{protocol}"
+    result = run_cli("scaffold", "client", project, "--protocol", protocol)
+    assert result.returncode == 0, result.describe()
+    package = project / project.name
+    # a v1-only client keeps the v2 bindings as its display model (v2's session state), unspoken
+    assert (package / "acp").exists() and (package / "acp_v1").exists() == (protocol == "1")
+    assert (package / "v1.py").exists() == (protocol == "1")
+    assert (project / "tests" / "fake_agent.py").exists() == (protocol == "2")
+    client = (package / "client.py").read_text(encoding="utf-8")
+    assert f"PROTOCOL_VERSION = {protocol}" in client
+    assert ("clients[2] = client" in client) == (protocol == "2")
+    assert ("clients[1] = v1.V1Client(client)" in client) == (protocol == "1")
+    done = run_project_tests(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\b\d+ passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+    typed = subprocess.run([sys.executable, "-m", "mypy", "--strict", project.name, "tests"], cwd=project,
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert typed.returncode == 0, typed.stdout
 
 
 def test_an_unknown_schema_name_is_refused(tmp_path: Path) -> None:

@@ -317,3 +317,39 @@ def test_scaffolded_code_is_mypy_strict_and_ruff_clean(quick_projects: tuple[Pat
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     ruff = subprocess.run([str(bin_dir / "ruff"), "check", "."], cwd=project, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_request(
+    quick_projects: tuple[Path, Path], version: int
+) -> None:
+    # issue 33: the turn task awaiting the permission answer ended with ConnectionError after the
+    # shutdown had cancelled the handler awaiting it ("Task exception was never retrieved")
+    agent_dir = quick_projects[0]
+    env = {**os.environ, "PYTHONPATH": str(agent_dir)}
+    agent = subprocess.Popen([sys.executable, "-m", "my_agent"], cwd=agent_dir, env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert agent.stdin is not None and agent.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        agent.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
+        agent.stdin.flush()  # type: ignore[union-attr]
+
+    try:
+        info = {"name": "dying-client", "version": "1"}
+        params = {"protocolVersion": 2, "info": info} if version == 2 else {"protocolVersion": 1, "clientInfo": info}
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        assert json.loads(read_until(agent, b"\n"))["result"]["protocolVersion"] == version
+        send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(agent_dir), "mcpServers": []}})
+        session = json.loads(read_until(agent, b"\n"))["result"]["sessionId"]
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "ask my permission"}]}})
+        read_until(agent, b'"session/request_permission"')
+        agent.stdin.close()  # the client dies: both pipes close with the permission request pending
+        agent.stdout.close()
+        agent.wait(TIMEOUT)
+        errors = agent.stderr.read().decode()  # type: ignore[union-attr]
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, errors
+    assert "Traceback" not in errors and "never retrieved" not in errors, errors

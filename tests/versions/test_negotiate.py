@@ -100,3 +100,54 @@ async def test_the_agent_leaving_before_its_answer_is_a_connection_error() -> No
     down_writer.close()
     with pytest.raises(ConnectionError, match="before answering initialize"):
         await task
+
+
+async def answer_with(result: dict[str, Any]) -> tuple[Any, Peer]:
+    """Negotiate (offering v1 and v2) against a raw agent that answers initialize with `result`."""
+    up_reader, up_writer = await pipe()
+    down_reader, down_writer = await pipe()
+    clients, params = offers()
+    task = asyncio.create_task(acp_v2.negotiate(down_reader, up_writer, clients, params))
+    agent = Peer(up_reader, down_writer)
+    await agent.receive()
+    await agent.send({"jsonrpc": "2.0", "id": "initialize", "result": result})
+    return await task, agent
+
+
+async def test_a_v2_numbered_answer_with_a_v1_body_continues_in_v1_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # issue 33: fast-agent and the PyPI SDK's echo agent echo the requested 2 over a v1 body
+    with caplog.at_level("WARNING", logger="acp_runtime"):
+        negotiated, agent = await answer_with(
+            {"protocolVersion": 2, "agentCapabilities": {"loadSession": False},
+             "agentInfo": {"name": "echoing-agent", "version": "1"}, "authMethods": []})
+    assert negotiated.version == 1
+    assert isinstance(negotiated.peer, acp_v1.AgentPeer)
+    assert isinstance(negotiated.response, acp_v1.InitializeResponse)
+    assert negotiated.response.agent_info is not None and negotiated.response.agent_info.name == "echoing-agent"
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "protocolVersion 2 but a v1 body" in warnings[0], warnings
+    assert negotiated.warnings == (warnings[0],)
+    async with negotiated.connection:  # and the connection speaks v1 from then on
+        call = asyncio.create_task(
+            negotiated.peer.session_new(acp_v1.NewSessionRequest.from_dict({"cwd": "/", "mcpServers": []})))
+        request = await agent.receive()
+        assert request["method"] == "session/new" and request["params"]["mcpServers"] == []
+        await agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"sessionId": "v1-session"}})
+        assert (await call).session_id == "v1-session"
+
+
+async def test_a_real_v2_answer_is_not_mistaken_for_v1_and_a_v1_body_without_v1_bindings_is_refused() -> None:
+    negotiated, _ = await answer_with({"protocolVersion": 2, "info": INFO, "capabilities": {}})
+    assert negotiated.version == 2 and negotiated.warnings == ()
+    up_reader, up_writer = await pipe()
+    down_reader, down_writer = await pipe()
+    task = asyncio.create_task(acp_v2.negotiate(down_reader, up_writer, {2: acp_v2.Client()},
+                                                {2: {"protocolVersion": 2, "info": INFO}}))
+    agent = Peer(up_reader, down_writer)
+    await agent.receive()
+    await agent.send({"jsonrpc": "2.0", "id": "initialize",
+                      "result": {"protocolVersion": 2, "agentInfo": {"name": "a", "version": "1"}}})
+    with pytest.raises(acp_v2.RpcError, match="invalid initialize answer for protocol version 2"):
+        await task

@@ -9,7 +9,7 @@ The modules: ``framing`` (error codes and errors, method specs, frames), ``limit
 every bound and its default), ``connection`` (``Connection``, assembled from ``intake``,
 ``dispatch``, ``envelope``, ``outbound``, ``requests``, ``notifications``, ``ordering``, ``output``
 and ``shutdown``), ``pipes`` (pipe and file streams), ``stdio`` (``connect_stdio``,
-``serve_stdio``, ``spawn``) and ``log`` (rate-limited logging of what a peer causes). Import from
+``serve_stdio``, ``spawn``), ``gone`` (``PeerGoneError`` and the peer leaving) and ``log`` (rate-limited logging of what a peer causes). Import from
 this package: the names below are its surface, for users and the other sub-packages.
 
 Ordering guarantees, per connection:
@@ -32,7 +32,9 @@ Nothing received is lost and nothing waits forever:
 
 * At end of input every message already received is handled and every request answered, within
   ``Limits.shutdown_timeout``; requests still running then are cancelled and answered -32800.
-  Our requests still awaiting an answer fail with ``ConnectionError`` at once (none can come).
+  Our requests still awaiting an answer fail with ``PeerGoneError`` (a ``ConnectionError``) at
+  once (none can come). Work of the application's own that ends with that error unawaited is not
+  reported as an error: the peer leaving is no failure of ours (``gone``).
 * A response that cannot be parsed (not JSON, invalid UTF-8, cut short, a non-finite number,
   over the line limit) fails the request it answers with an ``RpcError`` saying so; when its id
   cannot be recovered (an error response with a null id included) it fails our only request
@@ -78,6 +80,7 @@ from .framing import (
     to_jsonable,
     validate_value,
 )
+from .gone import PeerGoneError, quiet_when_peer_gone
 from .limits import (
     DEFAULT_LIMITS,
     DEFAULT_MAX_LINE_BYTES,
@@ -109,6 +112,7 @@ __all__ = [
     "MethodRow",
     "MethodSpec",
     "OrderKey",
+    "PeerGoneError",
     "ReaderLike",
     "RequestId",
     "ResultValidationError",
@@ -123,6 +127,7 @@ __all__ = [
     "method_table",
     "open_pipe_reader",
     "open_pipe_writer",
+    "quiet_when_peer_gone",
     "serve_stdio",
     "spawn",
     "timeout_block",

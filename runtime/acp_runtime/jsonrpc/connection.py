@@ -35,6 +35,7 @@ from .framing import (
     default_order_key,
     validate_value,
 )
+from .gone import PeerGoneError, quiet_when_peer_gone
 from .intake import LineSplitter, ReadLoop
 from .limits import (
     DEFAULT_LIMITS,
@@ -135,8 +136,8 @@ class Connection:
 
     def _gone(self) -> ConnectionError:
         if self._reason is not None:
-            return ConnectionError(f"connection closed: {self._reason}")
-        return ConnectionError("connection closed")
+            return PeerGoneError(f"connection closed: {self._reason}")
+        return PeerGoneError("connection closed")
 
     async def request(
         self, method: str, params: Any, result_type: Any, *, timeout: Timeout = LIMIT_TIMEOUT
@@ -154,7 +155,7 @@ class Connection:
             raise (
                 self._gone()
                 if self.closed
-                else ConnectionError(
+                else PeerGoneError(
                     "connection closed: the peer ended its output, no answer can come"
                 )
             )
@@ -232,6 +233,7 @@ class Connection:
         if self._phase != "new":
             return  # closed before it ran
         self._run_task = asyncio.current_task()
+        quiet_when_peer_gone(asyncio.get_running_loop())
         outside_blocks(self)  # the handlers it starts: not bound by a caller's `request_timeout`
         self._phase = "reading"
         self._reading.reading = True
@@ -308,7 +310,7 @@ class Connection:
         self._phase = "draining"
         self._reading.reading = False
         reason = self._reason or "the peer ended its output before answering"
-        self._table.fail_unanswered(ConnectionError(f"connection closed: {reason}"))
+        self._table.fail_unanswered(PeerGoneError(f"connection closed: {reason}"))
         if graceful:
             timeout = self.limits.shutdown_timeout
             await finish_received(self._requests, self._notifications, timeout, self._hurry)

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from .framing import WriterLike
+from .gone import PeerGoneError
 from .limits import Limits
 from .log import logger
 from .pipes import _drain_check
@@ -63,8 +64,8 @@ class Output:
 
     def _unusable(self) -> ConnectionError:
         if self.lost is not None:
-            return ConnectionError(f"connection closed: {self.lost}")
-        return ConnectionError("connection closed")
+            return PeerGoneError(f"connection closed: {self.lost}")
+        return PeerGoneError("connection closed")
 
     def send(self, frame: bytes) -> None:
         """Write one frame now (raises ``ConnectionError`` once the output is closed or lost)."""

@@ -1,7 +1,9 @@
 """Remote ACP transport, server side: the Streamable HTTP profile (POST, GET as SSE, DELETE).
 
 Owns the RFD's routing table for plain HTTP requests to ``/acp``: content negotiation (415,
-406), the identity headers (400 missing, 404 unknown or not this client's), batches (501), the
+406), the identity headers (400 missing, 404 unknown or not this client's; a client's response
+without ``Acp-Session-Id`` is taken by its JSON-RPC id only when the app was made with
+``correlate_responses_by_id=True``, off by default as the RFD requires the header), batches (501), the
 request body limit (413), ``initialize`` answered 200 with its JSON body and
 ``Acp-Connection-Id``, everything else 202, and the long-lived SSE streams.
 """
@@ -132,7 +134,7 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
         return
     connection = await _connection(app, headers)
     if is_response(message):
-        _check_client_response(connection, headers, message)
+        _check_client_response(connection, headers, message, app.correlate_responses_by_id)
     else:
         await _check_request(connection, headers, message)
     frame = body.replace(b"\n", b" ") + b"\n"  # one line: JSON allows any whitespace there
@@ -168,12 +170,35 @@ async def _initialize(
 
 
 def _check_client_response(
-    connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]
+    connection: RemoteConnection,
+    headers: dict[str, str],
+    message: dict[str, Any],
+    correlate_by_id: bool,
 ) -> None:
+    """A client's response to one of the agent's requests: the RFD wants the request's session in
+    ``Acp-Session-Id``; with ``correlate_by_id`` a response without it is taken by its JSON-RPC
+    id alone (the id names a request this connection sent, so no other client's is reachable)."""
     request_id = message_id(message)
-    route = connection.client_routes.pop(request_id, None) if request_id is not None else None
-    if route is not None and headers.get(HEADER_SESSION_ID) != route:
-        raise HttpError(400, "Missing or mismatched Acp-Session-Id for this response")
+    route = connection.client_routes.get(request_id) if request_id is not None else None
+    header = headers.get(HEADER_SESSION_ID)
+    if route is not None and header != route:
+        if header is not None:
+            raise HttpError(
+                400,
+                f"Mismatched Acp-Session-Id: the request {request_id!r} this "
+                f"responds to belongs to session {route!r}",
+            )
+        if not correlate_by_id:
+            raise HttpError(
+                400,
+                f"Missing Acp-Session-Id: the request {request_id!r} this responds "
+                f"to belongs to session {route!r}, and the RFD requires the header on "
+                "every session-scoped POST, responses included (this server does not "
+                "correlate responses by JSON-RPC id alone: "
+                "acp_asgi_app(..., correlate_responses_by_id=True))",
+            )
+    if request_id is not None:
+        connection.client_routes.pop(request_id, None)
 
 
 async def _check_request(

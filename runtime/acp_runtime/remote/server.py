@@ -91,8 +91,10 @@ class RemoteApp:
         authenticate: Authenticate | None = None,
         path: str = ACP_PATH,
         affinity_cookie: tuple[str, str] | None = None,
+        correlate_responses_by_id: bool = False,
     ) -> None:
         self.agent_factory = agent_factory
+        self.correlate_responses_by_id = correlate_responses_by_id
         self.limits = limits
         self.allowed_origins = normalise_origins(allowed_origins)
         self._authenticate = authenticate
@@ -168,6 +170,7 @@ def acp_asgi_app(
     authenticate: Authenticate | None = None,
     path: str = ACP_PATH,
     affinity_cookie: tuple[str, str] | None | bool = True,
+    correlate_responses_by_id: bool = False,
 ) -> RemoteApp:
     """An ASGI app serving ACP over Streamable HTTP and WebSocket at ``path``.
 
@@ -176,6 +179,9 @@ def acp_asgi_app(
     all). ``authenticate`` sees each request's headers before anything is accepted.
     ``affinity_cookie``: True sets ``acp_affinity=<random worker id>`` for sticky load
     balancing, a (name, value) pair sets that cookie, None or False sets none.
+    ``correlate_responses_by_id``: accept a client's response POST without ``Acp-Session-Id``
+    (clients that omit it, as the PyPI SDK's 1.0.0rc3 does) by its JSON-RPC id; off by default,
+    as the RFD requires the header (such a POST is then answered 400, saying so).
     """
     cookie: tuple[str, str] | None
     if affinity_cookie is True:
@@ -191,6 +197,7 @@ def acp_asgi_app(
         authenticate=authenticate,
         path=path,
         affinity_cookie=cookie,
+        correlate_responses_by_id=correlate_responses_by_id,
     )
 
 

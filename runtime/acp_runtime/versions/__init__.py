@@ -17,6 +17,7 @@ from .negotiate import (
     InitializeParams,
     Negotiated,
     UnsupportedVersionError,
+    is_v1_body,
     negotiate,
     spawn_negotiated,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "Routed",
     "UnsupportedVersionError",
     "VersionRouter",
+    "is_v1_body",
     "negotiate",
     "serve_versions",
     "spawn_negotiated",

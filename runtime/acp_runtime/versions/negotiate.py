@@ -10,6 +10,12 @@ typed ``AgentPeer`` and ``response`` its ``InitializeResponse`` (narrow with ``i
 ``UnsupportedVersionError`` (the spec's "the client SHOULD close the connection and inform the
 user").
 
+Liberal in what it accepts: an answer numbered with another version whose body is v1's (v1's
+``agentCapabilities`` / ``agentInfo`` and none of v2's ``info`` / ``capabilities``, as agents
+that echo the requested version send) continues in v1 when the client speaks v1, with one
+warning (logged on ``acp_runtime.versions`` and kept in ``Negotiated.warnings``): the body is
+what the agent will speak, the number is an echo. Everything the client sends stays strict.
+
 The ``initialize`` on the wire is exactly the newest version's params. Older versions' fields
 (v1's ``clientInfo``) are not added: the newest schema defines no such root fields, and the
 extensibility rules forbid custom ones (``check-transcript`` flags them). An agent that downgrades
@@ -21,6 +27,7 @@ with the ids the connection numbers from 0.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -51,6 +58,12 @@ InitializeParams = AcpModel | Mapping[str, object]
 """One version's `InitializeRequest`: the model, or its wire form."""
 
 INITIALIZE_ID = "initialize"
+V1_ONLY_KEYS = frozenset({"agentCapabilities", "agentInfo"})
+"""Root keys of v1's ``InitializeResponse`` that v2 renamed."""
+V2_ONLY_KEYS = frozenset({"info", "capabilities"})
+"""Root keys of v2's ``InitializeResponse`` (``info`` is required there)."""
+
+logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.versions
 
 
 class UnsupportedVersionError(ConnectionError):
@@ -76,6 +89,8 @@ class Negotiated(Generic[P]):
     peer: P
     response: AcpModel
     connection: Connection
+    warnings: tuple[str, ...] = ()
+    """What was accepted although the agent got it wrong (a v1 body under another number)."""
 
 
 def _wire_params(offers: Mapping[int, InitializeParams]) -> dict[str, Any]:
@@ -153,7 +168,20 @@ async def negotiate(
                 )
             result = message.get("result")
             answered = result.get("protocolVersion") if isinstance(result, dict) else None
-            if not isinstance(answered, int) or answered not in clients:
+            warnings: tuple[str, ...] = ()
+            if answered != 1 and 1 in clients and is_v1_body(result):
+                warning = (
+                    f"the agent answered initialize with protocolVersion {answered!r} but a v1 "
+                    "body (agentCapabilities/agentInfo, no info); continuing in protocol version 1"
+                )
+                logger.warning("%s", warning)
+                warnings = (warning,)
+                answered = 1
+            if (
+                not isinstance(answered, int)
+                or isinstance(answered, bool)
+                or answered not in clients
+            ):
                 raise UnsupportedVersionError(answered, sorted(clients))
             version: int = answered
             break
@@ -175,7 +203,16 @@ async def negotiate(
         client, client.inbound_methods, lines.rest(bytes(early)), writer, **options
     )
     peer = client.attach(connection)
-    return Negotiated(version, client, peer, response, connection)
+    return Negotiated(version, client, peer, response, connection, warnings)
+
+
+def is_v1_body(result: object) -> bool:
+    """Whether an ``initialize`` result is shaped as v1's (whatever version number it carries)."""
+    return (
+        isinstance(result, dict)
+        and bool(V1_ONLY_KEYS & result.keys())
+        and not V2_ONLY_KEYS & result.keys()
+    )
 
 
 async def spawn_negotiated(
@@ -209,4 +246,4 @@ async def spawn_negotiated(
     return negotiated, process
 
 
-__all__ = ["Negotiated", "UnsupportedVersionError", "negotiate", "spawn_negotiated"]
+__all__ = ["Negotiated", "UnsupportedVersionError", "is_v1_body", "negotiate", "spawn_negotiated"]

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from typing import Any
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
 # the v1 defects break rules whose capability gates only the v1 schema has (fs, terminal, notices)
-V1 = "--v1" in sys.argv or DEFECT in ("fs-unadvertised", "notice-unadvertised")  # answer version 1, speak v1
+V1_DEFECTS = ("fs-unadvertised", "notice-unadvertised", "v1-body", "ignores-cancel-request", "unimplemented-v1")
+V1 = "--v1" in sys.argv or DEFECT in V1_DEFECTS  # answer version 1, speak v1
+UNSTABLE = "--unstable-caps" in sys.argv  # v1: advertise what only v1's unstable schema has
 lock = threading.Lock()
 waiting: dict[Any, threading.Event] = {}
 session_id = "fake-session"
@@ -30,9 +33,17 @@ def update(body: dict[str, Any]) -> None:
 def initialize(params: dict[str, Any]) -> dict[str, Any]:
     requested = params.get("protocolVersion", 2)
     if V1:
-        return {"protocolVersion": 1, "agentInfo": {"name": "fake-agent", "version": "1"},
-                "agentCapabilities": {"loadSession": False, "sessionCapabilities": {"list": {}, "close": {}}}}
+        session_caps: dict[str, Any] = {"list": {}, "close": {}}
+        if UNSTABLE:
+            session_caps["fork"] = {}
+        # v1-body: the requested version echoed over a v1 body (fast-agent, the PyPI echo agent)
+        return {"protocolVersion": requested if DEFECT == "v1-body" else 1, "agentInfo": {"name": "fake-agent", "version": "1"},
+                "agentCapabilities": {"loadSession": False, "sessionCapabilities": session_caps}}
     caps: dict[str, Any] = {"session": True} if DEFECT == "session-true" else {"session": {}}
+    if DEFECT == "no-session":  # what docs/bindings.md's first agent once advertised: nothing
+        caps = {}
+    if DEFECT == "echo-version":
+        return {"protocolVersion": requested, "info": {"name": "fake-agent", "version": "1"}, "capabilities": caps}
     if DEFECT == "root-field":
         caps["vendorThing"] = True
     result: dict[str, Any] = {"protocolVersion": 3 if DEFECT == "version-higher" else min(requested, 2),
@@ -47,8 +58,12 @@ def initialize(params: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def turn_v1(request_id: Any, cancelled: threading.Event) -> None:
+def turn_v1(request_id: Any, cancelled: threading.Event, text: str = "") -> None:
     update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi from v1"}})
+    if DEFECT == "ignores-cancel-request" and "withdraw" in text:  # works on, whatever the client says
+        time.sleep(2.5)
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+        return
     if DEFECT == "notice-unadvertised":  # the client did not advertise session.notices
         update({"sessionUpdate": "notice", "severity": "info", "title": "Heads up"})
     if DEFECT == "fs-unadvertised":  # the client advertised neither fs.readTextFile nor terminal
@@ -67,7 +82,7 @@ def turn_v1(request_id: Any, cancelled: threading.Event) -> None:
 
 def turn(request_id: Any, prompt: list[Any], cancelled: threading.Event) -> None:
     if V1:
-        turn_v1(request_id, cancelled)
+        turn_v1(request_id, cancelled, " ".join(str(b.get("text", "")) for b in prompt if isinstance(b, dict)))
         return
     send({"jsonrpc": "2.0", "id": request_id, "result": {"messageId": f"user-{request_id}"}})
     update({"sessionUpdate": "user_message", "messageId": f"user-{request_id}", "content": prompt})
@@ -137,6 +152,8 @@ def main() -> None:
             threading.Thread(target=turn, args=(mid, params.get("prompt", []), cancelled), daemon=True).start()
         elif method == "session/list":
             send({"jsonrpc": "2.0", "id": mid, "result": {"sessions": []}})
+        elif (DEFECT == "unimplemented" and method == "session/resume") or (DEFECT == "unimplemented-v1" and method == "session/close"):
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})  # advertised, though
         elif method in ("session/resume", "session/close") or DEFECT == "unknown-result" and not method.startswith("_"):
             send({"jsonrpc": "2.0", "id": mid, "result": {}})
         elif DEFECT == "unanswered" and method.startswith("_"):

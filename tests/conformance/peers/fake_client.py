@@ -6,13 +6,21 @@ tests/conformance/test_broken_peers.py)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from typing import Any
 
 args = sys.argv[1:]
+if "--agent-line" in args:  # the agent as one shell-quoted string, options allowed after it
+    AGENT = shlex.split(args[args.index("--agent-line") + 1])
+    args = [*args, "--"]
+elif any(a.startswith("--agent=") for a in args):
+    AGENT = shlex.split(next(a for a in args if a.startswith("--agent="))[len("--agent="):])
+    args = [*args, "--"]
+else:
+    AGENT = args[args.index("--") + 1:]
 DEFECT = args[args.index("--defect") + 1] if "--defect" in args else ""
-AGENT = args[args.index("--") + 1:]
 # fs and terminal exist only in v1: advertising them (or answering them wrongly) speaks v1
 FS = "--fs" in args[:args.index("--")] or DEFECT == "bad-fs-answer"
 TERMINAL = "--terminal" in args[:args.index("--")] or DEFECT == "bad-terminal-answer"
