@@ -51,11 +51,17 @@ def _constraints(schema: dict[str, Any], keys: tuple[str, ...]) -> tuple[tuple[s
 
 
 def union(options: list[TypeExpr]) -> TypeExpr:
-    """Flatten and de-duplicate options into one union (or the single option)."""
+    """Flatten and de-duplicate options into one union (or the single option), in time linear
+    in their number (an enum may hold 100,000 values)."""
     flat: list[TypeExpr] = []
+    seen: set[str] = set()
     for opt in options:
         for o in opt.options if isinstance(opt, UnionOf) else (opt,):
-            if o not in flat:
+            # the repr is the identity: `True` and `1` stay two options (they compare equal),
+            # and constraints holding lists need no hash
+            key = repr(o)
+            if key not in seen:
+                seen.add(key)
                 flat.append(o)
     if any(isinstance(o, Scalar) and o.kind == "any" for o in flat):
         return Scalar("any")
