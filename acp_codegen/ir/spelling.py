@@ -159,7 +159,20 @@ def _scalar(expr: Scalar, uses: Uses) -> str:
 
 def _union_parts(expr: UnionOf, uses: Uses) -> tuple[str, list[str], bool]:
     """(the options joined by `|`, the annotation markers, whether `None` is an option)."""
-    texts = [annotation(option, uses) for option in expr.options]
+    # the literal options in one `Literal[...]` where the first was: a flat subscript of any
+    # length (`Literal["a"] | Literal["b"] | ...` nests, and Python cannot compile 3,000 of them)
+    texts: list[str] = []
+    literals: list[str] = []
+    for option in expr.options:
+        if isinstance(option, Const) and option.value is not None:
+            if not literals:
+                texts.append("")  # the place of the merged literal
+            literals.append(python_literal(option.value))
+        else:
+            texts.append(annotation(option, uses))
+    if literals:
+        uses.add("Literal")
+        texts[texts.index("")] = f"Literal[{', '.join(literals)}]"
     parts = [text for text in dict.fromkeys(texts) if text != "None"]
     markers: list[str] = []
     if len(parts) > 1 and any(isinstance(o, Ref) for o in expr.options):

@@ -24,6 +24,10 @@ _ARRAY_CONSTRAINTS = ("minItems", "maxItems", "uniqueItems")
 # Arrays, maps and unions nested inline in one annotation before the inner ones become a named
 # alias (`<Owner>Level<N>`): Python's parser refuses more than 200 nested brackets.
 MAX_NESTED_ARRAYS = 16
+# Options of one union other than literals (which share one flat `Literal[...]`, any number):
+# each is a `|` operand, and Python's compiler recurses once per operand (3,000 class options are
+# a RecursionError at import); a bigger union is a one-line error, not a traceback.
+MAX_UNION_OPTIONS = 1_000
 _LEVEL_SUFFIX = re.compile(r"(?:Level[0-9]+)?(?:Item|Value)*$")
 _LEVEL_MARKS = ("/items", "/additionalProperties", "/anyOf/", "/oneOf/")
 _SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "bool", "null": "none"}
@@ -68,6 +72,12 @@ def union(options: list[TypeExpr]) -> TypeExpr:
     return flat[0] if len(flat) == 1 else UnionOf(tuple(flat))
 
 
+def check_union_size(options: int, label: str, pointer: str) -> None:
+    """Refuse a union of more than `MAX_UNION_OPTIONS` options that are not literals."""
+    if options > MAX_UNION_OPTIONS:
+        raise fail("union-too-large", f"a union of {options:,} options: at most {MAX_UNION_OPTIONS:,} besides literal values can be generated", file=label, pointer=pointer)
+
+
 def is_object_schema(schema: dict[str, Any]) -> bool:
     """An object with declared properties (a struct rather than a map)."""
     t = schema.get("type")
@@ -94,6 +104,7 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int 
         return Ref(builder.hoist(owner, schema, pointer))
     if opts is not None:
         key = "anyOf" if "anyOf" in schema else "oneOf"
+        check_union_size(sum(1 for o in opts if not (isinstance(o, dict) and "const" in o)), builder.label, pointer)
         return union([_inner(o, builder, _option_owner(owner, o), "", f"{pointer}/{key}/{i}", depth) for i, o in enumerate(opts)])
     if isinstance(schema.get("enum"), list):
         return union([Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any") for v in schema["enum"]])

@@ -28,6 +28,7 @@ from acp_codegen.ir.nodes import (
     Variant,
 )
 from acp_codegen.ir.shapes import UnionShape
+from acp_codegen.ir.types import check_union_size
 from acp_codegen.resolve import ref_name
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def build_union(b: Builder, name: str, schema: dict[str, Any], shape: UnionShape
     """Add a tagged union, its variants, unknown fallback, base and tag enum to the builder."""
     tag = shape.tag
     key = "anyOf" if "anyOf" in schema else "oneOf"
+    check_union_size(len(shape.known), b.label, pointer)
     options = schema[key]
     base: str | None = None
     base_tag: Field | None = None
@@ -50,13 +52,16 @@ def build_union(b: Builder, name: str, schema: dict[str, Any], shape: UnionShape
     tag_enum: str | None = None
     if shape.fallback is not None:
         tag_enum = _tag_enum(b, name, shape, base_tag is not None, pointer)
+    # the shape holds the schema's own option objects: find their places by identity, in time
+    # linear in the number of options (`list.index` compares dicts and is quadratic)
+    place = {id(option): i for i, option in enumerate(options)}
     variants: list[Variant] = []
     for tag_value, option in shape.known:
-        i = options.index(option)
+        i = place[id(option)]
         target = _variant(b, name, tag, tag_value, option, f"{pointer}/{key}/{i}", base, tag_enum if base_tag else None)
         variants.append(Variant(tag_value, target, option.get("description")))
     if shape.none is not None:
-        i = options.index(shape.none)
+        i = place[id(shape.none)]
         none_name = b._fresh(name + "None")
         none_struct = b._struct(none_name, shape.none, f"{pointer}/{key}/{i}", role="variant", base=base)
         if base_tag is not None:  # the absent/null tag keeps the base property's leniency
@@ -68,7 +73,7 @@ def build_union(b: Builder, name: str, schema: dict[str, Any], shape: UnionShape
         variants.append(Variant(None, none_name, shape.none.get("description")))
     unknown: str | None = None
     if shape.fallback is not None:
-        i = options.index(shape.fallback)
+        i = place[id(shape.fallback)]
         unknown = b._fresh("Unknown" + name)
         tag_field = _tag_field(b, tag, Ref(tag_enum) if tag_enum else Scalar("str"), f"{pointer}/{key}/{i}", None)
         b._object(unknown, shape.fallback, f"{pointer}/{key}/{i}", role="unknown", base=base, skip=frozenset({tag}), leading=(tag_field,))

@@ -34,15 +34,7 @@ ElicitationId: TypeAlias = StrictStr
 
 
 ErrorCode: TypeAlias = (
-    Literal[-32700]
-    | Literal[-32600]
-    | Literal[-32601]
-    | Literal[-32602]
-    | Literal[-32603]
-    | Literal[-32800]
-    | Literal[-32000]
-    | Literal[-32002]
-    | JsonInt
+    Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002] | JsonInt
 )
 """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
