@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from acp_codegen.diff.run import Resolver
 from acp_codegen.errors import fail
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.pins import load_pins
 from acp_codegen.pipeline import Target, render_target
 from acp_codegen.render.dispatch import fanout_for
+from acp_codegen.revisions import Resolver
 from acp_codegen.sources import default_cache_dir
 
 Kind = Literal["agent", "client"]

@@ -8,15 +8,16 @@ package swapped in whole, and if the package cannot be written the old pin file 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_codegen.diff.model import DiffResult
 from acp_codegen.diff.render import render_markdown
-from acp_codegen.diff.run import short_label
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.pins import Pin, PinnedSource, load_pins
 from acp_codegen.pipeline import Target, package_dir, render_target
+from acp_codegen.revisions import SPEC_PREFIXES, is_path_like, short_label
 from acp_codegen.sources import NpmSource, default_cache_dir, parse_source
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes, render_section
 from acp_codegen.upgrade.outdated import ReleaseLookup, diff_files, fetch_release, npm_source_at
@@ -24,7 +25,7 @@ from acp_codegen.upgrade.pinedit import check_pins_text, edited_pins, pin_diff, 
 from acp_codegen.upgrade.registry import npm_view
 from acp_codegen.write import write_package
 
-_SPEC_PREFIXES = ("npm:", "github:", "http://", "https://")
+_VERSION = re.compile(r"v?\d+(\.\d+)*([-+][0-9A-Za-z.-]+)?")
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,15 @@ class Plan:
 
 
 def resolve_to(pin: Pin, to: str | None, lookup: ReleaseLookup = npm_view) -> str:
-    """The source `--to` names: a source spec or path as is, a version of the pinned npm package, or the newest release."""
-    if to is not None and (to.startswith(_SPEC_PREFIXES) or "/" in to or to.endswith(".json") or Path(to).exists()):
+    """The source `--to` names: a source spec or path as is, a version of the pinned npm package, or
+    the newest release. A bare word that is both a version and a file here is ambiguous."""
+    if to is not None and (to.startswith(SPEC_PREFIXES) or is_path_like(to)):
+        return to
+    if to is not None and Path(to).is_file():
+        spec = parse_source(pin.source)
+        if _VERSION.fullmatch(to) and isinstance(spec, NpmSource):
+            raise fail("ambiguous-revision", f"{to!r} is both a version and a file here: write ./{to} for the "
+                       f"file or {npm_source_at(spec, to)} for the release", file=to)
         return to
     spec = parse_source(pin.source)
     if not isinstance(spec, NpmSource):

@@ -15,8 +15,9 @@ from pathlib import Path
 import libcst as cst
 
 from acp_codegen.diff.compare import diff_protocols
-from acp_codegen.diff.run import Resolver, load_revision
+from acp_codegen.diff.run import load_revision
 from acp_codegen.errors import CodegenError, Diagnostic, fail
+from acp_codegen.revisions import Resolver
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes
 from acp_codegen.upgrade.migrate import Rewritten, rewrite_module
 from acp_codegen.upgrade.migrate_types import OldBindings
