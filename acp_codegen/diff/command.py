@@ -46,14 +46,14 @@ class FailOn(str, enum.Enum):
 
 
 def diff(
-    revisions: Annotated[list[str] | None, typer.Argument(help="OLD NEW: paths, URLs, npm:..., github:... or pinned target names.", show_default=False)] = None,
+    revisions: Annotated[list[str] | None, typer.Argument(metavar="OLD NEW", help="Revisions, oldest first: npm:..., github:..., URLs, paths or pinned target names (pin:NAME when a file has the same name).", show_default=False)] = None,
     series: Annotated[bool, typer.Option("--series", help="Compare each consecutive pair of the revisions given (A B C ...).")] = False,
     history: Annotated[str | None, typer.Option("--history", metavar="TARGET", help="Compare each consecutive pair of a pinned target's history, ending at its current source.")] = None,
     fmt: Annotated[Format | None, typer.Option("--format", help="Output format (default: text on a terminal, markdown otherwise).")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 if a change reaches this level.")] = FailOn.breaking,
     no_docs: Annotated[bool, typer.Option("--no-docs", help="Hide description-only changes.")] = False,
     rules: Annotated[bool, typer.Option("--rules", help="List the rules and exit.")] = False,
-    pins: Annotated[Path | None, typer.Option("--pins", help="Pin file for target names and --history [default: schema/pins.toml].")] = None,
+    pins: Annotated[Path | None, typer.Option("--pins", help="Pin file for target names and --history (default: schema/pins.toml of the current directory or the nearest one above it, else the toolkit's own).", show_default=False)] = None,
 ) -> None:
     """Show what changed between schema revisions, and whom it breaks (agent, client)."""
     out = Console(highlight=False, soft_wrap=True)

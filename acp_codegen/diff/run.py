@@ -16,13 +16,15 @@ from acp_codegen.diff.model import DiffResult, Revision
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.pipeline import build_ir, load
+from acp_codegen.progress import step
 from acp_codegen.revisions import Resolver, RevisionRef, short_label
 
 __all__ = ["Resolver", "RevisionRef", "diff_series", "load_revision", "run_diff", "short_label"]
 
 def load_revision(ref: RevisionRef) -> tuple[Revision, Protocol]:
     """Load one revision's IR (the same stages and diagnostics as `generate`)."""
-    protocol = build_ir(load(ref.source, ref.sha256))
+    with step(f"loading {ref.label}"):
+        protocol = build_ir(load(ref.source, ref.sha256))
     return Revision(ref.label, ref.source, protocol.sha256), protocol
 
 
