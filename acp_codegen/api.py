@@ -204,17 +204,33 @@ def upgrade_target(
     dry_run: bool = False,
     pins: PathLike | None = None,
     out: PathLike | None = None,
+    code: Iterable[PathLike] | None = None,
 ) -> Plan:
     """Move a pinned target to a new release (`to`: a version of its npm package or any source;
     default the newest): edit the pin, regenerate, and return the plan, whose `report()` is the
-    markdown report. `dry_run` writes nothing."""
+    markdown report. `dry_run` writes nothing. The report lists, `file:line`, where the code under
+    `code` uses what changed (default: the project the pin file belongs to, whose generated and
+    vendored packages are skipped; `()` for none)."""
     from acp_codegen.upgrade.apply import apply_plan, plan_upgrade
 
     pins_path = _pins(pins)
-    plan = plan_upgrade(pins_path, target, to)
+    paths = [Path(p) for p in code] if code is not None else _project_code(pins_path)
+    plan = plan_upgrade(pins_path, target, to, code=paths)
     if not dry_run and not plan.identical:
         apply_plan(plan, Path(out) if out is not None else out_dir_for(pins_path))
     return plan
+
+
+def _project_code(pins_path: Path) -> list[Path]:
+    """The root of the project a pin file belongs to (`<root>/schema/pins.toml`), as shown from
+    the current directory; none for the toolkit's own pins."""
+    from acp_codegen.pins import toolkit_pin_path
+
+    if pins_path.resolve() == toolkit_pin_path().resolve() or pins_path.parent.name != "schema":
+        return []
+    root = pins_path.resolve().parent.parent
+    here = Path.cwd().resolve()
+    return [Path(os.path.relpath(root, here)) if root.is_relative_to(here) else root]
 
 
 def migrate_code(

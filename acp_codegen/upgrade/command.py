@@ -79,13 +79,15 @@ def upgrade(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned pin edit and the report; write nothing.")] = False,
     report: Annotated[Path | None, typer.Option("--report", help="Write the markdown report here (default: stdout).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output directory of the generated packages (default: the pin file's `out`, else generated/ beside the project's schema/).", show_default=False)] = None,
+    code: Annotated[list[Path] | None, typer.Option("--code", metavar="PATH", help="Your code, whose uses of what changed the report lists as file:line (repeatable; default: the whole project of the pin file).", show_default=False)] = None,
+    no_code: Annotated[bool, typer.Option("--no-code", help="Do not look at any code.")] = False,
     pins: PinsOption = None,
 ) -> None:
-    """Move TARGET to a new release: pin edit (comments kept), regenerate, markdown diff report."""
+    """Move TARGET to a new release: pin edit (comments kept), regenerate, markdown report (wire diff, Python API changes, their uses in your code)."""
     from acp_codegen.api import upgrade_target
 
     with _running():
-        plan = upgrade_target(target, to=to, dry_run=dry_run, pins=pins, out=out)
+        plan = upgrade_target(target, to=to, dry_run=dry_run, pins=pins, out=out, code=() if no_code else code)
     if plan.identical:
         print(plan.summary(), file=sys.stderr)
         return

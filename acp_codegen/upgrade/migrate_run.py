@@ -1,13 +1,14 @@
 """Running `acp-codegen migrate` over files: which files, the two revisions, writing, the listing.
 
-Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories
-and generated bindings skipped), loading OLD and NEW the way `diff` names revisions, rewriting
+Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories,
+generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names revisions, rewriting
 each file (atomically, only when something changed, never with `--check`) and the listing:
 `file:line: old -> new` per rewrite and `file:line: ...` per use that needs a person.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from acp_codegen.diff.compare import diff_protocols
 from acp_codegen.diff.run import load_revision
 from acp_codegen.errors import CodegenError, Diagnostic, fail
 from acp_codegen.revisions import Resolver
+from acp_codegen.runtime_dist import VENDORED_NOTE
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes
 from acp_codegen.upgrade.migrate import Rewritten, rewrite_module
 from acp_codegen.upgrade.migrate_types import OldBindings
@@ -45,11 +47,13 @@ def python_files(paths: Sequence[Path]) -> list[Path]:
             continue
         if not path.is_dir():
             raise fail("file-not-found", "no such file or directory", file=str(path))
-        for file in sorted(path.rglob("*.py")):
-            parts = file.relative_to(path).parts[:-1]
-            if any(p.startswith(".") or p in _SKIPPED_DIRS for p in parts):
-                continue
-            found.append(file)
+        below: list[Path] = []
+        for directory, dirs, names in os.walk(path):
+            # pruned, not filtered: a project's .venv alone holds thousands of files
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
+                       and not (Path(directory) / d / VENDORED_NOTE).is_file()]
+            below.extend(Path(directory) / n for n in names if n.endswith(".py"))
+        found.extend(sorted(below))
     return [f for f in dict.fromkeys(found) if not _generated(f)]
 
 
@@ -100,14 +104,21 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
 
 def render_listing(results: Sequence[FileResult], *, check: bool) -> str:
     """`file:line: old -> new` per rewrite, then `file:line: ...` per use that needs a person."""
+    lines = listing_lines(results)
+    edits = sum(len(item.result.edits) for item in results)
+    files = sum(1 for item in results if item.changed)
+    people = sum(len(item.result.manual) for item in results)
+    verb = "would rewrite" if check else "rewrote"
+    lines += ["", f"{verb} {edits} reference(s) in {files} file(s); {people} use(s) need a person"]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def listing_lines(results: Sequence[FileResult]) -> list[str]:
+    """The rewrites, then a "needs a person:" block, one `file:line: ...` line each."""
     lines: list[str] = []
     for item in results:
         lines += [f"{item.path}:{e.line}: {e.old} -> {e.new}" for e in item.result.edits]
     people = [f"{item.path}:{m.line}: {m.message}" for item in results for m in item.result.manual]
     if people:
         lines += ["", "needs a person:", *people]
-    edits = sum(len(item.result.edits) for item in results)
-    files = sum(1 for item in results if item.changed)
-    verb = "would rewrite" if check else "rewrote"
-    lines += ["", f"{verb} {edits} reference(s) in {files} file(s); {len(people)} use(s) need a person"]
-    return "\n".join(lines).lstrip("\n") + "\n"
+    return lines
