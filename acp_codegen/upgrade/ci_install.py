@@ -63,9 +63,9 @@ class InstallSource:
         path = self.location.rstrip("/") or "."
         if self.kind == "checkout":
             return f"{pip} {shlex.quote(f'./{path}/runtime')}", f"{pip} {shlex.quote(f'./{path}')}"
-        links = f"--no-index --find-links {shlex.quote(f'./{path}')}"
+        links = f"--find-links {shlex.quote(f'./{path}')}"  # the wheels there; their dependencies from the index
         return (f"{pip} {links} {shlex.quote(f'acp-runtime=={__version__}')}",
-                f"{pip} --find-links {shlex.quote(f'./{path}')} {shlex.quote(f'acp-codegen=={__version__}')}")
+                f"{pip} {links} {shlex.quote(f'acp-codegen=={__version__}')}")
 
     def describe(self) -> str:
         """One line for the workflow's comment."""
@@ -81,9 +81,10 @@ def parse_install_from(text: str, project_root: Path) -> InstallSource:
         return InstallSource("git", text)
     if _VERSION.fullmatch(text):
         return InstallSource("index", text.lstrip("="))
-    directory = (project_root / text).resolve()
+    # lexically, not `resolve()`d: a symlink inside the project is a path CI checks out
+    directory = Path(os.path.abspath(project_root / text))
     try:
-        relative = directory.relative_to(project_root.resolve()).as_posix()
+        relative = directory.relative_to(os.path.abspath(project_root)).as_posix()
     except ValueError:
         raise fail("bad-option", f"{text} is outside the project {project_root}: CI checks out only the project "
                    "(give a git URL, a version, or a path inside it)", file="--install-from") from None

@@ -89,7 +89,7 @@ def test_union_to_class_is_named(tmp_path: Path) -> None:
 def test_aliases_that_became_a_union_or_an_enum_are_named(tmp_path: Path) -> None:
     entries = _entries(_report(_project(tmp_path, "git-7b8a7094"), "git-a57b538d", "--no-code"), "Kind changed")
     assert any(e.startswith("`AvailableCommandInput`: was an alias, is now a tagged union of") for e in entries), entries
-    assert any(e.startswith("`Role`: was an alias, is now an open enum") or e.startswith("`Role`: was an alias, is now an enum")
+    assert any(e.startswith(("`Role`: was an alias, is now an open enum", "`Role`: was an alias, is now an enum"))
                for e in entries), entries
 
 
