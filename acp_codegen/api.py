@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from acp_codegen.diff.model import DiffResult
     from acp_codegen.pipeline import TargetResult
     from acp_codegen.scaffold.project import Scaffolded
-    from acp_codegen.track import Tracked
+    from acp_codegen.tracking import Tracked
     from acp_codegen.upgrade.apply import Plan
     from acp_codegen.upgrade.ci_install import InstallSource
     from acp_codegen.upgrade.migrate_run import FileResult
@@ -122,11 +122,14 @@ def generate(
 
 
 def compare(old: str, new: str, *more: str, pins: PathLike | None = None) -> list[DiffResult]:
-    """What changed from `old` to `new` (and on through `more`, pair by pair), and whom it breaks.
-    Each revision is a source spec, a path or a pinned target name (`acp_codegen.revisions`)."""
-    from acp_codegen.diff.run import run_diff
+    """What changed from `old` to `new` (and on through `more`, pair by pair), and whom it breaks:
+    one `DiffResult` per pair. Each revision is a source spec, a path or a pinned target name
+    (`acp_codegen.revisions`)."""
+    from acp_codegen.diff.run import diff_series
+    from acp_codegen.revisions import Resolver
 
-    return run_diff([old, new, *more], series=bool(more), history=None, pins_path=_pins(pins))
+    resolver = Resolver(_pins(pins))
+    return diff_series([resolver.resolve(arg) for arg in (old, new, *more)])
 
 
 def compare_history(target: str, *, pins: PathLike | None = None) -> list[DiffResult]:
@@ -174,7 +177,7 @@ def track(
     """Start tracking `source` in a project (the `init` command): pin it with its sha256 in
     `schema/pins.toml` (created when missing), generate it, and say how to import it
     (`Tracked.import_hint()`)."""
-    from acp_codegen.track import track as run
+    from acp_codegen.tracking import track as run
 
     return run(source, name=name, package=package, project=None if project is None else Path(project),
                out=None if out is None else Path(out), vendor=vendor_runtime)

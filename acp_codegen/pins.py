@@ -103,17 +103,21 @@ def default_out_dir(start: Path | None = None) -> Path:
 
 
 def out_dir_for(pins_path: Path | None) -> Path:
-    """Where the targets of a pin file are generated: its `out`, else `default_out_dir()`.
+    """Where the targets of a pin file are generated: its `out`; else, for a project's pin file
+    (`<root>/schema/pins.toml`), `<root>/generated`; else `default_out_dir()`.
 
     A pin file that does not load falls back to the default (the command that reads the pins
     then reports why)."""
-    if pins_path is not None:
-        try:
-            pins = load_pins(pins_path)
-        except CodegenError:
-            pins = None
-        if pins is not None and pins.out_dir is not None:
-            return pins.out_dir
+    if pins_path is None or pins_path.resolve() == toolkit_pin_path().resolve():
+        return default_out_dir()
+    try:
+        pins = load_pins(pins_path)
+    except CodegenError:
+        pins = None
+    if pins is not None and pins.out_dir is not None:
+        return pins.out_dir
+    if pins_path.parent.name == PIN_FILE.parent.name and pins_path.name == PIN_FILE.name:
+        return pins_path.parent.parent / "generated"
     return default_out_dir()
 
 

@@ -1,4 +1,5 @@
-"""The `acp-codegen diff` command: options in, results printed, exit status out. No logic here.
+"""The `acp-codegen diff` command: options in, results printed, exit status out. No logic here
+(`acp_codegen.api.compare` and `compare_history` do it).
 
 Exit status: 0 when nothing reaches the `--fail-on` level, 1 when something does, 2 when a
 revision cannot be loaded (one line per diagnostic on stderr, as for `generate`).
@@ -22,9 +23,8 @@ from acp_codegen.diff.render import (
     render_rules,
     render_text,
 )
-from acp_codegen.diff.run import run_diff
-from acp_codegen.errors import CodegenError
-from acp_codegen.pins import default_pin_path
+from acp_codegen.errors import CodegenError, fail
+from acp_codegen.progress import terminal_progress
 
 
 class Format(str, enum.Enum):
@@ -63,8 +63,19 @@ def diff(
         if table is not None:
             sys.stdout.write(table)
         return
+    from acp_codegen.api import compare, compare_history
+
+    args = revisions or []
     try:
-        results = run_diff(revisions or [], series=series, history=history, pins_path=pins or default_pin_path())
+        with terminal_progress(Console(stderr=True), enabled=True):
+            if history is not None:
+                if args:
+                    raise fail("diff-usage", "--history takes no OLD/NEW arguments")
+                results = compare_history(history, pins=pins)
+            elif len(args) < 2 or (len(args) > 2 and not series):
+                raise fail("diff-usage", f"expected OLD and NEW, got {len(args)} argument(s) (use --series for more)")
+            else:
+                results = compare(*args, pins=pins)
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)
