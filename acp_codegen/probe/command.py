@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.transcript.command import Format
 
@@ -60,7 +61,7 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
     raise typer.Exit(outcome.exit_status)
 
 
-@probe_app.command("agent")
+@probe_app.command("agent", epilog=epilog("probe agent"))
 def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
           exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None) -> None:
@@ -71,7 +72,7 @@ def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOp
     _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities)), fmt)
 
 
-@probe_app.command("client")
+@probe_app.command("client", epilog=epilog("probe client"))
 def client(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
            transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
            exit_timeout: ExitTimeout = 10.0) -> None:
