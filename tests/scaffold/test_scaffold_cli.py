@@ -324,3 +324,34 @@ def test_the_project_lists_every_package_it_ships(made: dict[str, tuple[Path, Cl
     }
     assert any(name.endswith("._models") for name in found)
     assert found == listed
+
+
+def test_listen_prints_the_urls_it_serves(made: dict[str, tuple[Path, CliResult]]) -> None:
+    """`my-agent --listen HOST:PORT` says where remote clients connect (item 7 of issue 34)."""
+    import socket
+    import time
+
+    project, result = made["agent"]
+    assert result.returncode == 0, result.describe()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    process = subprocess.Popen([sys.executable, "-m", "echo", "--listen", f"127.0.0.1:{port}"], cwd=project, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line == (f"echo: serving ACP at ws://127.0.0.1:{port}/acp (WebSocket) and "
+                        f"http://127.0.0.1:{port}/acp (Streamable HTTP)\n"), line
+        deadline = time.monotonic() + 30  # a guard against a hang, not a measurement
+        while True:  # the printed address accepts connections
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+                time.sleep(0.05)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
