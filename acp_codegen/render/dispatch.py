@@ -95,13 +95,15 @@ _PEER_NAMES = frozenset(
 
 
 def peer_builders(protocol: Protocol, methods: tuple[Method, ...]) -> tuple[dict[str, Builder], dict[str, str]]:
-    """The builders of the methods a peer sends (by wire name) and their short names (-> handler)."""
-    builders = {m.wire_name: b for m in methods if (b := method_builder(protocol, m))}
+    """The builders of the methods a peer sends (by handler name: a wire name can be a request and
+    a notification at once) and their short names (-> handler); a short name two methods would
+    share goes to neither."""
+    builders = {m.handler: b for m in methods if (b := method_builder(protocol, m))}
     taken = {m.handler for m in methods} | _PEER_NAMES
+    shorts = [short_name(m) for m in methods]
     aliases: dict[str, str] = {}
-    for m in methods:
-        short = short_name(m)
-        if m.wire_name in builders and short and short not in taken and short not in aliases:
+    for m, short in zip(methods, shorts, strict=True):
+        if m.handler in builders and short and short not in taken and shorts.count(short) == 1:
             aliases[short] = m.handler
     return builders, aliases
 

@@ -208,7 +208,7 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
 )
-"""Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the agent side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
@@ -258,7 +258,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
 )
-"""Everything the client side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the client side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROXY_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 """Requests the proxy side handles, by wire method name."""
@@ -269,7 +269,7 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType({})
 PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
 )
-"""Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the proxy side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 """Requests the protocol side handles, by wire method name."""
@@ -291,7 +291,7 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
 )
-"""Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the protocol side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 BINDING = Binding(agent_methods=AGENT_METHODS, client_methods=CLIENT_METHODS)
 """The method tables of both sides, which the runtime reads from a handler (`Agent.binding`)."""

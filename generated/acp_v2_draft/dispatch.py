@@ -288,7 +288,7 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
 )
-"""Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the agent side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
@@ -354,7 +354,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
 )
-"""Everything the client side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the client side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROXY_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
@@ -385,7 +385,7 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             "notification",
             "ProxySuccessorNotification",
             None,
-            "proxy_successor",
+            "proxy_successor_notification",
             models=_models,
         ),
     }
@@ -393,9 +393,15 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 """Notifications the proxy side handles, by wire method name."""
 
 PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
+    {
+        **PROXY_NOTIFICATIONS,
+        **PROXY_REQUESTS,
+        "proxy/successor": PROXY_REQUESTS["proxy/successor"].with_notification(
+            PROXY_NOTIFICATIONS["proxy/successor"]
+        ),
+    },
 )
-"""Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the proxy side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 """Requests the protocol side handles, by wire method name."""
@@ -417,7 +423,7 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
     {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
 )
-"""Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the protocol side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 BINDING = Binding(agent_methods=AGENT_METHODS, client_methods=CLIENT_METHODS)
 """The method tables of both sides, which the runtime reads from a handler (`Agent.binding`)."""
