@@ -20,9 +20,9 @@ import typer
 from acp_codegen import __version__
 from acp_codegen.api import DEFAULT_PACKAGE
 from acp_codegen.cli_help import complete_targets, epilog, show_flags_plainly
-from acp_codegen.errors import CodegenError
+from acp_codegen.errors import CodegenError, fail
 from acp_codegen.fast_exit import run_and_exit
-from acp_codegen.pins import default_pin_path, load_pins
+from acp_codegen.pins import default_pin_path, load_pins, toolkit_pin_path
 from acp_codegen.sources import default_cache_dir, default_shared_dir, pull
 from acp_codegen.ui import Reporter
 from acp_codegen.upgrade.command import PinsOption
@@ -93,6 +93,7 @@ def generate(
     reporter = Reporter(quiet=quiet)
     started = time.perf_counter()
     with _guarded(reporter):
+        _generate_usage(targets, schema, package, sha256)
         done = run(targets or (), schema=schema, package=package, sha256=sha256, out=out, pins=pins, check=check,
                    vendor_runtime=vendor, use_cache=not no_cache, on_done=reporter.target_done)
     if not quiet:
@@ -101,8 +102,22 @@ def generate(
     reporter.generate_summary(list(done.results), time.perf_counter() - started, check=check)
     if done.drifted:
         again = _regenerate_command(targets, schema, package, sha256, out, pins, vendor)
-        reporter.note(f"out of date: run `{again}` and commit the result.")
+        here = schema is None and (pins or default_pin_path()).resolve() == toolkit_pin_path().resolve()
+        also = " (in acp-codegen's own repository: `nox -s regen`, which also refreshes the goldens)" if here else ""
+        reporter.note(f"out of date: run `{again}`{also} and commit the result.")
         raise typer.Exit(1)
+
+
+def _generate_usage(targets: list[str] | None, schema: str | None, package: str | None, sha256: str | None) -> None:
+    """Options that would otherwise be ignored, as a usage error in the command line's terms."""
+    if schema is None:
+        stray = [flag for flag, value in (("--package", package), ("--sha256", sha256)) if value is not None]
+        if stray:
+            verb = "apply" if len(stray) > 1 else "applies"
+            raise fail("bad-option", f"{' and '.join(stray)} only {verb} to an ad-hoc --schema source", file="command line")
+    elif targets:
+        raise fail("bad-option", f"give pinned target names ({', '.join(targets)}) or --schema, not both",
+                   file="command line")
 
 
 def _regenerate_command(targets: list[str] | None, schema: str | None, package: str | None, sha256: str | None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from acp_codegen.fmt import LINE_LENGTH
 from acp_codegen.ir import naming
 from acp_codegen.ir.nodes import Method, Protocol, Ref, Struct, TaggedUnion
 from acp_codegen.render.builders import (
@@ -17,7 +18,7 @@ from acp_codegen.render.builders import (
     text_unions,
     update_builders,
 )
-from acp_codegen.render.pytypes import all_fields
+from acp_codegen.render.pytypes import all_fields, python_literal
 
 SIDES = ("agent", "client", "proxy", "protocol")
 
@@ -120,6 +121,23 @@ def session_handle(protocol: Protocol, fanout: Fanout) -> dict[str, object]:
     }
 
 
+def both_kinds_rows(side: str, methods: tuple[Method, ...]) -> list[str]:
+    """The `*_METHODS` entries of the wire names a side handles both as a request and as a
+    notification (the request's spec, dispatching a message without an id to the notification's),
+    laid out as black lays them out at the table's indentation."""
+    requests = {m.wire_name for m in methods if m.kind == "request"}
+    rows: list[str] = []
+    for wire in sorted({m.wire_name for m in methods if m.kind == "notification"} & requests):
+        key, table = python_literal(wire), side.upper()
+        head = f"{key}: {table}_REQUESTS[{key}].with_notification("
+        inner = f"{table}_NOTIFICATIONS[{key}]"
+        if 8 + len(head) + len(inner) + 2 <= LINE_LENGTH:
+            rows.append(f"        {head}{inner}),")
+        else:
+            rows += [f"        {head}", f"            {inner}", "        ),"]
+    return rows
+
+
 def dispatch_context(protocol: Protocol) -> dict[str, object]:
     """Template variables for dispatch.py."""
     by_side = {side: protocol.methods_for(side) for side in SIDES}  # type: ignore[arg-type]
@@ -134,4 +152,5 @@ def dispatch_context(protocol: Protocol) -> dict[str, object]:
         "texts": list(text_unions(protocol).values()),
         "handle": handles[0] if len(handles) == 1 and handles[0]["session_field"] else None,
         "builders": {side: peer_builders(protocol, by_side[side]) for side in ("agent", "client")},
+        "both_kinds": {side: both_kinds_rows(side, by_side[side]) for side in SIDES},
     }

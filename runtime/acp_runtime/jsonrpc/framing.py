@@ -81,8 +81,11 @@ class MethodSpec:
             object.__setattr__(self, name, value)
 
     def with_notification(self, notification: MethodSpec) -> MethodSpec:
-        """This request's spec, also dispatching a notification of the same name to `notification`."""
-        return self.__replace__(notification=notification)
+        """This request's spec, also dispatching a notification of the same name to `notification`
+        (its types are not looked up: a generated table builds this at import)."""
+        params, result = self._types
+        return MethodSpec(self.method, self.kind, params, result, self.handler, self.cancelled,
+                          models=self._models, notification=notification)
 
     @property
     def params(self) -> Any:
