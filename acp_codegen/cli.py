@@ -99,6 +99,10 @@ def generate(
     if not quiet:
         for drift in done.drifted:
             reporter.drift(drift, stat=stat)
+    if schema is not None and sha256 is None and not check:  # what pinning it takes
+        (result,) = done.results
+        reporter.summary(f"{result.target.package}: {schema} has sha256 {result.sha256} "
+                         f"(`{PROG} init {shlex.quote(schema)} --package {result.target.package}` pins it)")
     reporter.generate_summary(list(done.results), time.perf_counter() - started, check=check)
     if done.drifted:
         again = _regenerate_command(targets, schema, package, sha256, out, pins, vendor)

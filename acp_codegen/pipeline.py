@@ -62,6 +62,8 @@ class TargetResult:
     drift: Drift | None
     warnings: tuple[str, ...]
     seconds: float
+    sha256: str = ""
+    """The sha256 of the schema file the target was generated from."""
 
 
 def load(source: str, sha256: str | None = None, *, offline: bool = False) -> LoadedSchema:
@@ -166,7 +168,7 @@ def generate(
         else:
             drift = None
             written, unchanged = write_package(files, directory)
-        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds)
+        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds, protocol.sha256)
         results.append(result)
         if on_done is not None:
             on_done(result)

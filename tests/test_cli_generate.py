@@ -260,7 +260,8 @@ def test_generate_off_a_terminal_prints_only_the_summary(tmp_path: Path, schema_
     result = generate(tmp_path, schema_file)
     assert result.returncode == 0, result.describe()
     assert result.stderr == ""
-    assert re.fullmatch(rf"1 target\(s\): {N_FILES} file\(s\) written, 0 unchanged \(\d+\.\d\ds\)\n", result.stdout), result.stdout
+    pin = rf"pkg: {re.escape(str(schema_file))} has sha256 {sha256_of(schema_file)} \(`acp-codegen init \S+ --package pkg` pins it\)\n"
+    assert re.fullmatch(rf"{pin}1 target\(s\): {N_FILES} file\(s\) written, 0 unchanged \(\d+\.\d\ds\)\n", result.stdout), result.stdout
 
 
 def test_generate_on_a_terminal_shows_progress_unless_quiet(tmp_path: Path, schema_file: Path) -> None:
@@ -273,7 +274,7 @@ def test_generate_on_a_terminal_shows_progress_unless_quiet(tmp_path: Path, sche
     assert lines[-1].startswith(f"1 target(s): {N_FILES} file(s) written"), text
     status, text = run_cli_tty(*args, "--quiet", cwd=tmp_path)
     assert status == 0, text
-    assert re.fullmatch(rf"1 target\(s\): 0 file\(s\) written, {N_FILES} unchanged \(\d+\.\d\ds\)\n", text), text
+    assert re.fullmatch(rf"pkg: .+ has sha256 [0-9a-f]{{64}} .+\n1 target\(s\): 0 file\(s\) written, {N_FILES} unchanged \(\d+\.\d\ds\)\n", text), text
 
 
 # --- pull -------------------------------------------------------------------------------------
