@@ -94,3 +94,14 @@ def test_a_pinned_target_spec_is_not_a_source(tmp_path: Path) -> None:
     done = cli(tmp_path, "generate", "--schema", "pin:acp_v1", "--out", tmp_path / "out")
     assert done.returncode == 2
     assert "error[bad-source]" in done.stderr and "names a pinned target" in done.stderr
+
+
+def test_diff_shows_its_loads_on_a_terminal_only(beside_packages: Path) -> None:
+    """Long steps show rich's progress on a terminal's stderr (item 7 of issue 34), never in a pipe."""
+    from test_cli_generate import run_cli_tty
+
+    status, text = run_cli_tty("diff", "--format", "json", "acp_v2", "acp_v2_draft", cwd=beside_packages)
+    assert status == 0, text
+    assert "loading acp_v2" in text and "loading acp_v2_draft" in text, text
+    piped = cli(beside_packages, "diff", "--format", "json", "acp_v2", "acp_v2_draft")
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
 
 from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError, fail
+from acp_codegen.progress import step, terminal_progress
 from acp_codegen.transcript.command import Format
 
 # The probe itself (its rule checker, jsonschema, the runtime) is imported when a probe runs,
@@ -52,7 +54,8 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
     from acp_codegen.probe.report import render_json, render_text
 
     try:
-        outcome = run()
+        with terminal_progress(Console(stderr=True), enabled=True), step("probing (the report follows)"):
+            outcome = run()
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)

@@ -22,6 +22,7 @@ from jsonschema.exceptions import ValidationError
 from acp_codegen.ir.nodes import Method, Protocol, TaggedUnion
 from acp_codegen.pins import default_pin_path, load_pins
 from acp_codegen.pipeline import build_ir, load
+from acp_codegen.progress import step as progress_step
 from acp_codegen.revisions import Resolver
 
 Direction = tuple[str, str]  # (sender, wire method)
@@ -155,8 +156,9 @@ def resolve_revision(schema: str | None, pins_path: Path | None = None) -> Revis
 
 
 def _load_revision(label: str, source: str, sha256: str | None) -> Revision:
-    loaded = load(source, sha256)
-    return Revision(label, loaded.document.get("$defs", {}), build_ir(loaded))
+    with progress_step(f"loading {label}"):
+        loaded = load(source, sha256)
+        return Revision(label, loaded.document.get("$defs", {}), build_ir(loaded))
 
 
 def pinned_for_version(version: int, pins_path: Path | None = None) -> Revision | None:

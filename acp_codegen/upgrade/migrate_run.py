@@ -18,6 +18,7 @@ import libcst as cst
 from acp_codegen.diff.compare import diff_protocols
 from acp_codegen.diff.run import load_revision
 from acp_codegen.errors import CodegenError, Diagnostic, fail
+from acp_codegen.progress import step
 from acp_codegen.revisions import Resolver
 from acp_codegen.runtime_dist import VENDORED_NOTE
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes
@@ -77,6 +78,24 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
     """Rewrite every file (or, with `check`, only work out the rewrites)."""
     results: list[FileResult] = []
     problems: list[Diagnostic] = []
+    files = list(files)
+    with step(f"reading {len(files)} file(s) of your code"):
+        _rewrite_each(files, api, old, results, problems)
+    if problems:
+        raise CodegenError(*problems)
+    if not check:
+        for item in results:
+            if item.changed:
+                try:
+                    write_text_atomic(item.path, item.result.code)
+                except OSError as exc:
+                    raise fail("write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)) from None
+    return results
+
+
+def _rewrite_each(files: list[Path], api: ApiChanges, old: OldBindings, results: list[FileResult],
+                  problems: list[Diagnostic]) -> None:
+    """Work out each file's rewrite (nothing written), collecting results and problems."""
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
@@ -90,16 +109,6 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
             continue
         changed = result.code != code
         results.append(FileResult(path, result, changed))
-    if problems:
-        raise CodegenError(*problems)
-    if not check:
-        for item in results:
-            if item.changed:
-                try:
-                    write_text_atomic(item.path, item.result.code)
-                except OSError as exc:
-                    raise fail("write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)) from None
-    return results
 
 
 def render_listing(results: Sequence[FileResult], *, check: bool) -> str:
