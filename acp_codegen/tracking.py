@@ -138,7 +138,9 @@ def track(
     loaded = load(ref.source, ref.sha256)
     pin = Pin(name, package, recorded, loaded.sha256)
     out_dir = root / (out_setting or (existing.out if existing is not None and existing.out else "generated"))
-    files, _ = render_target(Target(name, package, ref.source, loaded.sha256), cache_dir=default_cache_dir())
+    # rendered naming the source as the pin file records it, so that `generate` rewrites nothing
+    files, _ = render_target(Target(name, package, ref.source, loaded.sha256), cache_dir=default_cache_dir(),
+                             recorded=(recorded, loaded.sha256))
     after = with_target(before, pin, out=out_setting, vendor=vendor and not (existing and existing.vendor_runtime))
     check_pins_text(after, pins_path)
     _write_pins(pins_path, after)

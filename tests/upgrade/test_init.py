@@ -121,6 +121,8 @@ def test_init_appends_to_the_projects_pin_file_and_refuses_a_taken_name(fake_npm
     pins = load_pins(pins_path)
     assert [(p.name, p.source) for p in pins][1] == ("my_acp", "schemas/v2.json")  # relative to the root
     assert (project / "generated" / "my_acp" / "__init__.py").is_file() and not (project / "src" / "generated").exists()
+    regenerated = run_cli("generate", "my_acp", env=env, cwd=project)  # from the root, as the pin reads
+    assert regenerated.returncode == 0 and "1 target(s): 0 file(s) written" in regenerated.stdout, regenerated.describe()
     again = run_cli("init", "acp_v1", env=env, cwd=project)
     assert again.returncode == 2 and len(again.stderr.splitlines()) == 1, again.describe()
     assert again.stderr.startswith(f"error[already-tracked] {pins_path}: target 'acp_v1' is already pinned")
