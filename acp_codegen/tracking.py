@@ -49,7 +49,7 @@ NEW_PIN_FILE = """\
 #   name      unique name of the target, what commands take.
 #   package   dotted Python package the bindings are generated into (below the output directory).
 #   source    npm:<package>@<version>#<path>, github:<owner>/<repo>@<commit>#<path>, an https:// URL,
-#             or a local path (relative to the directory commands run in).
+#             or a local path (relative to the directory commands run in: run them at the root).
 #   sha256    sha256 of the file's bytes; every fetch is checked against it.
 #   history   optional: earlier { source = "...", sha256 = "..." } of the target, oldest first
 #             (`acp-codegen upgrade` keeps it).
