@@ -1,4 +1,4 @@
-"""Nox sessions: tests, coverage, lint, typecheck, regen, bench, pydantic, interop."""
+"""Nox sessions: tests, network, coverage, lint, typecheck, regen, bench, pydantic, interop."""
 
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ def tests(session: nox.Session) -> None:
     """Run the test suite."""
     install(session)
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def network(session: nox.Session) -> None:
+    """The tests that talk to the real npm registry and package index (`-m network`)."""
+    install(session)
+    session.run("pytest", "-m", "network", *session.posargs)
 
 
 @nox.session

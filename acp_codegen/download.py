@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from acp_codegen import __version__
 from acp_codegen.errors import fail
+from acp_codegen.progress import step
 
 if TYPE_CHECKING:
     from acp_codegen.sources import NpmSource
@@ -40,8 +41,9 @@ def npm_pack(spec: NpmSource) -> bytes:
     with tempfile.TemporaryDirectory(prefix="acp-codegen-npm-") as tmp:
         command = [npm, "pack", what, "--pack-destination", tmp, "--silent", "--loglevel=error"]
         try:
-            done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
-                                  timeout=NPM_TIMEOUT_SECONDS, check=False)
+            with step(f"fetching {what} (npm pack)"):
+                done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
+                                      timeout=NPM_TIMEOUT_SECONDS, check=False)
         except (subprocess.TimeoutExpired, OSError) as exc:
             raise fail("fetch-failed", f"`npm pack {what}`: {exc}", file=spec.text) from None
         if done.returncode != 0:
@@ -83,7 +85,7 @@ def http_get(url: str, label: str) -> bytes:
     """The body of a GET request (redirects followed)."""
     request = urllib.request.Request(url, headers={"User-Agent": f"acp-codegen/{__version__}"})
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
+        with step(f"fetching {url}"), urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
             data: bytes = response.read()
             return data
     except urllib.error.HTTPError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -11,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from acp_codegen.errors import CodegenError, Diagnostic, fail, pointer_join
-from acp_codegen.sources import parse_source, user_project_pins
+from acp_codegen.sources import PathSource, parse_source, user_project_pins
 
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+_TOP_KEYS = ("default", "out", "vendor-runtime", "target")
 _TARGET_KEYS = ("name", "package", "source", "sha256", "history", "unstable")
 _HISTORY_KEYS = ("source", "sha256")
 
@@ -46,11 +48,21 @@ class Pin:
 
 @dataclass(frozen=True)
 class PinFile:
-    """A loaded pin file: its targets in file order and the name of the default one."""
+    """A loaded pin file: its targets in file order, the name of the default one, and where and
+    how they are generated (`out`, `vendor-runtime`)."""
 
     path: Path
     targets: tuple[Pin, ...]
     default: str
+    out: str | None = None
+    """The output directory, relative to the project root (the directory holding `schema/`)."""
+    vendor_runtime: bool = False
+    """Whether `generate` also writes the runtime package beside the bindings."""
+
+    @property
+    def out_dir(self) -> Path | None:
+        """The output directory the file names (None: the default, `generated/`)."""
+        return None if self.out is None else self.path.resolve().parent.parent / self.out
 
     def get(self, name: str) -> Pin | None:
         """The target called `name`, or None."""
@@ -92,6 +104,35 @@ def default_out_dir(start: Path | None = None) -> Path:
     return pins.parent.parent / "generated" if pins is not None else Path("generated")
 
 
+def out_dir_for(pins_path: Path | None) -> Path:
+    """Where the targets of a pin file are generated: its `out`; else, for a project's pin file
+    (`<root>/schema/pins.toml`), `<root>/generated`; else `default_out_dir()`.
+
+    A pin file that does not load falls back to the default (the command that reads the pins
+    then reports why)."""
+    if pins_path is None or pins_path.resolve() == toolkit_pin_path().resolve():
+        return default_out_dir()
+    try:
+        pins = load_pins(pins_path)
+    except CodegenError:
+        pins = None
+    if pins is not None and pins.out_dir is not None:
+        return pins.out_dir
+    if pins_path.parent.name == PIN_FILE.parent.name and pins_path.name == PIN_FILE.name:
+        return pins_path.parent.parent / "generated"
+    return default_out_dir()
+
+
+def pinned_source(source: str, root: Path) -> str:
+    """A source as a project's pin file records it: a local path relative to the project's root
+    `root` when it lies inside it (commands run there), else absolute; other sources as they are."""
+    spec = parse_source(source)
+    if not isinstance(spec, PathSource):
+        return source
+    absolute, anchor = spec.path.resolve(), root.resolve()
+    return os.path.relpath(absolute, anchor) if absolute.is_relative_to(anchor) else str(absolute)
+
+
 def load_pins(path: Path) -> PinFile:
     """Read and validate a pin file; every problem found is reported in one CodegenError."""
     try:
@@ -123,8 +164,8 @@ class _Checker:
     def pin_file(self, table: dict[str, Any]) -> PinFile:
         """Check the top level and every target."""
         for key in table:
-            if key not in ("default", "target"):
-                self.error(f"unknown top-level key {key!r}", pointer_join("", key))
+            if key not in _TOP_KEYS:
+                self.error(f"unknown top-level key {key!r} (expected {', '.join(_TOP_KEYS)})", pointer_join("", key))
         raw_targets = table.get("target", [])
         if not isinstance(raw_targets, list) or not raw_targets:
             self.error("expected at least one [[target]] table", "/target")
@@ -149,9 +190,15 @@ class _Checker:
             self.error("'default' must be a string", "/default")
         elif targets and not any(pin.name == default for pin in targets):
             self.error(f"default target {default!r} is not defined", "/default")
+        out = table.get("out")
+        if out is not None and (not isinstance(out, str) or not out or Path(out).is_absolute()):
+            self.error("'out' must be a non-empty path relative to the project root", "/out")
+        vendor = table.get("vendor-runtime", False)
+        if not isinstance(vendor, bool):
+            self.error("'vendor-runtime' must be true or false", "/vendor-runtime")
         if self.problems:
             raise CodegenError(*self.problems)
-        return PinFile(self.path, tuple(targets), str(default))
+        return PinFile(self.path, tuple(targets), str(default), out, bool(vendor))
 
     def target(self, raw: object, pointer: str) -> Pin | None:
         """Check one [[target]] table; None when it is unusable."""

@@ -6,6 +6,7 @@ stage lives in its own module; this one only connects them and collects per-targ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import shlex
@@ -20,9 +21,11 @@ from acp_codegen.ir.build import build_protocol
 from acp_codegen.ir.methods import check_meta
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.load import LoadedSchema, load_document
-from acp_codegen.pins import Pin, PinFile, load_pins
+from acp_codegen.pins import Pin, PinFile
+from acp_codegen.progress import step
 from acp_codegen.render.package import render_package
 from acp_codegen.resolve import check_type_cycles, resolve
+from acp_codegen.revisions import short_label
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files
 from acp_codegen.sources import (
     PathSource,
@@ -31,7 +34,7 @@ from acp_codegen.sources import (
     fetch,
     parse_source,
 )
-from acp_codegen.write import Drift, check_package, write_package
+from acp_codegen.write import Drift, check_package, recorded_source, write_package
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class TargetResult:
     drift: Drift | None
     warnings: tuple[str, ...]
     seconds: float
+    sha256: str = ""
+    """The sha256 of the schema file the target was generated from."""
 
 
 def load(source: str, sha256: str | None = None, *, offline: bool = False) -> LoadedSchema:
@@ -119,10 +124,18 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-def render_target(target: Target) -> tuple[dict[str, str], Protocol]:
-    """Every file of a target's package, rendered and formatted."""
-    protocol = ir_for(target.source, target.sha256)
-    return format_files(render_package(protocol, target.package, target.regenerate)), protocol
+def render_target(target: Target, *, recorded: tuple[str, str] | None = None) -> tuple[dict[str, str], Protocol]:
+    """Every file of a target's package, rendered and formatted.
+
+    `recorded`: the (source, sha256) the package on disk names. When its sha256 is the one of the
+    bytes loaded now, the package is rendered naming that source: the same file reached another
+    way (a path, a URL, an npm spec) generates the same package, so `--check` finds no drift.
+    """
+    with step(f"generating {target.package} from {short_label(target.source)}"):
+        protocol = ir_for(target.source, target.sha256)
+        if recorded is not None and recorded[1] == protocol.sha256 and recorded[0] != protocol.source:
+            protocol = dataclasses.replace(protocol, source=recorded[0])
+        return format_files(render_package(protocol, target.package, target.regenerate)), protocol
 
 
 def generate(
@@ -139,7 +152,8 @@ def generate(
     rendered: list[tuple[Target, dict[str, str], Protocol, float]] = []
     for target in targets:  # render everything first: a failure writes nothing at all
         started = time.perf_counter()
-        files, protocol = render_target(target)
+        recorded = recorded_source(package_dir(out_dir, target.package)) if check else None
+        files, protocol = render_target(target, recorded=recorded)
         rendered.append((target, files, protocol, time.perf_counter() - started))
     results: list[TargetResult] = []
     for target, files, protocol, seconds in rendered:
@@ -150,7 +164,7 @@ def generate(
         else:
             drift = None
             written, unchanged = write_package(files, directory)
-        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds)
+        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds, protocol.sha256)
         results.append(result)
         if on_done is not None:
             on_done(result)
@@ -181,23 +195,3 @@ def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:
             raise CodegenError(Diagnostic("error", "unknown-target", f"no pinned target {name!r} (known: {known})", str(pins.path), None))
         out.append(Target.from_pin(pin))
     return out
-
-
-def chosen_targets(
-    pins_path: Path, names: Iterable[str], *, schema: str | None, package: str | None, sha256: str | None
-) -> list[Target]:
-    """The targets a `generate` command line asks for: named pins, all pins, or one ad-hoc --schema."""
-    names = list(names)
-    if schema is None:
-        stray = [flag for flag, value in (("--package", package), ("--sha256", sha256)) if value is not None]
-        if stray:
-            raise _usage(f"{' and '.join(stray)} only appl{'y' if len(stray) > 1 else 'ies'} to an ad-hoc --schema source")
-        return pinned_targets(load_pins(pins_path), names)
-    if names:
-        raise _usage(f"give pinned target names ({', '.join(names)}) or --schema, not both")
-    name = package if package is not None else "acp_schema"
-    return [Target(name, name, schema, sha256)]
-
-
-def _usage(message: str) -> CodegenError:
-    return CodegenError(Diagnostic("error", "bad-option", message, "command line", None))

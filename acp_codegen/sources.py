@@ -110,6 +110,9 @@ def parse_source(text: str) -> SourceSpec:
         return GithubSource(text, match["owner"], match["repo"], match["commit"], match["path"])
     if text.startswith(("http://", "https://")):
         return UrlSource(text, text)
+    if text.startswith("pin:"):
+        raise fail("bad-source", f"{text!r} names a pinned target, not a source: give npm:..., github:..., "
+                   f"a URL or a path (./{text} for a file of that name)", file=text)
     if not text:
         raise fail("bad-source", "empty source spec")
     return PathSource(text, Path(text))

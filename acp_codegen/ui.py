@@ -1,22 +1,26 @@
-"""Terminal output: progress per target, diagnostics, one-line summaries (rich on a terminal).
+"""Terminal output: progress, diagnostics, drift, one-line summaries (rich on a terminal).
 
-Owns how results look, never what they are. On a non-terminal or with `--quiet`, only errors
-and the summary line are printed.
+Owns how results look, never what they are. On a non-terminal or with `--quiet`, only errors,
+drift and the summary line are printed; progress (rich's, on stderr) only when stderr is a
+terminal and not `--quiet`.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from acp_codegen.errors import Diagnostic
+from acp_codegen.progress import terminal_progress
 
 if TYPE_CHECKING:
     from acp_codegen.pipeline import TargetResult
     from acp_codegen.sources import Fetched
+    from acp_codegen.write import Drift
 
 
 class Reporter:
@@ -26,6 +30,20 @@ class Reporter:
         self.out = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self.verbose = not quiet and sys.stdout.isatty()
+        self.quiet = quiet
+
+    def progress(self) -> AbstractContextManager[None]:
+        """Show the library's steps during a block (stderr a terminal, not quiet)."""
+        return terminal_progress(self.err, enabled=not self.quiet)
+
+    def drift(self, drift: Drift, *, stat: bool = False) -> None:
+        """One package's drift on stdout: its unified diff, or with `stat` its per-file counts; a
+        package not generated at all is one line, not a diff of every file."""
+        if drift.missing:
+            self.out.print(f"{drift.package}: not generated yet ({len(drift.added)} file(s) to write)", markup=False)
+        else:
+            sys.stdout.write(drift.stat() if stat else drift.diff)
+            sys.stdout.flush()
 
     def diagnostics(self, items: Iterable[Diagnostic]) -> None:
         """Print each diagnostic on one line to stderr."""

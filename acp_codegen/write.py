@@ -2,11 +2,13 @@
 
 Owns atomic replacement of a package directory (everything is written to a sibling temporary
 directory, then swapped in; a failure leaves the old package untouched and stale files vanish
-with it) and drift reports (`--check`): a unified diff per changed, added or removed file.
+with it), drift reports (`--check`: a unified diff per changed, added or removed file, and its
+`--stat` counts) and reading which source a package on disk says it was generated from.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 import secrets
@@ -26,11 +28,25 @@ class Drift:
     added: tuple[str, ...]
     removed: tuple[str, ...]
     diff: str
+    stats: tuple[tuple[str, int, int], ...] = ()
+    """(file, lines added, lines removed) per file that differs, in the diff's order."""
+    missing: bool = False
+    """The package directory does not exist at all (every file would be added)."""
 
     @property
     def clean(self) -> bool:
         """No difference at all."""
         return not (self.changed or self.added or self.removed)
+
+    def stat(self) -> str:
+        """`git diff --stat`-like lines: ` file | +A -R` per file, then the totals."""
+        if self.clean:
+            return ""
+        width = max(len(name) for name, _, _ in self.stats)
+        lines = [f" {name.ljust(width)} | +{plus} -{minus}" for name, plus, minus in self.stats]
+        plus, minus = sum(s[1] for s in self.stats), sum(s[2] for s in self.stats)
+        lines.append(f" {len(self.stats)} file(s) changed, {plus} insertion(s)(+), {minus} deletion(s)(-)")
+        return "\n".join(lines) + "\n"
 
 
 def _existing(directory: Path) -> dict[str, bytes]:
@@ -51,14 +67,37 @@ def check_package(files: dict[str, str], directory: Path, package: str) -> Drift
     added = tuple(sorted(k for k in new if k not in old))
     removed = tuple(sorted(k for k in old if k not in new))
     chunks: list[str] = []
+    stats: list[tuple[str, int, int]] = []
     for name in sorted({*changed, *added, *removed}):
         before = old.get(name, b"").decode("utf-8", "replace").splitlines(keepends=True)
         after = files.get(name, "").splitlines(keepends=True)
         label = f"{directory.name}/{name}"
         from_label = f"a/{label}" if name in old else "/dev/null"
         to_label = f"b/{label}" if name in new else "/dev/null"
-        chunks.extend(difflib.unified_diff(before, after, from_label, to_label))
-    return Drift(package, changed, added, removed, "".join(chunks))
+        lines = list(difflib.unified_diff(before, after, from_label, to_label))
+        chunks.extend(lines)
+        body = lines[2:]  # the two file lines carry no change
+        plus = sum(1 for line in body if line.startswith("+"))
+        minus = sum(1 for line in body if line.startswith("-"))
+        stats.append((label, plus, minus))
+    return Drift(package, changed, added, removed, "".join(chunks), tuple(stats), not directory.is_dir())
+
+
+def recorded_source(directory: Path) -> tuple[str, str] | None:
+    """(source, sha256) a generated package on disk says it was made from (its `__init__.py`'s
+    `SOURCE` and `SHA256`), or None when there is no such package."""
+    try:
+        tree = ast.parse((directory / "__init__.py").read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            found[node.targets[0].id] = node.value.value
+    if "SOURCE" in found and "SHA256" in found:
+        return found["SOURCE"], found["SHA256"]
+    return None
 
 
 def write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:

@@ -5,6 +5,7 @@ multi-target runs, target selection, and what is printed on a terminal, off one,
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pty
 import re
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from cli_support import ROOT, CliResult, run_cli, tree_bytes, tree_state, write_json
 
+from acp_codegen.load import load_source
 from acp_codegen.pins import PinFile
 
 Schema = dict[str, Any]
@@ -195,12 +197,59 @@ def test_every_target_of_a_pin_file_and_a_chosen_one(tmp_path: Path, schema_file
     assert unknown.stderr.strip() == f"error[unknown-target] {pins}: no pinned target 'three' (known: one, two)"
 
 
-def test_check_on_a_missing_package_reports_every_file_as_new(tmp_path: Path, schema_file: Path) -> None:
+def test_check_on_a_missing_package_is_one_line_not_a_diff_of_every_file(tmp_path: Path, schema_file: Path) -> None:
     result = generate(tmp_path, schema_file, "pkg", "--check")
     assert result.returncode == 1, result.describe()
-    for name in PACKAGE_FILES - {"py.typed"}:
-        assert f"--- /dev/null\n+++ b/pkg/{name}\n" in result.stdout, name
+    assert result.stdout.splitlines()[0] == f"pkg: not generated yet ({N_FILES} file(s) to write)"
+    assert "+++" not in result.stdout and len(result.stdout.splitlines()) == 2, result.stdout
+    hint = f"out of date: run `acp-codegen generate --schema {schema_file} --package pkg --out {tmp_path / 'out'}`"
+    assert result.stderr.startswith(hint), result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_check_shows_the_diff_stat_shows_counts_and_quiet_shows_neither(tmp_path: Path, schema_file: Path) -> None:
+    assert generate(tmp_path, schema_file).returncode == 0
+    models = tmp_path / "out" / "pkg" / "enums.py"
+    models.write_text(models.read_text(encoding="utf-8") + "# one\n# two\n", encoding="utf-8")
+    (tmp_path / "out" / "pkg" / "stale.py").write_text("X = 1\n", encoding="utf-8")
+    diff = generate(tmp_path, schema_file, "pkg", "--check")
+    assert diff.returncode == 1
+    assert "--- a/pkg/enums.py\n+++ b/pkg/enums.py\n" in diff.stdout and "-# one\n-# two\n" in diff.stdout
+    stat = generate(tmp_path, schema_file, "pkg", "--check", "--stat")
+    assert stat.returncode == 1
+    assert stat.stdout.splitlines()[:3] == [
+        " pkg/enums.py | +0 -2",
+        " pkg/stale.py | +0 -1",
+        " 2 file(s) changed, 0 insertion(s)(+), 3 deletion(s)(-)",
+    ], stat.stdout
+    quiet = generate(tmp_path, schema_file, "pkg", "--check", "-q")
+    assert quiet.returncode == 1
+    assert re.fullmatch(r"1 target\(s\) checked, 1 out of date \(\d+\.\d\ds\)\n", quiet.stdout), quiet.stdout
+    assert quiet.stderr.startswith("out of date: run `acp-codegen generate"), quiet.stderr
+
+
+def test_the_same_bytes_named_by_another_source_are_up_to_date(tmp_path: Path, schema_file: Path) -> None:
+    assert generate(tmp_path, schema_file).returncode == 0
+    copy = tmp_path / "elsewhere" / "same.json"
+    copy.parent.mkdir()
+    copy.write_bytes(schema_file.read_bytes())
+    same = generate(tmp_path, copy, "pkg", "--check")
+    assert same.returncode == 0, same.describe()
+    changed = write_json(tmp_path / "elsewhere" / "other.json", {**json.loads(schema_file.read_bytes()), "title": "Other"})
+    other = generate(tmp_path, changed, "pkg", "--check", "-q")
+    assert other.returncode == 1, other.describe()  # other bytes: the recorded source does not hide that
+
+
+def test_a_path_checks_clean_against_the_npm_spec_of_the_same_file(tmp_path: Path, pinned_sources: PinFile) -> None:
+    pin = pinned_sources.get("acp_v1")
+    assert pin is not None
+    written = run_cli("generate", "acp_v1", "--out", tmp_path / "out", "-q", cwd=tmp_path)
+    assert written.returncode == 0, written.describe()
+    cached = tmp_path / "v1.json"
+    cached.write_bytes(load_source(pin.source, expected_sha256=pin.sha256).raw)
+    checked = run_cli("generate", "--schema", cached, "--package", "acp_v1", "--out", tmp_path / "out", "--check",
+                      cwd=tmp_path)
+    assert checked.returncode == 0, checked.describe()
 
 
 # --- what is printed --------------------------------------------------------------------------
@@ -210,18 +259,21 @@ def test_generate_off_a_terminal_prints_only_the_summary(tmp_path: Path, schema_
     result = generate(tmp_path, schema_file)
     assert result.returncode == 0, result.describe()
     assert result.stderr == ""
-    assert re.fullmatch(rf"1 target\(s\): {N_FILES} file\(s\) written, 0 unchanged \(\d+\.\d\ds\)\n", result.stdout), result.stdout
+    pin = rf"pkg: {re.escape(str(schema_file))} has sha256 {sha256_of(schema_file)} \(`acp-codegen init \S+ --package pkg` pins it\)\n"
+    assert re.fullmatch(rf"{pin}1 target\(s\): {N_FILES} file\(s\) written, 0 unchanged \(\d+\.\d\ds\)\n", result.stdout), result.stdout
 
 
 def test_generate_on_a_terminal_shows_progress_unless_quiet(tmp_path: Path, schema_file: Path) -> None:
     args = ("generate", "--schema", schema_file, "--package", "pkg", "--out", "out")
     status, text = run_cli_tty(*args, cwd=tmp_path)
     assert status == 0, text
-    assert re.search(rf"^pkg -> pkg: {N_FILES} written, 0 unchanged \(\d+\.\d\ds\)$", text, re.MULTILINE), text
-    assert text.rstrip().splitlines()[-1].startswith(f"1 target(s): {N_FILES} file(s) written"), text
+    lines = [line for line in re.split(r"[\r\n]+", text) if line]
+    assert f"generating pkg from {schema_file}" in text, text  # rich's progress, on stderr
+    assert any(re.search(rf"pkg -> pkg: {N_FILES} written, 0 unchanged \(\d+\.\d\ds\)$", line) for line in lines), text
+    assert lines[-1].startswith(f"1 target(s): {N_FILES} file(s) written"), text
     status, text = run_cli_tty(*args, "--quiet", cwd=tmp_path)
     assert status == 0, text
-    assert re.fullmatch(rf"1 target\(s\): 0 file\(s\) written, {N_FILES} unchanged \(\d+\.\d\ds\)\n", text), text
+    assert re.fullmatch(rf"pkg: .+ has sha256 [0-9a-f]{{64}} .+\n1 target\(s\): 0 file\(s\) written, {N_FILES} unchanged \(\d+\.\d\ds\)\n", text), text
 
 
 # --- pull -------------------------------------------------------------------------------------

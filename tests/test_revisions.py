@@ -11,6 +11,7 @@ Generation runs once per session, as many CLI processes at a time as there are C
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -217,3 +218,95 @@ def test_a_meta_table_that_is_not_json_is_reported(git_case: Case, tmp_path: Pat
     assert result.returncode == 2, result.describe()
     assert result.stderr.startswith(f"error[invalid-json] {schema.with_name('meta.json')}: invalid JSON"), result.describe()
     assert len(result.stderr.splitlines()) == 1
+
+
+# --- one handler name per method (item 9 of issue 34) -----------------------------------------
+# The draft's git history has `mcp/message` as a request *and* a notification, both handled by
+# the agent: the handler classes and the peers once defined `mcp_message` twice (mypy errors, and
+# the notification handler shadowed at run time). The IR names the notification's handler
+# `mcp_message_notification`.
+
+
+def _git_drafts() -> list[Case]:
+    chosen = [c for c in CASES if c.revision.startswith("git-") and c.name == "schema.unstable.json"]
+    if not chosen:
+        pytest.skip(ABSENT)
+    return chosen
+
+
+def _out_dir(outcome: Outcome) -> Path:
+    args = outcome.generate.args
+    return Path(args[args.index("--out") + 1])
+
+
+def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
+    revision_outcomes: dict[Case, Outcome], tmp_path: Path
+) -> None:
+    cases = _git_drafts()
+    out = _out_dir(revision_outcomes[cases[0]])
+    for case in cases:
+        tree = ast.parse((out / case.package / "dispatch.py").read_text(encoding="utf-8"))
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            plain = [f.name for f in cls.body if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
+                     and not any(isinstance(d, ast.Name) and d.id == "overload" for d in f.decorator_list)]
+            twice = sorted({name for name in plain if plain.count(name) > 1})
+            assert twice == [], f"{case.package}.{cls.name} defines {twice} more than once"
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"),
+                              *(c.package for c in cases)], cwd=out, capture_output=True, text=True, timeout=900,
+                             check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+_MCP_AGENT = '''
+import asyncio
+import sys
+
+import {package} as acp
+
+
+class McpAgent(acp.Agent):
+    def __init__(self) -> None:
+        self.noted: list[str] = []
+        self.first = asyncio.Event()
+
+    async def mcp_message(self, params: acp.MessageMcpRequest) -> acp.MessageMcpResponse:
+        await asyncio.wait_for(self.first.wait(), 20)  # a guard, not a measurement
+        return {{"seen": [*self.noted, params.method]}}
+
+    async def mcp_message_notification(self, params: acp.MessageMcpNotification) -> None:
+        self.noted.append(params.method)
+        self.first.set()
+
+
+asyncio.run(acp.serve_agent(McpAgent()))
+'''
+
+
+def test_a_request_and_a_notification_of_one_name_each_reach_their_own_handler(
+    revision_outcomes: dict[Case, Outcome],
+) -> None:
+    import asyncio
+    import importlib
+
+    case = _git_drafts()[-1]
+    out = _out_dir(revision_outcomes[case])
+    script = out / f"{case.package}_mcp_agent.py"
+    script.write_text(_MCP_AGENT.format(package=case.package), encoding="utf-8")
+    sys.path.insert(0, str(out))
+    try:
+        acp = importlib.import_module(case.package)
+    finally:
+        sys.path.remove(str(out))
+    assert acp.AGENT_NOTIFICATIONS["mcp/message"].handler == "mcp_message_notification"
+    assert acp.AGENT_REQUESTS["mcp/message"].handler == "mcp_message"
+
+    async def scenario() -> Any:
+        env = {**os.environ, "PYTHONPATH": str(out)}
+        peer, connection, process = await acp.connect_agent([sys.executable, str(script)], acp.Client(), env=env)
+        async with connection:
+            await peer.mcp_message_notification(acp.MessageMcpNotification.from_dict({"connectionId": "c1", "method": "notifications/initialized"}))
+            result = await peer.mcp_message(acp.MessageMcpRequest.from_dict({"connectionId": "c1", "method": "tools/list"}))
+        await process.wait()
+        return result
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {"seen": ["notifications/initialized", "tools/list"]}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cli_support import ROOT
 
+from acp_codegen import __version__
 from acp_codegen.pins import load_pins, toolkit_pin_path
 from acp_codegen.sources import default_cache_dir, default_shared_dir
 
@@ -37,6 +38,19 @@ def _draft_schema() -> Path:
     pytest.skip("the default pin's schema is neither cached nor in the shared revisions")
 
 
+def _workflow_install(project: Path, wheels: Path) -> list[str]:
+    """The install commands of the workflow `ci github --install-from <wheels>` writes for `project`."""
+    (project / "schema").mkdir()
+    (project / "schema" / "pins.toml").write_bytes(toolkit_pin_path().read_bytes())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    workflow = _run([sys.executable, "-m", "acp_codegen", "ci", "github", "-o", "-", "--install-from",
+                     wheels.relative_to(project).as_posix()], project, env).stdout
+    block = workflow.split("      - name: Install acp-codegen\n        run: |\n", 1)[1]
+    commands = [line.strip() for line in block.splitlines()[:2]]
+    assert [c.split()[-1] for c in commands] == [f"acp-runtime=={__version__}", f"acp-codegen=={__version__}"], commands
+    return commands
+
+
 def test_the_wheels_work_where_no_source_tree_is(tmp_path: Path) -> None:
     schema = _draft_schema()
     wheels, env_dir, work = tmp_path / "wheels", tmp_path / "venv", tmp_path / "work"
@@ -49,8 +63,10 @@ def test_the_wheels_work_where_no_source_tree_is(tmp_path: Path) -> None:
     assert sorted(p.name.split("-")[0] for p in wheels.glob("*.whl")) == ["acp_codegen", "acp_runtime"]
     venv.create(env_dir, with_pip=True)
     python, bin_dir = env_dir / "bin" / "python", env_dir / "bin"
-    _run([str(python), "-m", "pip", "install", "-q", "--find-links", str(wheels), "acp-codegen"], work, env)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    # installed exactly as a workflow of `ci github --install-from <the wheels>` installs it, runtime first
+    for command in _workflow_install(tmp_path, wheels):
+        _run(["bash", "-c", command], tmp_path, env)  # `python` is the fresh venv's (first on PATH)
 
     located = _run([str(python), "-c", "import acp_codegen, acp_runtime; print(acp_codegen.__file__); print(acp_runtime.__file__)"], work, env)
     assert all(str(env_dir) in line and str(ROOT) not in line for line in located.stdout.split()), located.stdout

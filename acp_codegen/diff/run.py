@@ -1,15 +1,13 @@
-"""Running diffs: naming revisions on the command line, loading them, diffing pairs and series.
+"""Running diffs: loading the revisions named on the command line, diffing pairs and series.
 
-Owns what a revision argument means (a source spec, a local path, or a pinned target name whose
-source and sha256 come from the pin file), the series over a pinned target's `history`, and
-loading every revision once. Every failure is a `CodegenError`.
+Owns the series over a pinned target's `history` and loading every revision once; what a
+revision argument means is `acp_codegen.revisions`' (re-exported here). Every failure is a
+`CodegenError`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,65 +15,16 @@ from acp_codegen.diff.compare import diff_protocols
 from acp_codegen.diff.model import DiffResult, Revision
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.ir.nodes import Protocol
-from acp_codegen.pins import PinFile, load_pins
 from acp_codegen.pipeline import build_ir, load
+from acp_codegen.progress import step
+from acp_codegen.revisions import Resolver, RevisionRef, short_label
 
-_SPEC_PREFIXES = ("npm:", "github:", "http://", "https://")
-_COMMIT = re.compile(r"@([0-9a-f]{12,40})#")
-
-
-@dataclass(frozen=True)
-class RevisionRef:
-    """A revision to load: how the user named it, its source spec and expected sha256."""
-
-    label: str
-    source: str
-    sha256: str | None = None
-
-
-def short_label(source: str) -> str:
-    """A readable name for a source spec: the path inside a package dropped, commits shortened."""
-    if source.startswith(("npm:", "github:")):
-        return _COMMIT.sub(lambda m: "@" + m.group(1)[:8] + "#", source).split("#", 1)[0]
-    return source
-
-
-class Resolver:
-    """Turns revision arguments into `RevisionRef`s, reading the pin file only when needed."""
-
-    def __init__(self, pins_path: Path) -> None:
-        self.pins_path = pins_path
-        self._pins: PinFile | None = None
-
-    def pins(self) -> PinFile:
-        """The pin file (loaded once)."""
-        if self._pins is None:
-            self._pins = load_pins(self.pins_path)
-        return self._pins
-
-    def resolve(self, arg: str) -> RevisionRef:
-        """A source spec or existing path as is; otherwise a pinned target name."""
-        if arg.startswith(_SPEC_PREFIXES) or Path(arg).exists() or "/" in arg or arg.endswith(".json"):
-            return RevisionRef(arg, arg)
-        pin = self.pins().get(arg)
-        if pin is None:
-            known = ", ".join(p.name for p in self.pins().targets)
-            raise fail("unknown-target", f"{arg!r} is neither a file, a source spec nor a pinned target (known: {known})", file=str(self.pins_path))
-        return RevisionRef(arg, pin.source, pin.sha256)
-
-    def history(self, target: str) -> list[RevisionRef]:
-        """A pinned target's history (oldest first) followed by its current source."""
-        pin = self.pins().get(target)
-        if pin is None:
-            known = ", ".join(p.name for p in self.pins().targets)
-            raise fail("unknown-target", f"no pinned target {target!r} (known: {known})", file=str(self.pins_path))
-        refs = [RevisionRef(short_label(h.source), h.source, h.sha256) for h in pin.history]
-        return refs + [RevisionRef(f"{target} ({short_label(pin.source)})", pin.source, pin.sha256)]
-
+__all__ = ["Resolver", "RevisionRef", "diff_series", "load_revision", "run_diff", "short_label"]
 
 def load_revision(ref: RevisionRef) -> tuple[Revision, Protocol]:
     """Load one revision's IR (the same stages and diagnostics as `generate`)."""
-    protocol = build_ir(load(ref.source, ref.sha256))
+    with step(f"loading {ref.label}"):
+        protocol = build_ir(load(ref.source, ref.sha256))
     return Revision(ref.label, ref.source, protocol.sha256), protocol
 
 

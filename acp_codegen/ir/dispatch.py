@@ -250,11 +250,13 @@ def _peer_class(
         )
         for m in sent
     )
+    # a short name two methods would share goes to neither (a request and a notification of
+    # one wire name have the same one)
     taken = {m.handler for m in sent} | _PEER_NAMES
+    shorts = [short_name(m) for m in sent]
     aliases: dict[str, str] = {}
-    for m, built in zip(sent, methods, strict=True):
-        short = short_name(m)
-        if built.builder is not None and short and short not in taken and short not in aliases:
+    for m, built, short in zip(sent, methods, shorts, strict=True):
+        if built.builder is not None and short and short not in taken and shorts.count(short) == 1:
             aliases[short] = m.handler
     return PeerClass(name, base, side, peer_side, methods, tuple(aliases.items()))
 

@@ -9,6 +9,7 @@ upstream `meta*.json` method table.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from acp_codegen.errors import CodegenError, Diagnostic
@@ -90,7 +91,33 @@ def build_methods(
                 unstable=description is not None and "**UNSTABLE**" in description,
             )
         )
-    return tuple(methods), tuple(roots)
+    return distinct_handlers(methods), tuple(roots)
+
+
+def distinct_handlers(methods: list[Method]) -> tuple[Method, ...]:
+    """The methods with one handler name each per side (a handler class and a peer have one
+    method of a name: a second `def` would shadow the first, at run time too).
+
+    A side may handle a wire method both as a request and as a notification (the draft's git
+    history has `mcp/message` so): the request keeps the plain name, the notification's handler
+    is `<name>_notification`. Any other clash (two wire names with the same snake case) numbers
+    the later ones in wire order (`<name>_2`)."""
+    names: dict[int, str] = {}
+    taken: set[tuple[str, str]] = set()
+    clashing = {(m.side, m.handler) for m in methods if m.kind == "request"}
+    ranked = sorted(range(len(methods)), key=lambda i: (methods[i].side, methods[i].kind != "request", methods[i].wire_name))
+    for index in ranked:  # requests first: they keep the plain name
+        method = methods[index]
+        name = method.handler
+        if method.kind == "notification" and (method.side, name) in clashing:
+            name = f"{name}_notification"
+        base, number = name, 1
+        while (method.side, name) in taken:
+            number += 1
+            name = f"{base}_{number}"
+        taken.add((method.side, name))
+        names[index] = name
+    return tuple(m if names[i] == m.handler else replace(m, handler=names[i]) for i, m in enumerate(methods))
 
 
 _META_SIDES: dict[str, Side] = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol", "proxyMethods": "proxy"}

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
 
+from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError, fail
+from acp_codegen.progress import step, terminal_progress
 from acp_codegen.transcript.command import Format
 
 # The probe itself (its rule checker, jsonschema, the runtime) is imported when a probe runs,
@@ -55,7 +58,8 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
     from acp_codegen.probe.report import render_json, render_text
 
     try:
-        outcome = run()
+        with terminal_progress(Console(stderr=True), enabled=True), step("probing (the report follows)"):
+            outcome = run()
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)
@@ -64,7 +68,7 @@ def _finish(run: Callable[[], ProbeOutcome], fmt: Format) -> None:
     raise typer.Exit(outcome.exit_status)
 
 
-@probe_app.command("agent")
+@probe_app.command("agent", epilog=epilog("probe agent"))
 def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
           transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
           exit_timeout: ExitTimeout = 5.0, capabilities: CapabilitiesOption = None, cancel_timeout: CancelTimeout = 5.0,
@@ -76,7 +80,7 @@ def agent(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOp
     _finish(lambda: probe_agent(command, schema, timeouts, transcript, _capabilities(capabilities), protocol_version), fmt)
 
 
-@probe_app.command("client")
+@probe_app.command("client", epilog=epilog("probe client"))
 def client(command: CommandArg, fmt: FormatOption = Format.text, schema: SchemaOption = None,
            transcript: TranscriptOption = None, timeout: ResponseTimeout = 10.0, turn_timeout: TurnTimeout = 30.0,
            exit_timeout: ExitTimeout = 10.0, protocol_version: ClientVersionOption = None) -> None:

@@ -21,12 +21,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from acp_codegen.diff.run import Resolver
 from acp_codegen.errors import fail
 from acp_codegen.ir.dispatch import fanout_for
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.pins import load_pins
 from acp_codegen.pipeline import Target, render_target
+from acp_codegen.revisions import Resolver
 
 Kind = Literal["agent", "client"]
 
@@ -151,10 +151,10 @@ def bind_versions(
     schema: str | None,
     v1_schema: str | None,
     pins_path: Path,
-    vendored: bool = True,
 ) -> tuple[Bound, ...]:
-    """Render and check the bindings of each version, oldest first (`vendored`: their regenerate
-    command refreshes the vendored runtime too)."""
+    """Render and check the bindings of each version, oldest first. Their headers name the
+    project's pin file's command (`acp-codegen generate <subpackage>`: the pin file says where
+    they go and whether the runtime is vendored)."""
     versions = tuple(sorted(set(protocols)))
     bad = [v for v in versions if v not in BINDINGS]
     if bad or not versions:
@@ -168,13 +168,13 @@ def bind_versions(
         if source is None and DEFAULT_TARGET[version] is not None:
             source = DEFAULT_TARGET[version]
         target = schema_target(source, subpackage, pins_path)
-        target = replace(target, command=target.regenerate + (" --vendor-runtime" if vendored else ""))
+        target = replace(target, name=BINDINGS[version], command=f"acp-codegen generate {BINDINGS[version]}")
         files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, version)
         bound.append(Bound(version, BINDINGS[version], target, target.sha256 or protocol.sha256, files))
     if kind == "client" and 2 not in versions:  # the display model (see the module docstring)
         target = schema_target(DEFAULT_TARGET[2], f"{package}.{BINDINGS[2]}", pins_path)
-        target = replace(target, command=target.regenerate + (" --vendor-runtime" if vendored else ""))
+        target = replace(target, name=BINDINGS[2], command=f"acp-codegen generate {BINDINGS[2]}")
         files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, 2)
         bound.append(Bound(2, BINDINGS[2], target, target.sha256 or protocol.sha256, files, spoken=False))
@@ -183,5 +183,5 @@ def bind_versions(
 
 def regenerate_command(bound: Bound) -> str:
     """The command that regenerates one version's bindings in the project's directory (and the
-    vendored runtime beside them), as their headers name it."""
+    vendored runtime beside them, when the pin file says so), as their headers name it."""
     return bound.target.regenerate

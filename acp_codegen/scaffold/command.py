@@ -1,4 +1,5 @@
-"""The `acp-codegen scaffold agent|client DIR` commands: options in, summary out. No logic here.
+"""The `acp-codegen scaffold agent|client DIR` commands: options in, summary out. No logic here
+(`acp_codegen.api.scaffold_project` does it).
 
 Exit status: 0 when the project was written, 2 on any problem (one line per diagnostic on
 stderr, nothing written).
@@ -11,9 +12,9 @@ from typing import Annotated
 
 import typer
 
+from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError
-from acp_codegen.pins import default_pin_path
-from acp_codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAND, Kind, scaffold
+from acp_codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAND, Kind
 from acp_codegen.ui import Reporter
 
 scaffold_app = typer.Typer(
@@ -38,6 +39,15 @@ V1SchemaOption = Annotated[
     typer.Option("--v1-schema", help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2."),
 ]
 PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
+CiInstallOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ci-install-from",
+        metavar="SOURCE",
+        help="Where the project's CI workflow installs acp-codegen (as `ci github --install-from`; default: where this acp-codegen came from).",
+        show_default=False,
+    ),
+]
 VendorOption = Annotated[
     bool,
     typer.Option(
@@ -57,24 +67,24 @@ def _run(
     protocol: int | None,
     v1_schema: str | None,
     vendor: bool,
+    ci_install_from: str | None,
 ) -> None:
+    from acp_codegen.api import scaffold_project
+    from acp_codegen.upgrade.ci_install import default_install_source, parse_install_from
+
     reporter = Reporter()
     protocols = PROTOCOLS if protocol is None else (protocol,)
     try:
-        done = scaffold(
-            kind,
-            directory,
-            name=name,
-            schema=schema,
-            force=force,
-            pins_path=pins or default_pin_path(),
-            protocols=protocols,
-            v1_schema=v1_schema,
-            vendor_runtime=vendor,
-        )
+        install = (parse_install_from(ci_install_from, directory) if ci_install_from is not None
+                   else default_install_source(directory))
+        with reporter.progress():
+            done = scaffold_project(kind, directory, name=name, schema=schema, v1_schema=v1_schema, protocols=protocols,
+                                    force=force, vendor_runtime=vendor, pins=pins, ci_install_from=install)
     except CodegenError as error:
         reporter.diagnostics(error.diagnostics)
         raise typer.Exit(2) from None
+    for warning in install.warnings:
+        reporter.note(f"warning: {warning}")
     reporter.summary(
         f"created {kind} project {done.names.dist} in {done.directory} "
         f"({len(done.files)} files; bindings from {done.source})"
@@ -82,7 +92,7 @@ def _run(
     reporter.summary(f"next: cd {done.directory} && {INSTALL_COMMAND} && {TEST_COMMAND}")
 
 
-@scaffold_app.command("agent")
+@scaffold_app.command("agent", epilog=epilog("scaffold agent"))
 def agent(
     directory: DirArgument,
     name: NameOption = None,
@@ -92,12 +102,13 @@ def agent(
     protocol: ProtocolOption = None,
     v1_schema: V1SchemaOption = None,
     vendor: VendorOption = True,
+    ci_install_from: CiInstallOption = None,
 ) -> None:
     """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
-    _run("agent", directory, name, schema, force, pins, protocol, v1_schema, vendor)
+    _run("agent", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from)
 
 
-@scaffold_app.command("client")
+@scaffold_app.command("client", epilog=epilog("scaffold client"))
 def client(
     directory: DirArgument,
     name: NameOption = None,
@@ -107,6 +118,7 @@ def client(
     protocol: ProtocolOption = None,
     v1_schema: V1SchemaOption = None,
     vendor: VendorOption = True,
+    ci_install_from: CiInstallOption = None,
 ) -> None:
     """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
-    _run("client", directory, name, schema, force, pins, protocol, v1_schema, vendor)
+    _run("client", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from)

@@ -21,9 +21,11 @@ from pathlib import Path
 from acp_codegen import __version__
 from acp_codegen.errors import fail
 from acp_codegen.fmt import format_files
+from acp_codegen.pins import pinned_source
 from acp_codegen.render.package import environment
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_files, runtime_versions
 from acp_codegen.scaffold.bindings import PROTOCOLS, Bound, Kind, bind_versions, regenerate_command
+from acp_codegen.upgrade.ci_install import InstallSource, default_install_source
 from acp_codegen.write import write_package
 
 __all__ = ["INSTALL_COMMAND", "PROTOCOLS", "TEST_COMMAND", "Kind", "scaffold"]
@@ -49,6 +51,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("{package}/agent_v2.py", "scaffold/agent/agent_v2.py.jinja"),
         ("tests/test_agent.py", "scaffold/agent/test_agent.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+        ("schema/pins.toml", "scaffold/common/pins.toml.jinja"),
         ("tests/test_agent_v1.py", "scaffold/agent/test_agent_v1.py.jinja"),
         ("tests/test_listen.py", "scaffold/agent/test_listen.py.jinja"),
     ),
@@ -66,6 +69,7 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         ("tests/fake_agent_v1.py", "scaffold/client/fake_agent_v1.py.jinja"),
         ("tests/test_client.py", "scaffold/client/test_client.py.jinja"),
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+        ("schema/pins.toml", "scaffold/common/pins.toml.jinja"),
     ),
 }
 
@@ -179,8 +183,20 @@ def check_directory(directory: Path, *, force: bool) -> None:
         )
 
 
-def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendored: bool = True) -> dict[str, str]:
-    """The project's own files (everything but the bindings and the runtime): relative path -> text."""
+def render_project(
+    kind: Kind,
+    names: Names,
+    bound: tuple[Bound, ...],
+    *,
+    vendored: bool = True,
+    install: InstallSource | None = None,
+    root: Path | None = None,
+) -> dict[str, str]:
+    """The project's own files (everything but the bindings and the runtime): relative path -> text.
+
+    `install`: where its CI workflow installs acp-codegen (default: where it came from here);
+    `root`: the project's directory (local schema paths are pinned relative to it)."""
+    root = root or Path.cwd()
     versions = tuple(b.version for b in bound if b.spoken)
     spoken = [b for b in bound if b.spoken]
     subpackages = [b.subpackage for b in bound]
@@ -209,6 +225,10 @@ def render_project(kind: Kind, names: Names, bound: tuple[Bound, ...], *, vendor
         "generate_check": " && ".join(f"{regenerate_command(b)} --check" for b in bound),
         "newest_source": bound[-1].target.source,
         "newest_sha256": bound[-1].sha256,
+        # the pin file: (target name, package, source, sha256) per version, the newest last (the default)
+        "targets": [(b.subpackage, f"{names.package}.{b.subpackage}", pinned_source(b.target.source, root), b.sha256)
+                    for b in bound],
+        "install": install or default_install_source(root),
     }
     env = environment()
     rendered = {
@@ -294,19 +314,21 @@ def scaffold(
     protocols: tuple[int, ...] = PROTOCOLS,
     v1_schema: str | None = None,
     vendor_runtime: bool = True,
+    ci_install: InstallSource | None = None,
 ) -> Scaffolded:
     """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds).
 
     `vendor_runtime`: write one copy of the runtime beside the package (the default while
     acp-runtime is on no package index, so that the project installs offline) instead of
-    depending on `acp-runtime`.
+    depending on `acp-runtime`. `ci_install`: where the project's CI workflow installs acp-codegen
+    (default: where it came from here).
     """
     names = project_names(
         name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
     )
     check_directory(directory, force=force)
-    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path, vendor_runtime)
-    files = render_project(kind, names, bound, vendored=vendor_runtime)
+    bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
+    files = render_project(kind, names, bound, vendored=vendor_runtime, install=ci_install, root=directory)
     runtime = runtime_files() if vendor_runtime else None
     write_project(directory, names.package, files, {b.subpackage: b.files for b in bound}, runtime)
     listed = sorted(

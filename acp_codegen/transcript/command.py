@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from acp_codegen.errors import CodegenError
+from acp_codegen.progress import terminal_progress
 
 
 class Format(str, enum.Enum):
@@ -40,7 +42,8 @@ def check_transcript(
         print("error[usage] <input>: missing FILE (the transcript to check)", file=sys.stderr)
         raise typer.Exit(2)
     try:
-        output, status = run(file, fmt.value, schema)
+        with terminal_progress(Console(stderr=True), enabled=True):
+            output, status = run(file, fmt.value, schema)
     except CodegenError as error:
         for diagnostic in error.diagnostics:
             print(diagnostic.render(), file=sys.stderr)

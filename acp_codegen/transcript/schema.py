@@ -19,10 +19,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from acp_codegen.diff.run import Resolver
 from acp_codegen.ir.nodes import Method, Protocol, TaggedUnion
 from acp_codegen.pins import default_pin_path, load_pins
 from acp_codegen.pipeline import build_ir, load
+from acp_codegen.progress import step as progress_step
+from acp_codegen.revisions import Resolver
 
 Direction = tuple[str, str]  # (sender, wire method)
 
@@ -148,25 +149,27 @@ def _mismatch(error: ValidationError, depth: int) -> bool:
 
 
 def resolve_revision(schema: str | None, pins_path: Path | None = None) -> Revision:
-    """Load the revision `schema` names (a source or a pinned target), else the default pin."""
+    """Load the revision `schema` names (see `acp_codegen.revisions`), else the default pin."""
     pins_path = pins_path or default_pin_path()
-    sha256: str | None
     if schema is None:
         pin = load_pins(pins_path).default_pin
-        label, source, sha256 = pin.name, pin.source, pin.sha256
-    else:
-        ref = Resolver(pins_path).resolve(schema)
-        label, source, sha256 = ref.label, ref.source, ref.sha256
-    loaded = load(source, sha256)
-    return Revision(label, loaded.document.get("$defs", {}), build_ir(loaded))
+        return _load_revision(pin.name, pin.source, pin.sha256)
+    ref = Resolver(pins_path).resolve(schema)
+    return _load_revision(ref.label, ref.source, ref.sha256)
+
+
+def _load_revision(label: str, source: str, sha256: str | None) -> Revision:
+    with progress_step(f"loading {label}"):
+        loaded = load(source, sha256)
+        return Revision(label, loaded.document.get("$defs", {}), build_ir(loaded))
 
 
 def pinned_for_version(version: int, pins_path: Path | None = None) -> Revision | None:
     """The first pinned revision describing protocol `version` (for a negotiated older version):
     its pinned unstable schema when it has one (with the stable revision beside it), else itself."""
     pins = load_pins(pins_path or default_pin_path())
-    for pin in pins.targets:
-        revision = resolve_revision(pin.name, pins_path)
+    for pin in pins.targets:  # the pins themselves: never re-read their names as arguments
+        revision = _load_revision(pin.name, pin.source, pin.sha256)
         if revision.version != version:
             continue
         if pin.unstable is None:

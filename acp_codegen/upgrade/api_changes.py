@@ -1,8 +1,10 @@
 """The "Python API changes" of an upgrade: what users of the generated bindings must change.
 
 Owns turning two revisions (and their diff) into `ApiChange`s: generated classes renamed or
-removed, model attributes renamed, removed or retyped, handler methods added, removed or renamed
-on `Agent`/`Client`, and `on_<variant>` hooks added or removed. Each says what to do and whether
+removed, definitions that changed kind (a class that became a tagged union, a union that became a
+class, an alias that became or stopped being one) and aliases that stand for another type, model
+attributes renamed, removed or retyped, handler methods added, removed or renamed on
+`Agent`/`Client`, and `on_<variant>` hooks added or removed. Each says what to do and whether
 `acp-codegen migrate` rewrites it. Also renders the report section.
 """
 
@@ -16,11 +18,11 @@ from acp_codegen.diff.collector import Collector
 from acp_codegen.diff.facts import facts_for
 from acp_codegen.diff.model import Change
 from acp_codegen.ir.dispatch import fanout_for
-from acp_codegen.ir.nodes import Protocol, Struct
+from acp_codegen.ir.nodes import Alias, Definition, Enum, Protocol, Struct, TaggedUnion
 
 Kind = Literal[
-    "class-renamed", "class-removed", "attribute-renamed", "attribute-removed", "attribute-retyped",
-    "handler-renamed", "handler-removed", "handler-added", "hook-removed", "hook-added",
+    "class-renamed", "class-removed", "kind-changed", "alias-retyped", "attribute-renamed", "attribute-removed",
+    "attribute-retyped", "handler-renamed", "handler-removed", "handler-added", "hook-removed", "hook-added",
 ]
 HANDLER_CLASSES = {"agent": "Agent", "client": "Client"}
 AUTOMATIC: frozenset[Kind] = frozenset({"class-renamed", "attribute-renamed", "handler-renamed"})
@@ -28,6 +30,8 @@ _RETYPED = ("TYPE_CHANGED", "TYPE_NARROWED", "TYPE_WIDENED", "FIELD_BECAME_NULLA
 _ACTION: dict[Kind, str] = {
     "class-renamed": "rename imports and uses (`acp-codegen migrate` does it)",
     "class-removed": "remove or replace its uses (by hand)",
+    "kind-changed": "the name now stands for another kind of thing: fix its uses as each entry says (by hand)",
+    "alias-retyped": "the alias stands for another type: check the values you give and take (by hand)",
     "attribute-renamed": "rename the attribute and keyword arguments (`acp-codegen migrate` does it)",
     "attribute-removed": "stop reading or passing it (by hand)",
     "attribute-retyped": "check what you read and pass: its Python type changed (by hand)",
@@ -88,6 +92,11 @@ class ApiChanges:
             out[(owner, old_attr)] = c.new.rsplit(".", 1)[1]
         return out
 
+    def kind_changes(self) -> dict[str, str]:
+        """Old name -> what its users must know, for every definition that changed kind or whose
+        alias now stands for another type."""
+        return {c.old: f"`{c.old}` {c.detail}" for c in self.of("kind-changed", "alias-retyped") if c.old}
+
     def handler_renames(self) -> dict[str, dict[str, str]]:
         """Handler class (`Agent`/`Client`) -> old method name -> new method name."""
         out: dict[str, dict[str, str]] = {}
@@ -108,6 +117,10 @@ def api_changes(old: Protocol, new: Protocol, diff: Sequence[Change]) -> ApiChan
             found.append(ApiChange("class-renamed", ch.old, ch.new))
         elif ch.rule == "CLASS_REMOVED":
             found.append(ApiChange("class-removed", ch.old, None))
+        elif ch.rule == "DEFINITION_KIND_CHANGED":
+            found.extend(_kind_changed(c, ch.path))
+        elif ch.rule in _RETYPED and isinstance(alias := c.new.at(ch.path), Alias):
+            found.append(ApiChange("alias-retyped", alias.name, None, f"now stands for another type ({ch.message})"))
         elif ch.rule == "ATTRIBUTE_RENAMED":
             owner = _owner(c, ch.path)
             if owner is not None and ch.old and ch.new:
@@ -124,6 +137,34 @@ def api_changes(old: Protocol, new: Protocol, diff: Sequence[Change]) -> ApiChan
     found.extend(_handler_changes(c))
     unique = dict.fromkeys(found)
     return ApiChanges(tuple(sorted(unique, key=lambda a: (list(_ACTION).index(a.kind), a.old or a.new or ""))))
+
+
+_KIND_NAMES = {"struct": "a class", "union": "a tagged union", "enum": "an enum", "alias": "an alias"}
+
+
+def _kind_changed(c: Collector, path: str) -> Iterable[ApiChange]:
+    """A definition that changed kind: what the name is now, and what its users must do."""
+    old, new = c.old.at(c.unrename(path)), c.new.at(path)
+    if old is None or new is None:
+        return
+    was = _KIND_NAMES[old.kind]
+    yield ApiChange("kind-changed", old.name, new.name if new.name != old.name else None,
+                    f"was {was}, is now {_now(new, c.new.protocol)}")
+
+
+def _now(new: Definition, protocol: Protocol) -> str:
+    """What a definition is now, and how code uses it, for the kind-change entry."""
+    if isinstance(new, TaggedUnion):
+        variants = [v.target for v in new.variants] + ([new.unknown] if new.unknown else [])
+        shown = ", ".join(f"`{v}`" for v in variants)
+        first = f"`{variants[0]}(...)`" if variants else "a variant"
+        return (f"a tagged union of {shown}: it cannot be called nor used with isinstance; construct a variant "
+                f"({first}), test `isinstance(value, {variants[0] if variants else 'Variant'})`; annotations stay valid")
+    if isinstance(new, Struct):
+        return f"a class: construct `{new.name}(...)`; code that took or matched on its old variants must change"
+    if isinstance(new, Enum):
+        return f"an {'open ' if new.open else ''}enum: use its named values (`{new.name}.<VALUE>`)"
+    return "an alias (a type for annotations: it cannot be called nor used with isinstance)"
 
 
 def _owner(c: Collector, field_path: str) -> str | None:

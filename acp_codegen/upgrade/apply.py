@@ -8,23 +8,28 @@ package swapped in whole, and if the package cannot be written the old pin file 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from acp_codegen.diff.model import DiffResult
 from acp_codegen.diff.render import render_markdown
-from acp_codegen.diff.run import short_label
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.pins import Pin, PinnedSource, load_pins
 from acp_codegen.pipeline import Target, package_dir, render_target
+from acp_codegen.progress import step
+from acp_codegen.revisions import SPEC_PREFIXES, is_path_like, short_label
 from acp_codegen.sources import NpmSource, parse_source
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes, render_section
+from acp_codegen.upgrade.migrate_run import FileResult, listing_lines, migrate_files, python_files
+from acp_codegen.upgrade.migrate_types import OldBindings
 from acp_codegen.upgrade.outdated import ReleaseLookup, diff_files, fetch_release, npm_source_at
 from acp_codegen.upgrade.pinedit import check_pins_text, edited_pins, pin_diff, write_text_atomic
 from acp_codegen.upgrade.registry import npm_view
 from acp_codegen.write import write_package
 
-_SPEC_PREFIXES = ("npm:", "github:", "http://", "https://")
+_VERSION = re.compile(r"v?\d+(\.\d+)*([-+][0-9A-Za-z.-]+)?")
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,8 @@ class Plan:
     diff: DiffResult | None = None
     api: ApiChanges | None = None
     files: dict[str, str] | None = None
+    code: tuple[FileResult, ...] | None = None
+    """What the user's code (the paths given) needs, as `migrate --check` finds it; None: not looked at."""
 
     @property
     def pin_edit(self) -> str:
@@ -52,7 +59,19 @@ class Plan:
             return f"# Upgrade `{self.pin.name}`\n\n{self.summary()}\n"
         title = f"# Upgrade `{self.pin.name}`: `{short_label(self.pin.source)}` → `{short_label(self.new.source)}`"
         wire = render_markdown([self.diff])
-        return f"{title}\n\n{wire}\n{render_section(self.api)}"
+        return f"{title}\n\n{wire}\n{render_section(self.api)}{self._code_section()}"
+
+    def _code_section(self) -> str:
+        """`## Your code`: every use of a changed name, `file:line`, and the migrate command."""
+        if self.code is None:
+            return ""
+        command = f"acp-codegen migrate PATH... --from '{self.pin.source}' --to {self.pin.name}"
+        lines = listing_lines(self.code)
+        if not lines:
+            return "\n## Your code\n\nNothing in the code looked at uses what changed.\n"
+        body = "\n".join(f"    {line}" if line and line != "needs a person:" else line for line in lines)
+        return (f"\n## Your code\n\nWhere the code looked at uses what changed (rewrites first, which `{command}` "
+                f"makes):\n\n{body}\n")
 
     def summary(self) -> str:
         """One line saying what the upgrade does."""
@@ -65,8 +84,15 @@ class Plan:
 
 
 def resolve_to(pin: Pin, to: str | None, lookup: ReleaseLookup = npm_view) -> str:
-    """The source `--to` names: a source spec or path as is, a version of the pinned npm package, or the newest release."""
-    if to is not None and (to.startswith(_SPEC_PREFIXES) or "/" in to or to.endswith(".json") or Path(to).exists()):
+    """The source `--to` names: a source spec or path as is, a version of the pinned npm package, or
+    the newest release. A bare word that is both a version and a file here is ambiguous."""
+    if to is not None and (to.startswith(SPEC_PREFIXES) or is_path_like(to)):
+        return to
+    if to is not None and Path(to).is_file():
+        spec = parse_source(pin.source)
+        if _VERSION.fullmatch(to) and isinstance(spec, NpmSource):
+            raise fail("ambiguous-revision", f"{to!r} is both a version and a file here: write ./{to} for the "
+                       f"file or {npm_source_at(spec, to)} for the release", file=to)
         return to
     spec = parse_source(pin.source)
     if not isinstance(spec, NpmSource):
@@ -79,8 +105,11 @@ def resolve_to(pin: Pin, to: str | None, lookup: ReleaseLookup = npm_view) -> st
     return npm_source_at(spec, newer[-1]) if newer else pin.source
 
 
-def plan_upgrade(pins_path: Path, target: str, to: str | None, *, lookup: ReleaseLookup = npm_view) -> Plan:
-    """Fetch, verify, diff and render the upgrade of one target; write nothing."""
+def plan_upgrade(
+    pins_path: Path, target: str, to: str | None, *, lookup: ReleaseLookup = npm_view, code: Sequence[Path] = ()
+) -> Plan:
+    """Fetch, verify, diff and render the upgrade of one target; write nothing. `code`: paths of
+    the user's code whose uses of what changed the report lists (`file:line`)."""
     pins = load_pins(pins_path)
     pin = pins.get(target)
     if pin is None:
@@ -96,7 +125,12 @@ def plan_upgrade(pins_path: Path, target: str, to: str | None, *, lookup: Releas
     check_pins_text(after, pins_path)
     diff, old_ir, new_ir = diff_files(pin, source, fetched)
     files, _ = render_target(replace(Target.from_pin(pin), source=source, sha256=fetched.sha256))
-    return Plan(pins_path, pin, new, False, text, after, diff, api_changes(old_ir, new_ir, diff.changes), files)
+    api = api_changes(old_ir, new_ir, diff.changes)
+    uses = None
+    if code:
+        with step("looking for uses of what changed in your code"):
+            uses = tuple(migrate_files(python_files(code), api, OldBindings(old_ir), check=True))
+    return Plan(pins_path, pin, new, False, text, after, diff, api, files, uses)
 
 
 def apply_plan(plan: Plan, out_dir: Path) -> None:

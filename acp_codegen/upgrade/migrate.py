@@ -4,7 +4,9 @@ Owns the rewrite of one module: renamed generated classes (imports, uses, `modul
 renamed attributes where the class of the value is known (constructor keywords, annotated
 names, `isinstance` checks, `for` over list fields, attribute chains through the old IR), and
 renamed handler methods in subclasses of `Agent`/`Client`. Comments and formatting survive
-(concrete syntax tree). What cannot be rewritten safely is listed for a person with its line.
+(concrete syntax tree). What cannot be rewritten safely is listed for a person with its line:
+removed classes and attributes, and every use (import, `module.Name`, name) of a definition that
+changed kind or of an alias that now stands for another type.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class _Migrator(cst.CSTTransformer):
         self.attrs = api.attribute_renames()
         self.handlers = api.handler_renames()
         self.removed_classes = {c.old for c in api.of("class-removed") if c.old}
+        self.kind_changed = api.kind_changes()
         self.removed_attrs = {c.old: "removed" for c in api.of("attribute-removed") if c.old}
         self.removed_attrs.update({c.old: f"retyped ({c.detail})" for c in api.of("attribute-retyped") if c.old})
         self.removed_handlers = {c.old for c in api.of("handler-removed", "hook-removed") if c.old}
@@ -130,6 +133,8 @@ class _Migrator(cst.CSTTransformer):
             self.modules.add(local)
         if name.value in self.removed_classes:
             self._manual(original, f"class `{name.value}` was removed from the bindings: remove or replace its uses")
+        if name.value in self.kind_changed:
+            self._manual(original, self.kind_changed[name.value])
         new = self.classes.get(name.value)
         if new is None:
             return updated
@@ -223,6 +228,8 @@ class _Migrator(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         attr = original.attr.value
+        if isinstance(original.value, cst.Name) and original.value.value in self.modules and attr in self.kind_changed:
+            self._manual(original, self.kind_changed[attr])
         if isinstance(original.value, cst.Name) and original.value.value in self.modules and attr in self.classes:
             self._edit(original, attr, self.classes[attr])
             return updated.with_changes(attr=cst.Name(self.classes[attr]))
@@ -273,6 +280,8 @@ class _Migrator(cst.CSTTransformer):
             return updated  # imported under an alias: the alias stays
         if cls in self.removed_classes:
             self._manual(original, f"class `{cls}` was removed from the bindings")
+        if cls in self.kind_changed:
+            self._manual(original, self.kind_changed[cls])
         new = self.classes.get(cls)
         if new is None:
             return updated

@@ -1,13 +1,14 @@
 """Running `acp-codegen migrate` over files: which files, the two revisions, writing, the listing.
 
-Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories
-and generated bindings skipped), loading OLD and NEW the way `diff` names revisions, rewriting
+Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories,
+generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names revisions, rewriting
 each file (atomically, only when something changed, never with `--check`) and the listing:
 `file:line: old -> new` per rewrite and `file:line: ...` per use that needs a person.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +16,11 @@ from pathlib import Path
 import libcst as cst
 
 from acp_codegen.diff.compare import diff_protocols
-from acp_codegen.diff.run import Resolver, load_revision
+from acp_codegen.diff.run import load_revision
 from acp_codegen.errors import CodegenError, Diagnostic, fail
+from acp_codegen.progress import step
+from acp_codegen.revisions import Resolver
+from acp_codegen.runtime_dist import VENDORED_NOTE
 from acp_codegen.upgrade.api_changes import ApiChanges, api_changes
 from acp_codegen.upgrade.migrate import Rewritten, rewrite_module
 from acp_codegen.upgrade.migrate_types import OldBindings
@@ -44,11 +48,13 @@ def python_files(paths: Sequence[Path]) -> list[Path]:
             continue
         if not path.is_dir():
             raise fail("file-not-found", "no such file or directory", file=str(path))
-        for file in sorted(path.rglob("*.py")):
-            parts = file.relative_to(path).parts[:-1]
-            if any(p.startswith(".") or p in _SKIPPED_DIRS for p in parts):
-                continue
-            found.append(file)
+        below: list[Path] = []
+        for directory, dirs, names in os.walk(path):
+            # pruned, not filtered: a project's .venv alone holds thousands of files
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
+                       and not (Path(directory) / d / VENDORED_NOTE).is_file()]
+            below.extend(Path(directory) / n for n in names if n.endswith(".py"))
+        found.extend(sorted(below))
     return [f for f in dict.fromkeys(found) if not _generated(f)]
 
 
@@ -72,6 +78,24 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
     """Rewrite every file (or, with `check`, only work out the rewrites)."""
     results: list[FileResult] = []
     problems: list[Diagnostic] = []
+    files = list(files)
+    with step(f"reading {len(files)} file(s) of your code"):
+        _rewrite_each(files, api, old, results, problems)
+    if problems:
+        raise CodegenError(*problems)
+    if not check:
+        for item in results:
+            if item.changed:
+                try:
+                    write_text_atomic(item.path, item.result.code)
+                except OSError as exc:
+                    raise fail("write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)) from None
+    return results
+
+
+def _rewrite_each(files: list[Path], api: ApiChanges, old: OldBindings, results: list[FileResult],
+                  problems: list[Diagnostic]) -> None:
+    """Work out each file's rewrite (nothing written), collecting results and problems."""
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
@@ -85,28 +109,25 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
             continue
         changed = result.code != code
         results.append(FileResult(path, result, changed))
-    if problems:
-        raise CodegenError(*problems)
-    if not check:
-        for item in results:
-            if item.changed:
-                try:
-                    write_text_atomic(item.path, item.result.code)
-                except OSError as exc:
-                    raise fail("write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)) from None
-    return results
 
 
 def render_listing(results: Sequence[FileResult], *, check: bool) -> str:
     """`file:line: old -> new` per rewrite, then `file:line: ...` per use that needs a person."""
+    lines = listing_lines(results)
+    edits = sum(len(item.result.edits) for item in results)
+    files = sum(1 for item in results if item.changed)
+    people = sum(len(item.result.manual) for item in results)
+    verb = "would rewrite" if check else "rewrote"
+    lines += ["", f"{verb} {edits} reference(s) in {files} file(s); {people} use(s) need a person"]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def listing_lines(results: Sequence[FileResult]) -> list[str]:
+    """The rewrites, then a "needs a person:" block, one `file:line: ...` line each."""
     lines: list[str] = []
     for item in results:
         lines += [f"{item.path}:{e.line}: {e.old} -> {e.new}" for e in item.result.edits]
     people = [f"{item.path}:{m.line}: {m.message}" for item in results for m in item.result.manual]
     if people:
         lines += ["", "needs a person:", *people]
-    edits = sum(len(item.result.edits) for item in results)
-    files = sum(1 for item in results if item.changed)
-    verb = "would rewrite" if check else "rewrote"
-    lines += ["", f"{verb} {edits} reference(s) in {files} file(s); {len(people)} use(s) need a person"]
-    return "\n".join(lines).lstrip("\n") + "\n"
+    return lines

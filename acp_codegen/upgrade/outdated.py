@@ -15,12 +15,12 @@ from typing import Any, Literal
 
 from acp_codegen.diff.compare import diff_protocols
 from acp_codegen.diff.model import DiffResult, Revision
-from acp_codegen.diff.run import short_label
 from acp_codegen.errors import CodegenError
 from acp_codegen.ir.nodes import Protocol
 from acp_codegen.load import load_document
 from acp_codegen.pins import Pin
 from acp_codegen.pipeline import build_ir, load
+from acp_codegen.revisions import short_label
 from acp_codegen.sources import Fetched, NpmSource, default_cache_dir, fetch, parse_source
 from acp_codegen.upgrade.registry import Releases, npm_view
 

@@ -90,11 +90,19 @@ def pin_diff(before: str, after: str, path: Path) -> str:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Replace a file's text in one rename (a failure leaves the old file)."""
+    """Replace a file's text in one rename (a failure leaves the old file). The file keeps its
+    mode; a new one gets the mode the umask gives (`mkstemp` alone would make it 0600)."""
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

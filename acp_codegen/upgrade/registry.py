@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 
 from acp_codegen.errors import fail
+from acp_codegen.progress import step
 
 NPM_VIEW_TIMEOUT_SECONDS = 120.0
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?")
@@ -75,8 +76,9 @@ def npm_view(package: str) -> Releases:
     env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
     command = [npm, "view", package, "versions", "dist-tags", "--json", "--loglevel=error"]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True,
-                              timeout=NPM_VIEW_TIMEOUT_SECONDS, check=False)
+        with step(f"asking the npm registry for the releases of {package}"):
+            done = subprocess.run(command, env=env, capture_output=True, text=True,
+                                  timeout=NPM_VIEW_TIMEOUT_SECONDS, check=False)
     except (subprocess.TimeoutExpired, OSError) as exc:
         raise fail("registry-failed", f"`npm view {package}`: {exc}", file=package) from None
     if done.returncode != 0:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from types import MappingProxyType
 from typing import Any, Unpack, overload
 
 from acp_runtime.bindings import (
@@ -35,6 +34,7 @@ from acp_runtime.bindings import (
     StderrTail,
     build,
     connect_agent,
+    handled_methods,
     method_table,
     serve_agent,
     stop_process,
@@ -104,10 +104,8 @@ AGENT_NOTIFICATIONS: Mapping[str, MethodSpec] = method_table(
 )
 """Notifications the agent side handles, by wire method name."""
 
-AGENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**AGENT_NOTIFICATIONS, **AGENT_REQUESTS},
-)
-"""Everything the agent side handles (a name that is both a request and a notification maps to the request)."""
+AGENT_METHODS: Mapping[str, MethodSpec] = handled_methods(AGENT_NOTIFICATIONS, AGENT_REQUESTS)
+"""Everything the agent side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = method_table(
     models,
@@ -136,10 +134,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = method_table(
 )
 """Notifications the client side handles, by wire method name."""
 
-CLIENT_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**CLIENT_NOTIFICATIONS, **CLIENT_REQUESTS},
-)
-"""Everything the client side handles (a name that is both a request and a notification maps to the request)."""
+CLIENT_METHODS: Mapping[str, MethodSpec] = handled_methods(CLIENT_NOTIFICATIONS, CLIENT_REQUESTS)
+"""Everything the client side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROXY_REQUESTS: Mapping[str, MethodSpec] = method_table(
     models,
@@ -153,10 +149,8 @@ PROXY_NOTIFICATIONS: Mapping[str, MethodSpec] = method_table(
 )
 """Notifications the proxy side handles, by wire method name."""
 
-PROXY_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROXY_NOTIFICATIONS, **PROXY_REQUESTS},
-)
-"""Everything the proxy side handles (a name that is both a request and a notification maps to the request)."""
+PROXY_METHODS: Mapping[str, MethodSpec] = handled_methods(PROXY_NOTIFICATIONS, PROXY_REQUESTS)
+"""Everything the proxy side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 PROTOCOL_REQUESTS: Mapping[str, MethodSpec] = method_table(
     models,
@@ -171,10 +165,10 @@ PROTOCOL_NOTIFICATIONS: Mapping[str, MethodSpec] = method_table(
 )
 """Notifications the protocol side handles, by wire method name."""
 
-PROTOCOL_METHODS: Mapping[str, MethodSpec] = MappingProxyType(
-    {**PROTOCOL_NOTIFICATIONS, **PROTOCOL_REQUESTS},
+PROTOCOL_METHODS: Mapping[str, MethodSpec] = handled_methods(
+    PROTOCOL_NOTIFICATIONS, PROTOCOL_REQUESTS
 )
-"""Everything the protocol side handles (a name that is both a request and a notification maps to the request)."""
+"""Everything the protocol side handles (a name that is both a request and a notification maps to the request, which dispatches a message without an id to the notification)."""
 
 BINDING = Binding(agent_methods=AGENT_METHODS, client_methods=CLIENT_METHODS)
 """The method tables of both sides, which the runtime reads from a handler (`Agent.binding`)."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`): the names below, as type ch
     from .jsonrpc import Connection as Connection
     from .jsonrpc import MethodSpec as MethodSpec
     from .jsonrpc import RpcError as RpcError
+    from .jsonrpc import handled_methods as handled_methods
     from .jsonrpc import method_table as method_table
     from .models import NONE_TAG as NONE_TAG
     from .models import NOT_KNOWN_TAG as NOT_KNOWN_TAG
@@ -62,7 +63,7 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`): the names below, as type ch
 
 # The names, by the sub-package that defines them.
 _SOURCES: dict[str, tuple[str, ...]] = {
-    "jsonrpc": ("Connection", "MethodSpec", "RpcError", "method_table"),
+    "jsonrpc": ("Connection", "MethodSpec", "RpcError", "handled_methods", "method_table"),
     "models": (
         "NONE_TAG",
         "NOT_KNOWN_TAG",

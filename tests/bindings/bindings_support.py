@@ -54,9 +54,10 @@ def update_builders(name: str) -> tuple[Builder, ...]:
 
 
 def request_builders(name: str, side: str) -> dict[str, Builder]:
-    """The builders of the methods `side` handles (sent by the other side), by wire name."""
+    """The builders of the methods `side` handles (sent by the other side), by handler name (a
+    wire name can be a request and a notification at once)."""
     peer = next(p for p in context(name).peers if p.peer_side == side)
-    return {m.wire_name: m.builder for m in peer.methods if m.builder is not None}
+    return {m.name: m.builder for m in peer.methods if m.builder is not None}
 
 
 def fanouts(name: str, side: str) -> tuple[Fanout, ...]:

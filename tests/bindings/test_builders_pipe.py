@@ -110,20 +110,24 @@ async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
             checked += 1
         assert checked == len(update_builders(pkg)) and (checked > 10 if handle else True)
         # agent -> client: every request / notification builder of the client peer
+        # the peers' builders are keyed by handler name (a wire name can be a request and a notification)
+        client_specs = {spec.handler: spec for spec in (*acp.CLIENT_REQUESTS.values(), *acp.CLIENT_NOTIFICATIONS.values())}
+        agent_specs = {spec.handler: spec for spec in (*acp.AGENT_REQUESTS.values(), *acp.AGENT_NOTIFICATIONS.values())}
         for b, cls, wire in _cases(request_builders(pkg, "client").values(), pkg):
-            method = next(w for w, m in request_builders(pkg, "client").items() if m is b)
-            kind = acp.CLIENT_METHODS[method].kind
+            handler = next(h for h, m in request_builders(pkg, "client").items() if m is b)
+            method, kind = client_specs[handler].method, client_specs[handler].kind
             answer = await agent.ext_request("_test/call_client", {"model": b.model, "wire": wire, "params": [p.name for p in b.params], "handler": b.name})
             if kind == "request":
                 assert answer["error"] == {"method": method, "params": _sent(b, cls.from_dict(wire))}, method
             checked += 1
         # client -> agent: every request / notification builder of the agent peer
         for b, cls, wire in _cases(request_builders(pkg, "agent").values(), pkg):
-            method = next(w for w, m in request_builders(pkg, "agent").items() if m is b)
+            handler = next(h for h, m in request_builders(pkg, "agent").items() if m is b)
+            method = agent_specs[handler].method
             parsed = cls.from_dict(wire)
             kwargs = {p.name: getattr(parsed, p.name) for p in b.params if p.name in parsed.model_fields_set}
             expected = {"method": method, "params": _sent(b, parsed)}
-            if acp.AGENT_METHODS[method].kind == "request":
+            if agent_specs[handler].kind == "request":
                 with pytest.raises(acp.RpcError) as caught:
                     await getattr(agent, b.name)(**kwargs)
                 assert caught.value.data == expected, method

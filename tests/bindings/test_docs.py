@@ -45,3 +45,29 @@ def test_run_examples_cannot_pass_silently() -> None:
                 if isinstance(node, ast.Try) and node.handlers and not any(isinstance(n, ast.Raise) for n in node.orelse):
                     silent.append((index, node.lineno))
     assert silent == [], f"(example, line) of a try without a failing else: {silent}"
+
+
+def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path) -> None:
+    """A user copying any example gets code both type checkers accept in strict mode, no ignores
+    (item 9 of issue 34: the first example once did not)."""
+    import json
+    import shutil
+    import sys
+
+    files = []
+    for index, (name, code) in enumerate(_blocks()):
+        path = tmp_path / (name or f"example_{index}.py")
+        path.write_text(code, encoding="utf-8")
+        files.append(path.name)
+    assert not any("type: ignore" in (tmp_path / f).read_text(encoding="utf-8") for f in files)
+    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / ".mypy"), *files],
+                          cwd=tmp_path, env={**python_env(), "MYPYPATH": str(ROOT / "generated")}, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
+    if pyright is None:
+        pytest.skip("pyright is not installed (pip install pyright)")
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(
+        {"typeCheckingMode": "strict", "extraPaths": [str(ROOT / "generated")], "pythonVersion": "3.11"}))
+    checked = subprocess.run([pyright, "--pythonpath", sys.executable, *files], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

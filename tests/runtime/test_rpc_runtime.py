@@ -539,3 +539,23 @@ def test_a_method_spec_copies_pickles_and_matches_like_the_frozen_dataclass_it_w
             raise AssertionError("no match")
     changed = spec.__replace__(handler="b")
     assert changed.handler == "b" and changed.params is EchoParams and changed.method == "a"
+
+
+def test_a_request_spec_can_also_dispatch_a_notification_of_its_name() -> None:
+    """`with_notification`: one name a side handles both as a request and as a notification (the
+    generated `*_METHODS` tables build it at import, so no type is looked up)."""
+    import copy
+    import pickle
+    import types
+
+    module = types.ModuleType("fake_models")
+    request = rpc.MethodSpec("m", "request", "EchoParams", "EchoResult", "m", models=module)
+    note = rpc.MethodSpec("m", "notification", "NoteParams", None, "m_notification", models=module)
+    both = request.with_notification(note)
+    assert both.notification is note and request.notification is None
+    module.EchoParams, module.EchoResult, module.NoteParams = EchoParams, EchoResult, NoteParams  # not read before
+    assert both.params is EchoParams and both.notification.params is NoteParams
+    assert both != request and both == request.with_notification(note)
+    for other in (copy.copy(both), pickle.loads(pickle.dumps(both))):
+        assert other == both and other.notification == note
+    assert both.__replace__(handler="x").notification == note

@@ -262,6 +262,8 @@ class Dispatcher:
         function: Callable[..., Awaitable[Any]] | None
         args: tuple[Any, ...]
         spec = self._inbound.get(method)
+        if spec is not None and spec.kind != "notification" and spec.notification is not None:
+            spec = spec.notification  # the side handles the name both ways: no id, the notification
         if spec is not None:
             if spec.kind != "notification":
                 self._log.warning(

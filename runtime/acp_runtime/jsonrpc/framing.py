@@ -44,13 +44,16 @@ class MethodSpec:
     before a message of its method needs one. Immutable; equal when its fields are.
     """
 
-    __slots__ = ("_models", "_types", "cancelled", "handler", "kind", "method")
+    __slots__ = ("_models", "_types", "cancelled", "handler", "kind", "method", "notification")
 
     method: str
     kind: Literal["request", "notification"]
     handler: str
     cancelled: Any
     """The method's own answer to a request the peer cancels (JSON), or None for -32800."""
+    notification: MethodSpec | None
+    """For a request whose name the side also handles as a notification (a message of that name
+    without an id): that notification's spec, which the dispatcher uses for it; else None."""
     _types: tuple[Any, Any]  # (params, result): types, or names in `_models` not looked up yet
     _models: ModuleType | None  # None once the names are looked up
 
@@ -64,16 +67,25 @@ class MethodSpec:
         cancelled: Any = None,
         *,
         models: ModuleType | None = None,
+        notification: MethodSpec | None = None,
     ) -> None:
         for name, value in (
             ("method", method),
             ("kind", kind),
             ("handler", handler),
             ("cancelled", cancelled),
+            ("notification", notification),
             ("_types", (params, result)),
             ("_models", models),
         ):
             object.__setattr__(self, name, value)
+
+    def with_notification(self, notification: MethodSpec) -> MethodSpec:
+        """This request's spec, also dispatching a notification of the same name to `notification`
+        (its types are not looked up: a generated table builds this at import)."""
+        params, result = self._types
+        return MethodSpec(self.method, self.kind, params, result, self.handler, self.cancelled,
+                          models=self._models, notification=notification)
 
     @property
     def params(self) -> Any:
@@ -101,14 +113,14 @@ class MethodSpec:
 
     __match_args__ = ("method", "kind", "params", "result", "handler", "cancelled")
 
-    def __reduce__(self) -> tuple[type[MethodSpec], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled and copied with its types looked up (a module does not pickle)."""
-        return (MethodSpec, self._fields())
+        return (_method_spec, (*self._fields(), self.notification))
 
     def __replace__(self, **changes: Any) -> MethodSpec:
         """A copy with some fields changed (`copy.replace`, Python 3.13)."""
         fields = dict(zip(self.__match_args__, self._fields(), strict=True))
-        return MethodSpec(**{**fields, **changes})
+        return MethodSpec(**{**fields, "notification": self.notification, **changes})
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.method, self.kind, self.params, self.result, self.handler, self.cancelled)
@@ -120,9 +132,9 @@ class MethodSpec:
         raise AttributeError(f"MethodSpec is immutable: cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
-        return (
-            self._fields() == other._fields() if isinstance(other, MethodSpec) else NotImplemented
-        )
+        if not isinstance(other, MethodSpec):
+            return NotImplemented
+        return self._fields() == other._fields() and self.notification == other.notification
 
     def __hash__(self) -> int:
         return hash((self.method, self.kind, self.handler))
@@ -152,6 +164,24 @@ def method_table(
         for row in rows
     }
     return MappingProxyType(table)
+
+
+def handled_methods(
+    notifications: Mapping[str, MethodSpec], requests: Mapping[str, MethodSpec]
+) -> Mapping[str, MethodSpec]:
+    """Everything a side handles, by wire name, read-only: a name that is both a request and a
+    notification maps to the request, which dispatches a message without an id to the
+    notification (`MethodSpec.notification`)."""
+    table = {**notifications, **requests}
+    for name in notifications.keys() & requests.keys():
+        table[name] = requests[name].with_notification(notifications[name])
+    return MappingProxyType(table)
+
+
+def _method_spec(*fields: Any) -> MethodSpec:
+    """A `MethodSpec` from `__reduce__`'s fields (the notification last)."""
+    *own, notification = fields
+    return MethodSpec(*own, notification=notification)
 
 
 class RpcError(Exception):

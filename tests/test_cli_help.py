@@ -1,0 +1,59 @@
+"""What the CLI says about itself (item 8 of issue 34): `--version`, shell completion (with the
+pinned target names), every command's help free of `<bool>` placeholders and with examples, and
+the default package of an ad-hoc source documented."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from cli_support import ROOT, run_cli
+
+from acp_codegen import __version__
+from acp_codegen.cli_help import EXAMPLES
+
+COMMANDS = ["", "generate", "init", "pull", "version", "diff", "check-transcript", "outdated", "upgrade", "migrate",
+            "scaffold agent", "scaffold client", "ci github", "probe agent", "probe client"]
+
+
+def test_version_flag_and_command() -> None:
+    for args in (["--version"], ["version"]):
+        done = run_cli(*args)
+        assert done.returncode == 0 and done.stdout == f"{__version__}\n", done.describe()
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c or "top")
+def test_help_has_no_type_placeholders_and_shows_examples(command: str) -> None:
+    done = run_cli(*command.split(), "--help")
+    assert done.returncode == 0, done.describe()
+    assert "<bool>" not in done.stdout and "<list[" not in done.stdout, done.stdout
+    if command in EXAMPLES:
+        assert "Examples" in done.stdout, done.stdout
+        for line, _ in EXAMPLES[command]:
+            assert line.split()[0] == "acp-codegen"
+            assert line[:60] in " ".join(done.stdout.split()), line  # wrapped, but there
+
+
+def test_the_default_package_is_documented() -> None:
+    assert "(default: acp_schema)" in " ".join(run_cli("generate", "--help").stdout.split())
+
+
+def _complete(*words: str) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "_ACP_CODEGEN_COMPLETE": "complete_bash",
+           "COMP_WORDS": " ".join(("acp-codegen", *words)), "COMP_CWORD": str(len(words))}
+    done = subprocess.run([sys.executable, "-m", "acp_codegen"], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_shell_completion_of_commands_options_and_pinned_targets() -> None:
+    assert _complete("gen") == ["generate"]
+    assert "--stat" in _complete("generate", "--st")
+    assert _complete("generate", "acp_v") == ["acp_v2_draft", "acp_v2", "acp_v1"]
+    assert _complete("upgrade", "acp_v2_") == ["acp_v2_draft"]
+    script = run_cli("--show-completion", "bash")
+    assert script.returncode == 0 and re.search(r"complete .*acp-codegen", script.stdout), script.describe()
