@@ -34,7 +34,7 @@ from acp_codegen.sources import (
     fetch,
     parse_source,
 )
-from acp_codegen.write import Drift, check_package, recorded_source, write_package
+from acp_codegen.write import Drift, Recorded, check_package, recorded_source, write_package
 
 
 @dataclass(frozen=True)
@@ -124,18 +124,23 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-def render_target(target: Target, *, recorded: tuple[str, str] | None = None) -> tuple[dict[str, str], Protocol]:
+def render_target(target: Target, *, recorded: Recorded | None = None) -> tuple[dict[str, str], Protocol]:
     """Every file of a target's package, rendered and formatted.
 
-    `recorded`: the (source, sha256) the package on disk names. When its sha256 is the one of the
-    bytes loaded now, the package is rendered naming that source: the same file reached another
-    way (a path, a URL, an npm spec) generates the same package, so `--check` finds no drift.
+    `recorded`: what the package on disk names. When its sha256 is the one of the bytes loaded
+    now, the package is rendered naming that source, and the command its header names when the
+    target names none of its own: the same file reached another way (a path, a URL, an npm spec)
+    generates the same package, so `--check` finds no drift.
     """
     with step(f"generating {target.package} from {short_label(target.source)}"):
         protocol = ir_for(target.source, target.sha256)
-        if recorded is not None and recorded[1] == protocol.sha256 and recorded[0] != protocol.source:
-            protocol = dataclasses.replace(protocol, source=recorded[0])
-        return format_files(render_package(protocol, target.package, target.regenerate)), protocol
+        regenerate = target.regenerate
+        if recorded is not None and recorded.sha256 == protocol.sha256:
+            if recorded.source != protocol.source:
+                protocol = dataclasses.replace(protocol, source=recorded.source)
+            if target.command is None and recorded.command is not None:
+                regenerate = recorded.command
+        return format_files(render_package(protocol, target.package, regenerate)), protocol
 
 
 def generate(

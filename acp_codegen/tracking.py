@@ -32,7 +32,7 @@ from acp_codegen.revisions import Resolver, RevisionRef
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_versions
 from acp_codegen.sources import user_project_pins
 from acp_codegen.upgrade.pinedit import check_pins_text, write_text_atomic
-from acp_codegen.write import write_package
+from acp_codegen.write import Recorded, write_package
 
 NEW_PIN_FILE = """\
 # The ACP schemas this project generates Python bindings from: acp-codegen's pin file, started by
@@ -139,7 +139,7 @@ def track(
     pin = Pin(name, package, recorded, loaded.sha256)
     out_dir = root / (out_setting or (existing.out if existing is not None and existing.out else "generated"))
     # rendered naming the source as the pin file records it, so that `generate` rewrites nothing
-    files, _ = render_target(replace(Target.from_pin(pin), source=ref.source), recorded=(recorded, loaded.sha256))
+    files, _ = render_target(replace(Target.from_pin(pin), source=ref.source), recorded=Recorded(recorded, loaded.sha256))
     after = with_target(before, pin, out=out_setting, vendor=vendor and not (existing and existing.vendor_runtime))
     check_pins_text(after, pins_path)
     _write_pins(pins_path, after)
