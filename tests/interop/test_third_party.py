@@ -39,7 +39,7 @@ TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
 # permission request costs (chuk-acp).
 FAST = ["--timeout", "30", "--turn-timeout", "10", "--exit-timeout", "5"]
 # pydantic-ai builds its model stack at the first prompt: seconds on a loaded 2-core machine
-FIRST_PROMPT_IMPORTS = ["--turn-timeout", "60"]
+FIRST_PROMPT_IMPORTS = ["--turn-timeout", "25"]
 HEAVY = os.environ.get("ACP_INTEROP_HEAVY") == "1"
 heavy = pytest.mark.skipif(not HEAVY, reason="a heavy peer: run `nox -s interop` (sets ACP_INTEROP_HEAVY=1)")
 
@@ -129,6 +129,13 @@ def test_pypi_sdk_1_0_client_under_the_probe(tmp_path: Path) -> None:
 def test_pydantic_acp_agent_under_the_probe_answers_advertised_methods_with_minus_32601(tmp_path: Path) -> None:
     report = run_probe(peer("pydantic-acp", "agent"), tmp_path, *FIRST_PROMPT_IMPORTS)
     found = failed(report)
+    if "request-unanswered" in found:
+        # its known race (about 1 run in 5): a session/cancel that arrives after the model's stream
+        # ended and before the answer leaves the prompt unanswered for good; the probe stops there
+        assert set(found) == {"request-unanswered"}, (found, report["misses"], report["notes"])
+        assert [f["message"].split(" never")[0] for f in found["request-unanswered"]] == [
+            "the client's session/prompt"], found
+        return
     assert set(found) == {"capability-unimplemented", "parse-error-reply"}, (found, report["misses"], report["notes"])
     assert sorted(f["message"].split(" ")[0] for f in found["capability-unimplemented"]) == ["session/close", "session/resume"]
     assert report["stable_only"], report  # sessionCapabilities.fork: v1's unstable schema has it
