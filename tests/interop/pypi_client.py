@@ -41,11 +41,23 @@ class RecordingClient:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> RequestPermissionResponse:
-        self.events.append({"kind": "permission", "toolCallId": tool_call.tool_call_id, "options": [o.option_id for o in options]})
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.events.append(
+            {
+                "kind": "permission",
+                "toolCallId": tool_call.tool_call_id,
+                "options": [o.option_id for o in options],
+            }
+        )
         if self.permission_mode == "allow":  # the option called allow, else the first offered
-            chosen = next((o.option_id for o in options if o.option_id == "allow"), options[0].option_id)
-            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
+            chosen = next(
+                (o.option_id for o in options if o.option_id == "allow"), options[0].option_id
+            )
+            return RequestPermissionResponse(
+                outcome=AllowedOutcome(outcome="selected", option_id=chosen)
+            )
         self.events.append({"kind": "cancel_sent"})
         await self.conn.cancel(session_id=session_id)
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -71,20 +83,28 @@ class RecordingClient:
 async def scenario(command: list[str], record: dict[str, Any]) -> None:
     client = RecordingClient()
     record["events"] = client.events
-    async with spawn_agent_process(client, command[0], *command[1:], env=dict(os.environ)) as (conn, _process):
+    async with spawn_agent_process(client, command[0], *command[1:], env=dict(os.environ)) as (
+        conn,
+        _process,
+    ):
         client.conn = conn
-        init = await asyncio.wait_for(conn.initialize(
-            protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
-            client_info=Implementation(name="pypi-interop-client", version="1.0.0"),
-        ), STEP)
+        init = await asyncio.wait_for(
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="pypi-interop-client", version="1.0.0"),
+            ),
+            STEP,
+        )
         record["initialize"] = init.model_dump(by_alias=True, exclude_none=True, mode="json")
         session = await asyncio.wait_for(conn.new_session(cwd=os.getcwd(), mcp_servers=[]), STEP)
         record["sessionId"] = session.session_id
 
         async def prompt(text: str) -> None:
             client.events.append({"kind": "prompt_sent"})
-            response = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block(text)]), STEP)
+            response = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=[text_block(text)]), STEP
+            )
             record["prompts"].append({"text": text[:40], "stopReason": response.stop_reason})
             client.events.append({"kind": "prompt_done", "stopReason": response.stop_reason})
 
