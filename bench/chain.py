@@ -39,7 +39,7 @@ class _Agent:
     async def unlisted_request(self, method: str, params: Any) -> Any:
         if method == "_flood":
             update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}}
-            for n in range(params["n"]):
+            for _ in range(params["n"]):
                 await self.connection.notify("session/update", {"sessionId": "s", "update": update})
         return {"ok": True}
 
