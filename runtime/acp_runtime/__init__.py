@@ -13,6 +13,7 @@ Sub-packages, each importable on its own (importing `acp_runtime` loads none of 
 - `acp_runtime.peers`: handler and peer bases, builders, agent processes.
 - `acp_runtime.versions`: the version router and the negotiating client.
 - `acp_runtime.remote`: WebSocket and Streamable HTTP servers and clients (the `remote` extra).
+- `acp_runtime.proxies`: proxy chains: the `Proxy` base, the conductor (`acp-conductor`).
 
 Depends on pydantic only (the `remote` extra adds the servers and HTTP clients).
 """
