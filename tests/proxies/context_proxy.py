@@ -14,7 +14,7 @@ from acp_runtime.proxies import Proxy, serve_proxy
 CONTEXT = "CONTEXT: the project uses tabs."
 
 
-class ContextProxy(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp):
+class ContextProxy(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp, version=2):
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         params.prompt.insert(0, acp.ContentBlockText(text=CONTEXT))
         return await self.successor.session_prompt(params)

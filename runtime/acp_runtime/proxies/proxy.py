@@ -43,6 +43,7 @@ from ..jsonrpc import (
     RpcError,
     Timeout,
     connect_stdio,
+    to_jsonable,
     validate_value,
 )
 from ..peers import Binding, PeerBase, Serving
@@ -88,8 +89,9 @@ class SuccessorLink:
 
 class Proxy(Generic[A, C]):
     """Base class of an ACP proxy: forwards every message unchanged; override hooks to change
-    that. `class Ctx(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp)` types the hooks and the
-    peers with a generated package; without `package` only the raw hooks and senders exist."""
+    that. `class Ctx(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp, version=2)` types the hooks
+    and the peers with a generated package (for chains that negotiated `version`); without
+    `package` only the raw hooks and senders exist."""
 
     binding: ClassVar[Binding | None] = None
     """The package's method tables (what the typed hooks are found by)."""
@@ -99,9 +101,20 @@ class Proxy(Generic[A, C]):
     connection: Connection
     """The connection to the conductor (set by `attach`)."""
 
-    def __init_subclass__(cls, package: ModuleType | None = None, **kwargs: Any) -> None:
+    version: ClassVar[int | None] = None
+    """The protocol version the typed hooks are for (`version=`): while the chain speaks
+    another one, every message passes raw. None: the hooks apply whatever the version."""
+
+    protocol_version: int | None = None
+    """The chain's protocol version: the one asked for, then the one the successor answered."""
+
+    def __init_subclass__(
+        cls, package: ModuleType | None = None, version: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
         cls._hooks = {}
+        if version is not None:
+            cls.version = version
         if package is not None:
             dispatch = import_module(package.__name__.split(".")[0] + ".dispatch")
             cls.binding = dispatch.BINDING
@@ -183,7 +196,10 @@ class Proxy(Generic[A, C]):
             inner, inner_params = unwrap(params)
             return await self._request("upstream", inner, inner_params)
         if method == PROXY_INITIALIZE:
-            return await self._request("downstream", INITIALIZE, params)
+            self.protocol_version = _version_of(params)
+            result = await self._request("downstream", INITIALIZE, params)
+            self.protocol_version = _version_of(to_jsonable(result)) or self.protocol_version
+            return result
         if method == INITIALIZE:
             raise RpcError(
                 INVALID_REQUEST,
@@ -243,6 +259,8 @@ class Proxy(Generic[A, C]):
         return binding.agent_methods if direction == "downstream" else binding.client_methods
 
     def _hook(self, method: str, direction: Direction, request: bool) -> _Hook | None:
+        if self.version is not None and self.protocol_version != self.version:
+            return None  # a version the hooks are not for: the message passes raw
         key = (method, direction, request)
         hooks = type(self)._hooks
         if key not in hooks:
@@ -269,6 +287,11 @@ class Proxy(Generic[A, C]):
     def _cancelled_answer(self, method: str, direction: Direction) -> Any:
         spec = self._table(direction).get(method)
         return None if spec is None else spec.cancelled
+
+
+def _version_of(params: Any) -> int | None:
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    return version if type(version) is int else None
 
 
 def _validate(spec: MethodSpec, params: Any) -> Any:
