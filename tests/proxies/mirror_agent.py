@@ -5,7 +5,7 @@ sees exactly the JSON that crossed the chain.
   and every `_meta` and unknown field are visible);
 - `session/prompt`: first `_updates` (default 20) `session/update` notifications to the client,
   then a `session/request_permission` request, then the echo with the permission answer;
-- `_slow`: waits until cancelled and tells the client `_saw_cancel` (the cancellation arrived);
+- `_slow`: waits until cancelled, tells the client `_saw_cancel` and answers anyway (a result);
 - `_fail`: an error with code, message and data;
 - `_exit`: exits the process at once (the chain must shut down);
 - notifications: recorded; `session/cancel` is told back as `_saw_session_cancel`; `_seen`
@@ -45,7 +45,7 @@ class Mirror:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 await self.connection.notify("_saw_cancel", params)
-                raise
+                return {"cancelled": "answered by the agent"}  # answered anyway
         if method == "_fail":
             raise RpcError(-32042, "refused on purpose", {"why": params})
         if method == "_exit":

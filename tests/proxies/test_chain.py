@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from acp_runtime.jsonrpc import RpcError, spawn
+from acp_runtime.jsonrpc import RpcError, relay, spawn
 from chain_support import PERMISSION, RawClient, chain_env, conductor, script
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,11 +70,14 @@ async def test_cancellation_crosses_every_hop(hops: int) -> None:
     )
     async with connection:
         await connection.request("initialize", {"protocolVersion": 2}, None)
-        slow = asyncio.create_task(connection.request("_slow", {"which": "one"}, None))
+        # relay: on cancellation, send $/cancel_request and still take the answer
+        slow = asyncio.create_task(relay(connection, "_slow", {"which": "one"}))
         await connection.request("_seen", None, None)  # the slow request is on its way
         await asyncio.sleep(0.2)  # let it reach the agent (not a timing assertion)
-        slow.cancel()  # the connection sends $/cancel_request for it
+        slow.cancel()
         assert await client.wait_for("_saw_cancel") == {"which": "one"}
+        # every hop passed the cancellation on and relayed the agent's own answer back
+        assert await asyncio.wait_for(slow, 10) == {"cancelled": "answered by the agent"}
         await connection.notify("session/cancel", {"sessionId": "s1", "_meta": {"why": "user"}})
         saw = await client.wait_for("_saw_session_cancel")
         assert saw == {"sessionId": "s1", "_meta": {"why": "user"}}

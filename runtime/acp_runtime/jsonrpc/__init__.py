@@ -9,7 +9,8 @@ The modules: ``framing`` (error codes and errors, method specs, frames), ``limit
 every bound and its default), ``connection`` (``Connection``, assembled from ``intake``,
 ``dispatch``, ``envelope``, ``outbound``, ``requests``, ``notifications``, ``ordering``, ``output``
 and ``shutdown``), ``pipes`` (pipe and file streams), ``stdio`` (``connect_stdio``,
-``serve_stdio``, ``spawn``), ``gone`` (``PeerGoneError`` and the peer leaving) and ``log`` (rate-limited logging of what a peer causes). Import from
+``serve_stdio``, ``spawn``), ``relay`` (a request sent on behalf of one being served, whose
+cancellation is passed on and its answer still relayed), ``gone`` (``PeerGoneError`` and the peer leaving) and ``log`` (rate-limited logging of what a peer causes). Import from
 this package: the names below are its surface, for users and the other sub-packages.
 
 Ordering guarantees, per connection:
@@ -92,6 +93,7 @@ from .limits import (
     timeout_block,
 )
 from .pipes import open_pipe_reader, open_pipe_writer
+from .relay import relay
 from .stdio import connect_stdio, serve_stdio, spawn
 
 __all__ = [
@@ -130,6 +132,7 @@ __all__ = [
     "open_pipe_reader",
     "open_pipe_writer",
     "quiet_when_peer_gone",
+    "relay",
     "serve_stdio",
     "spawn",
     "timeout_block",

@@ -10,9 +10,11 @@ Routing is raw: params and results are passed on as the JSON values received (`_
 fields included, whatever the protocol version), and an error is passed on with its code, message
 and data. Order is kept per connection as `jsonrpc` guarantees it (notifications of one session
 in arrival order; a response after the notifications sent before it). A `$/cancel_request` for a
-routed request cancels the request it became on the next hop, which sends its own
-`$/cancel_request` there (ids are hop-local: the message itself is never forwarded);
-`session/cancel` is an ordinary notification and is routed like one.
+routed request is passed on as the next hop's own `$/cancel_request` for the request it became (ids
+are hop-local: the message itself is never forwarded), and the answer that still comes back is
+relayed (`jsonrpc.relay`): the requester gets what the far end answered, a permission request's
+`cancelled` outcome say, not a -32800 of the conductor's. `session/cancel` is an ordinary
+notification and is routed like one.
 
 Lifetimes follow `spawn_agent`'s: when the client hangs up, or any component exits, the chain
 ends: each component's stdin is closed, then it gets `grace` seconds, SIGTERM, `grace` seconds,
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jsonrpc import Connection, Limits, PeerGoneError, ReaderLike, WriterLike, spawn
+from ..jsonrpc import Connection, Limits, PeerGoneError, ReaderLike, WriterLike, relay, spawn
 from ..jsonrpc.pipes import open_pipe_reader, open_pipe_writer
 from ..peers import DEFAULT_GRACE, stop_process
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
@@ -94,7 +96,7 @@ class Conductor:
         if method == INITIALIZE and hop.proxy:
             method = PROXY_INITIALIZE  # the component learns from it that it has a successor
         try:
-            return await self._connection(index).request(method, params, None)
+            return await relay(self._connection(index), method, params)
         except PeerGoneError as exc:
             raise gone(hop.name, exc) from None
 
@@ -110,10 +112,8 @@ class Conductor:
         try:
             if index == 0:
                 assert self._front is not None
-                return await self._front.request(method, params, None)
-            return await self._connection(index - 1).request(
-                PROXY_SUCCESSOR, wrap(method, params), None
-            )
+                return await relay(self._front, method, params)
+            return await relay(self._connection(index - 1), PROXY_SUCCESSOR, wrap(method, params))
         except PeerGoneError as exc:
             raise gone("client" if index == 0 else self._hops[index - 1].name, exc) from None
 

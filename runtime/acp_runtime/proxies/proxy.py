@@ -17,9 +17,10 @@ What a message meets on its way, first match wins:
 
 Pass-through is raw: the JSON value received is the JSON value sent (`_meta`, unknown fields and
 methods nobody here knows included); only a message a typed hook takes is read into a model.
-A request cancelled by the peer (`$/cancel_request`) cancels the forwarded one (the connection
-sends `$/cancel_request` for it) and is answered -32800, or with the method's own cancelled
-answer when its table names one.
+A request cancelled by the peer (`$/cancel_request`) and forwarded raw passes the cancellation on
+and answers what the far end answers (`jsonrpc.relay`); one a typed hook serves, or one whose
+answer does not come in time, is answered -32800, or with the method's own cancelled answer when
+its table names one.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ..jsonrpc import (
     RpcError,
     Timeout,
     connect_stdio,
+    relay,
     to_jsonable,
     validate_value,
 )
@@ -173,16 +175,18 @@ class Proxy(Generic[A, C]):
     # ------------------------------------------------------------------ raw hooks
 
     async def downstream_request(self, method: str, params: Any) -> Any:
-        """A request on its way to the successor that no typed hook took: forwarded unchanged."""
-        return await self.send_downstream(method, params)
+        """A request on its way to the successor that no typed hook took: forwarded unchanged
+        (a cancellation is passed on and the successor's answer to it relayed)."""
+        return await relay(self.connection, PROXY_SUCCESSOR, wrap(method, params))
 
     async def downstream_notification(self, method: str, params: Any) -> None:
         """A notification on its way to the successor: forwarded unchanged."""
         await self.notify_downstream(method, params)
 
     async def upstream_request(self, method: str, params: Any) -> Any:
-        """A request on its way to the predecessor (from the successor): forwarded unchanged."""
-        return await self.send_upstream(method, params)
+        """A request on its way to the predecessor (from the successor): forwarded unchanged,
+        cancellation as for `downstream_request`."""
+        return await relay(self.connection, method, params)
 
     async def upstream_notification(self, method: str, params: Any) -> None:
         """A notification on its way to the predecessor: forwarded unchanged."""

@@ -1,0 +1,99 @@
+"""Interop of our proxy chain with peers nobody here wrote: the reference TypeScript SDK's v2 client
+(`v2_client.mjs`) drives its own v2 agent (`v2_agent.mjs`) through `acp-conductor` and two of our
+pass-through proxies (tests/proxies/passthrough_proxy.py), every part a process over real pipes.
+
+The client sees exactly the prompt lifecycle it sees directly, and `$/cancel_request` crosses every
+hop both ways: the SDK agent withdraws its pending permission request, each hop passes the
+cancellation on, and the SDK client's `cancelled` answer is relayed back to the agent (not a -32800
+of a hop's own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+INTEROP = Path(__file__).resolve().parent
+ROOT = INTEROP.parents[1]
+PROXIES = ROOT / "tests" / "proxies"
+CONDUCTOR = str(Path(sys.executable).with_name("acp-conductor"))
+SCRIPT_TIMEOUT = 60.0
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _run(node: str, scenario: str) -> dict[str, Any]:
+    proxy = shlex.join([sys.executable, str(PROXIES / "passthrough_proxy.py")])
+    agent = shlex.join([node, str(INTEROP / "v2_agent.mjs")])
+    chain = [CONDUCTOR, "--proxy", proxy, "--proxy", proxy, "--agent", agent, "--grace", "2"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(PROXIES)])}
+    done = subprocess.run(
+        [node, str(INTEROP / "v2_client.mjs"), "--scenario", scenario, *chain],
+        cwd=INTEROP,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SCRIPT_TIMEOUT,
+        check=False,
+    )
+    try:
+        record: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        pytest.fail(f"v2_client.mjs: no JSON record\n{done.stdout}\n--- stderr\n{done.stderr}")
+    assert record["ok"], f"{record['error']}\n--- stderr\n{done.stderr}"
+    assert done.returncode == 0 and record["agentExit"] == {"code": 0, "signal": None}
+    return record
+
+
+def _updates(record: dict[str, Any]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for event in record["events"]:
+        if event["kind"] == "update":
+            tag = event["sessionUpdate"]
+            if tag == "agent_message_chunk":
+                out.append(("chunk", event["text"]))
+            elif tag == "state_update":
+                out.append(("state", event["state"], event.get("stopReason")))
+            else:
+                out.append((tag,))
+        elif event["kind"] in ("permission", "cancel_sent"):
+            out.append((event["kind"],))
+    return out
+
+
+def test_sdk_client_and_agent_through_our_chain(node: str) -> None:
+    record = _run(node, "lifecycle")
+    assert record["initialize"]["info"] == {"name": "sdk-echo-agent", "version": "1.0.0"}
+    updates = _updates(record)
+    first = updates[: updates.index(("state", "idle", "end_turn")) + 1]
+    assert first == [
+        ("user_message",),
+        ("state", "running", None),
+        ("state", "requires_action", None),
+        ("permission",),
+        ("state", "running", None),
+        ("chunk", "selected:allow"),  # the SDK client's answer reached the SDK agent
+        ("chunk", "ask"),
+        ("chunk", "permission"),
+        ("chunk", "then"),
+        ("chunk", "echo"),
+        ("_vendor_ping",),  # a custom update variant, passed through untouched
+        ("state", "idle", "end_turn"),
+    ]
+    assert updates[-1] == ("state", "idle", "cancelled")  # session/cancel crossed the chain
+
+
+def test_cancel_request_crosses_our_chain_and_the_answer_comes_back(node: str) -> None:
+    updates = _updates(_run(node, "cancel-permission"))
+    assert updates[-3:] == [
+        ("cancel_sent",),
+        ("chunk", "cancelled"),  # the SDK client's `cancelled` outcome, relayed by every hop
+        ("state", "idle", "cancelled"),
+    ]
