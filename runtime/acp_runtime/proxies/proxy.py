@@ -26,6 +26,7 @@ its table names one.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from importlib import import_module
 from types import ModuleType
@@ -50,6 +51,10 @@ from ..jsonrpc import (
 )
 from ..peers import Binding, PeerBase, Serving
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
+
+_log = logging.getLogger(__name__)
+_SESSION_SETUP = frozenset(("session/new", "session/load", "session/resume", "session/fork"))
+MCP_MESSAGE = "mcp/message"
 
 A = TypeVar("A", bound=PeerBase)
 C = TypeVar("C", bound=PeerBase)
@@ -110,6 +115,11 @@ class Proxy(Generic[A, C]):
     protocol_version: int | None = None
     """The chain's protocol version: the one asked for, then the one the successor answered."""
 
+    mcp_acp_supported: bool = False
+    """Whether the successor's `initialize` answer supports ACP MCP servers."""
+
+    _mcp: Any = None  # the McpProvider of `provide_mcp`, made at its first call
+
     def __init_subclass__(
         cls, package: ModuleType | None = None, version: int | None = None, **kwargs: Any
     ) -> None:
@@ -149,6 +159,33 @@ class Proxy(Generic[A, C]):
         if self._peer_types is None:
             raise TypeError(f"{type(self).__name__} has no typed peers: subclass with package=")
         return getattr(self, name)
+
+    # ------------------------------------------------------------------ MCP over ACP
+
+    def provide_mcp(self, name: str, server: Any) -> str:
+        """Provide an `mcp` SDK server (`Server` or `MCPServer`) to the agent over ACP: it is
+        added to every `session/new`, `session/load`, `session/resume` and `session/fork` on its
+        way to the agent (`"type": "acp"`, when the agent's `initialize` answer supports ACP MCP
+        servers) and its `mcp/message` requests are answered here. Returns its server id. Needs
+        the `mcp` extra."""
+        from .mcp_acp import McpProvider
+
+        if self._mcp is None:
+            self._mcp = McpProvider(lambda method, params: self.notify_downstream(method, params))
+        server_id: str = self._mcp.add(name, server)
+        return server_id
+
+    def _add_mcp_servers(self, method: str, params: Any) -> None:
+        if self._mcp is None or method not in _SESSION_SETUP or not isinstance(params, dict):
+            return
+        if not self.mcp_acp_supported:
+            _log.warning("the agent does not support ACP MCP servers: %s gets none", method)
+            return
+        servers = params.get("mcpServers")
+        params["mcpServers"] = [
+            *(servers if isinstance(servers, list) else []),
+            *self._mcp.declarations(),
+        ]
 
     # ------------------------------------------------------------------ raw senders
 
@@ -198,11 +235,19 @@ class Proxy(Generic[A, C]):
         """Every request from the conductor (the dispatcher's router hook)."""
         if method == PROXY_SUCCESSOR:
             inner, inner_params = unwrap(params)
+            if (
+                inner == MCP_MESSAGE
+                and self._mcp is not None
+                and _server(inner_params) in self._mcp
+            ):
+                return await self._mcp.handle(inner_params)
             return await self._request("upstream", inner, inner_params)
         if method == PROXY_INITIALIZE:
             self.protocol_version = _version_of(params)
             result = await self._request("downstream", INITIALIZE, params)
-            self.protocol_version = _version_of(to_jsonable(result)) or self.protocol_version
+            answer = to_jsonable(result)
+            self.protocol_version = _version_of(answer) or self.protocol_version
+            self.mcp_acp_supported = _supports_mcp_acp(answer)
             return result
         if method == INITIALIZE:
             raise RpcError(
@@ -210,6 +255,7 @@ class Proxy(Generic[A, C]):
                 f"{type(self).__name__} is a proxy: it expects proxy/initialize from a conductor "
                 "(run it with `acp-conductor --proxy ... --agent ...`)",
             )
+        self._add_mcp_servers(method, params)
         return await self._request("downstream", method, params)
 
     async def unlisted_notification(self, method: str, params: Any) -> None:
@@ -291,6 +337,24 @@ class Proxy(Generic[A, C]):
     def _cancelled_answer(self, method: str, direction: Direction) -> Any:
         spec = self._table(direction).get(method)
         return None if spec is None else spec.cancelled
+
+
+def _server(params: Any) -> Any:
+    return params.get("serverId") if isinstance(params, dict) else None
+
+
+def _supports_mcp_acp(answer: Any) -> bool:
+    """Whether an `initialize` answer supports ACP MCP servers (v2: `capabilities.session.mcp.acp`,
+    v1: `agentCapabilities.mcpCapabilities.acp`)."""
+
+    def at(value: Any, *path: str) -> Any:
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    found = [at(answer, "capabilities", "session", "mcp", "acp")]
+    found.append(at(answer, "agentCapabilities", "mcpCapabilities", "acp"))
+    return any(value is not None and value is not False for value in found)
 
 
 def _version_of(params: Any) -> int | None:

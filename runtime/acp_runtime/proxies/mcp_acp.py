@@ -1,0 +1,276 @@
+"""MCP over ACP (the pinned draft's `mcp/message`, `McpServerAcp`): MCP servers built with the
+official `mcp` SDK, provided through an ACP connection, and the MCP client session that reaches
+them. Needs the `mcp` extra (`pip install 'acp-runtime[mcp]'`); nothing MCP is made here.
+
+- `McpProvider` (a client or a proxy): `add(name, server)` declares an `mcp` SDK `Server` or
+  `MCPServer` as `{"type": "acp", "name": ..., "serverId": ...}` (what goes into a session's
+  `mcpServers`); `handle(params)` answers one `mcp/message` request for it: the inner MCP request
+  goes to the server as the same JSON-RPC request, its result or MCP error comes back as the
+  `MessageMcpResponse` (`{"result": ...}` or `{"error": ...}`). MCP notifications the server sends
+  about an active request go back as `mcp/message` notifications.
+- `mcp_over_acp(connection, server_id)` (an agent): a transport for `mcp.Client`: each MCP request
+  the client session sends becomes an `mcp/message` request on `connection`, its answer the MCP
+  response; `deliver(params)` takes the provider's `mcp/message` notifications.
+
+The pinned schema carries no MCP notification from the consumer to the provider: the provider
+completes the MCP handshake itself (it sends the server `notifications/initialized` once its
+`initialize` is answered); other consumer notifications are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from ..jsonrpc import INVALID_PARAMS, Connection, RpcError
+
+try:
+    import anyio
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared.memory import create_client_server_memory_streams
+    from mcp.shared.message import ServerMessageMetadata, SessionMessage
+    from mcp_types.jsonrpc import (
+        ErrorData,
+        JSONRPCError,
+        JSONRPCNotification,
+        JSONRPCRequest,
+        JSONRPCResponse,
+    )
+except ImportError as exc:  # pragma: no cover (the extra is installed in the tests)
+    raise ImportError(
+        "MCP over ACP needs the official MCP SDK: pip install 'acp-runtime[mcp]'"
+    ) from exc
+
+logger = logging.getLogger(__name__)
+
+MCP_MESSAGE = "mcp/message"
+Notify = Callable[[str, Any], Awaitable[None]]
+"""How a provider sends a notification to the consumer: (ACP method, params)."""
+
+
+class _Served:
+    """One `mcp` SDK server running in this process, spoken to over memory streams."""
+
+    def __init__(self, server_id: str, server: Server[Any]) -> None:
+        self.server_id = server_id
+        self._server = server
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[asyncio.Future[Any], str]] = {}
+        self._started: asyncio.Future[Any] | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self.notify: Notify | None = None
+
+    async def _start(self) -> Any:
+        streams = await self._stack.enter_async_context(create_client_server_memory_streams())
+        (client_read, client_write), (server_read, server_write) = streams
+        options = self._server.create_initialization_options()
+        self._tasks.append(
+            asyncio.create_task(self._server.run(server_read, server_write, options))
+        )
+        self._tasks.append(asyncio.create_task(self._read(client_read, client_write)))
+        return client_write
+
+    async def request(self, request_id: str, method: str, params: Any) -> dict[str, Any]:
+        """One inner MCP request: its `MessageMcpResponse`."""
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        write = await asyncio.shield(self._started)
+        local = next(self._ids)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[local] = (answer, request_id)
+        try:
+            message = JSONRPCRequest(jsonrpc="2.0", id=local, method=method, params=params)
+            await write.send(SessionMessage(message))
+            outcome = await answer
+        finally:
+            self._waiting.pop(local, None)
+        if isinstance(outcome, JSONRPCError):
+            return {"error": outcome.error.model_dump(mode="json", exclude_unset=True)}
+        if method == "initialize":
+            # The consumer cannot send it (no consumer notification in the schema): we do.
+            done = JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")
+            await write.send(SessionMessage(done))
+        return {"result": outcome.result}
+
+    async def _read(self, read: Any, write: Any) -> None:
+        async for item in read:
+            if isinstance(item, Exception):
+                logger.warning("MCP server %s: %s", self.server_id, item)
+                continue
+            message = item.message
+            if isinstance(message, (JSONRPCResponse, JSONRPCError)):
+                key = message.id
+                waiting = self._waiting.get(key) if isinstance(key, int) else None
+                if waiting is not None and not waiting[0].done():
+                    waiting[0].set_result(message)
+            elif isinstance(message, JSONRPCNotification):
+                await self._notification(item, message)
+            else:  # a request of the server's (sampling, roots...): no way to the consumer
+                error = ErrorData(code=-32601, message="not available over ACP")
+                reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+                await write.send(SessionMessage(reply))
+
+    async def _notification(self, item: Any, message: Any) -> None:
+        metadata = item.metadata
+        related = (
+            metadata.related_request_id if isinstance(metadata, ServerMessageMetadata) else None
+        )
+        waiting = self._waiting.get(related) if isinstance(related, int) else None
+        if waiting is None or self.notify is None:
+            return  # about no active request: the schema has no way to say it
+        params = {"serverId": self.server_id, "requestId": waiting[1], "method": message.method}
+        if message.params is not None:
+            params["params"] = message.params
+        with contextlib.suppress(ConnectionError):
+            await self.notify(MCP_MESSAGE, params)
+
+    async def close(self) -> None:
+        """Stop the server (EOF on its input) and the reader."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._stack.aclose()
+
+
+class McpProvider:
+    """The MCP servers one ACP component provides over ACP, by server id."""
+
+    def __init__(self, notify: Notify | None = None) -> None:
+        self._served: dict[str, _Served] = {}
+        self._declared: list[dict[str, Any]] = []
+        self.notify = notify
+        """Sends the consumer the `mcp/message` notifications of active requests."""
+
+    def add(self, name: str, server: Server[Any] | MCPServer, server_id: str | None = None) -> str:
+        """Provide `server` as `name`; returns its server id (unique on the connection)."""
+        lowlevel = server._lowlevel_server if isinstance(server, MCPServer) else server
+        server_id = server_id or f"{name}-{uuid.uuid4().hex[:12]}"
+        self._served[server_id] = _Served(server_id, lowlevel)
+        self._declared.append({"type": "acp", "name": name, "serverId": server_id})
+        return server_id
+
+    def declarations(self) -> list[dict[str, Any]]:
+        """The `McpServer` entries (`"type": "acp"`) to put into a session's `mcpServers`."""
+        return [dict(entry) for entry in self._declared]
+
+    def __contains__(self, server_id: object) -> bool:
+        return server_id in self._served
+
+    async def handle(self, params: Any) -> dict[str, Any]:
+        """Answer one `mcp/message` request (its raw params) for one of our servers."""
+        if not isinstance(params, dict) or not isinstance(params.get("method"), str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: mcp/message needs a string `method`")
+        served = self._served.get(params.get("serverId"))  # type: ignore[arg-type]
+        if served is None:
+            raise RpcError(INVALID_PARAMS, f"no ACP MCP server {params.get('serverId')!r} here")
+        served.notify = self.notify
+        return await served.request(
+            str(params.get("requestId")), params["method"], params.get("params")
+        )
+
+    async def close(self) -> None:
+        """Stop every server."""
+        await asyncio.gather(*(served.close() for served in self._served.values()))
+
+
+class McpOverAcp:
+    """An `mcp.Client` transport to an ACP MCP server (`mcp_over_acp`)."""
+
+    def __init__(self, connection: Connection, server_id: str) -> None:
+        self._connection = connection
+        self._server_id = server_id
+        self._to_client: Any = None
+
+    async def deliver(self, params: Any) -> None:
+        """Hand over one `mcp/message` notification the provider sent for this server."""
+        if self._to_client is None or not isinstance(params, dict):
+            return
+        if params.get("serverId") != self._server_id:
+            return
+        message = JSONRPCNotification(
+            jsonrpc="2.0", method=params["method"], params=params.get("params")
+        )
+        await self._to_client.send(SessionMessage(message))
+
+    @contextlib.asynccontextmanager
+    async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
+        """The (read, write) streams `mcp.Client` speaks on."""
+        to_client_send, to_client_read = anyio.create_memory_object_stream[Any](64)
+        from_client_send, from_client_read = anyio.create_memory_object_stream[Any](64)
+        self._to_client = to_client_send
+        pump = asyncio.create_task(self._pump(from_client_read))
+        try:
+            yield to_client_read, from_client_send
+        finally:
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+            self._to_client = None
+            for stream in (to_client_send, to_client_read, from_client_send, from_client_read):
+                await stream.aclose()
+
+    async def _pump(self, read: Any) -> None:
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            async for item in read:
+                message = item.message
+                if isinstance(message, JSONRPCRequest):
+                    task = asyncio.create_task(self._call(message))
+                    calls.add(task)
+                    task.add_done_callback(calls.discard)
+                # consumer notifications have no way to the provider in the schema
+        finally:
+            for task in calls:
+                task.cancel()
+
+    async def _call(self, message: Any) -> None:
+        params: dict[str, Any] = {
+            "serverId": self._server_id,
+            "requestId": str(message.id),
+            "method": message.method,
+        }
+        if message.params is not None:
+            params["params"] = message.params
+        reply: Any
+        try:
+            answer = await self._connection.request(MCP_MESSAGE, params, None)
+        except RpcError as exc:
+            error = ErrorData(code=exc.code, message=exc.message, data=exc.data)
+            reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+        else:
+            if isinstance(answer, dict) and "result" in answer:
+                result = answer["result"] if isinstance(answer["result"], dict) else {}
+                reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+            else:
+                inner = answer.get("error") if isinstance(answer, dict) else None
+                if not isinstance(inner, dict):
+                    inner = {"code": -32603, "message": "mcp/message answered neither way"}
+                reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=ErrorData(**inner))
+        if self._to_client is not None:
+            await self._to_client.send(SessionMessage(reply))
+
+
+@contextlib.asynccontextmanager
+async def mcp_over_acp(connection: Connection, server_id: str) -> AsyncIterator[Any]:
+    """An `mcp.Client` session to the ACP MCP server `server_id` that the peer on `connection`
+    provides: `async with mcp_over_acp(self.peer.connection, sid) as mcp: await
+    mcp.call_tool(...)`. The session's `acp` attribute takes the provider's notifications
+    (`deliver`)."""
+    from mcp import Client
+
+    transport = McpOverAcp(connection, server_id)
+    async with transport.streams() as streams:
+
+        @contextlib.asynccontextmanager
+        async def connect() -> AsyncIterator[Any]:
+            yield streams
+
+        async with Client(connect()) as client:
+            client.acp = transport  # type: ignore[attr-defined]
+            yield client

@@ -1,0 +1,54 @@
+"""A generated acp_v2_draft agent that supports ACP MCP servers: on each prompt it opens an MCP
+client session (the official `mcp` SDK's `Client`) to every `"type": "acp"` server of its session
+through `mcp/message`, lists its tools, calls `add(2, 40)` and says what it got."""
+
+from __future__ import annotations
+
+import asyncio
+
+import acp_v2_draft as acp
+
+from acp_runtime.proxies.mcp_acp import mcp_over_acp
+
+
+class McpAgent(acp.Agent):
+    def __init__(self) -> None:
+        self.servers: dict[str, list[str]] = {}
+
+    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
+        return acp.InitializeResponse.from_dict(
+            {
+                "protocolVersion": params.protocol_version,
+                "info": {"name": "mcp-agent", "version": "1"},
+                "capabilities": {"session": {"mcp": {"acp": {}}}},
+            }
+        )
+
+    async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+        declared = [server.to_dict() for server in params.mcp_servers]
+        self.servers["s1"] = [d["serverId"] for d in declared if d.get("type") == "acp"]
+        return acp.NewSessionResponse.from_dict({"sessionId": "s1"})
+
+    async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        said = []
+        for server_id in self.servers[params.session_id]:
+            async with mcp_over_acp(self.peer.connection, server_id) as mcp:
+                tools = await mcp.list_tools()
+                result = await mcp.call_tool("add", {"a": 2, "b": 40})
+                names = ",".join(tool.name for tool in tools.tools)
+                said.append(f"{names}: {result.content[0].text}")
+        update = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m1",
+            "content": {"type": "text", "text": "; ".join(said) or "no tools"},
+        }
+        await self.peer.session_update(
+            acp.UpdateSessionNotification.from_dict(
+                {"sessionId": params.session_id, "update": update}
+            )
+        )
+        return acp.PromptResponse(message_id="u1")
+
+
+if __name__ == "__main__":
+    asyncio.run(acp.serve_agent(McpAgent()))

@@ -1,0 +1,42 @@
+"""MCP over ACP end to end: a proxy provides an MCP server built with the official `mcp` SDK; the
+agent behind the conductor reaches it through `mcp/message` as an `mcp` client session (listing
+its tools and calling one); the generated client sees the tool's answer. Every part a process."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+from chain_support import GENERATED, chain_env, conductor
+
+pytest.importorskip("mcp")
+sys.path.insert(0, str(GENERATED))
+
+import acp_v2_draft as acp  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class Client(acp.Client):
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def on_agent_message_chunk(self, params: Any, update: Any) -> None:
+        self.said.append(update.content.text)
+
+
+@pytest.mark.parametrize(
+    "proxies", [["tools_proxy.py"], ["tools_proxy.py", "passthrough_proxy.py"]]
+)
+async def test_an_agent_calls_a_tool_a_proxy_provides(proxies: list[str]) -> None:
+    client = Client()
+    command = conductor(proxies, agent="mcp_agent.py")
+    agent, connection, process = await acp.connect_agent(command, client, env=chain_env())
+    async with connection:
+        await agent.initialize(2, acp.Implementation(name="test", version="1"))
+        session = await agent.session_new(cwd="/tmp", mcp_servers=[])
+        await agent.session_prompt(session.session_id, ["use the tools"])
+    assert await asyncio.wait_for(process.wait(), 15) == 0
+    assert client.said == ["add: 42"]
