@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 import acp_v2_draft as acp
-
 from acp_runtime.proxies.mcp_acp import mcp_over_acp
 
 

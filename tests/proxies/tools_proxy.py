@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-
 from acp_runtime.proxies import Proxy, serve_proxy
+from mcp.server.mcpserver import MCPServer
 
 calc = MCPServer("calc")
 
