@@ -1,6 +1,7 @@
 """MCP over ACP end to end: a proxy provides an MCP server built with the official `mcp` SDK; the
 agent behind the conductor reaches it through `mcp/message` as an `mcp` client session (listing
-its tools and calling one); the generated client sees the tool's answer. Every part a process."""
+its tools and calling one), or, knowing only stdio MCP servers, through the conductor's bridge (a
+stdio shim); the generated client sees the tool's answer. Every part a process."""
 
 from __future__ import annotations
 
@@ -40,3 +41,18 @@ async def test_an_agent_calls_a_tool_a_proxy_provides(proxies: list[str]) -> Non
         await agent.session_prompt(session.session_id, ["use the tools"])
     assert await asyncio.wait_for(process.wait(), 15) == 0
     assert client.said == ["add: 42"]
+
+
+async def test_the_conductor_bridges_for_an_agent_with_only_stdio_mcp() -> None:
+    client = Client()
+    command = conductor(["tools_proxy.py"], agent="stdio_mcp_agent.py")
+    agent, connection, process = await acp.connect_agent(command, client, env=chain_env())
+    async with connection:
+        init = await agent.initialize(2, acp.Implementation(name="test", version="1"))
+        # the chain says it supports ACP MCP servers (the conductor bridges them)
+        assert init.to_dict()["capabilities"]["session"]["mcp"] == {"stdio": {}, "acp": {}}
+        session = await agent.session_new(cwd="/tmp", mcp_servers=[])
+        await agent.session_prompt(session.session_id, ["use the tools"])
+    assert await asyncio.wait_for(process.wait(), 15) == 0
+    # the agent started the bridge's stdio shim as an ordinary MCP server and called the tool
+    assert client.said == ["calc: 42"]

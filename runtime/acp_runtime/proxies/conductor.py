@@ -19,6 +19,9 @@ notification and is routed like one.
 Lifetimes follow `spawn_agent`'s: when the client hangs up, or any component exits, the chain
 ends: each component's stdin is closed, then it gets `grace` seconds, SIGTERM, `grace` seconds,
 SIGKILL; requests still waiting on a component that is gone are answered -32603 saying so.
+
+MCP over ACP: the conductor always tells the client and the proxies that the chain supports ACP
+MCP servers; when the agent does not, it bridges them to stdio servers (`mcp_bridge`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ..jsonrpc import Connection, Limits, PeerGoneError, ReaderLike, WriterLike,
 from ..jsonrpc.pipes import open_pipe_reader, open_pipe_writer
 from ..peers import DEFAULT_GRACE, stop_process
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
+from .mcp_bridge import MCP_MESSAGE, McpBridge, supports_mcp_acp, with_mcp_acp
 
 
 @dataclass
@@ -62,7 +66,9 @@ class ChainEnd:
 
 
 class Conductor:
-    """Runs `proxies` (each a command, in order from the client) in front of `agent`."""
+    """Runs `proxies` (each a command, in order from the client) in front of `agent`; with
+    `bridge_mcp` (the default) it bridges ACP MCP servers for an agent without ACP MCP support
+    (`mcp_bridge`)."""
 
     def __init__(
         self,
@@ -71,6 +77,7 @@ class Conductor:
         *,
         grace: float = DEFAULT_GRACE,
         limits: Limits | None = None,
+        bridge_mcp: bool = True,
     ) -> None:
         if not agent:
             raise ValueError("the agent command must not be empty")
@@ -82,6 +89,8 @@ class Conductor:
         self._limits = limits
         self._front: Connection | None = None
         self._started = False
+        self._bridge: McpBridge | None = None
+        self.bridge_mcp = bridge_mcp
 
     # ------------------------------------------------------------------ routing
 
@@ -95,13 +104,34 @@ class Conductor:
         hop = self._hops[index]
         if method == INITIALIZE and hop.proxy:
             method = PROXY_INITIALIZE  # the component learns from it that it has a successor
+        if self._bridge is not None and not hop.proxy:
+            params = self._bridge.rewrite(method, params)
         try:
-            return await relay(self._connection(index), method, params)
+            result = await relay(self._connection(index), method, params)
         except PeerGoneError as exc:
             raise gone(hop.name, exc) from None
+        if method == INITIALIZE and not hop.proxy and self.bridge_mcp:
+            result = await self._bridge_if_needed(result)
+        return result
+
+    async def _bridge_if_needed(self, answer: Any) -> Any:
+        """The agent's `initialize` answer, saying it supports ACP MCP servers: natively, or
+        through the bridge started here (the RFD's conductor always advertises it)."""
+        if supports_mcp_acp(answer):
+            return answer
+        if self._bridge is None:
+            version = answer.get("protocolVersion") if isinstance(answer, dict) else None
+            agent = len(self._hops) - 1
+            bridge = McpBridge(lambda m, p: self.up(agent, m, p), version)
+            await bridge.start()
+            self._bridge = bridge
+        return with_mcp_acp(answer)
 
     async def notify_down(self, index: int, method: str, params: Any) -> None:
         """Deliver a notification to component `index` from its predecessor."""
+        bridge = None if self._hops[index].proxy else self._bridge
+        if bridge is not None and method == MCP_MESSAGE and await bridge.deliver(params):
+            return  # about a request of a bridged server: to its shim
         try:
             await self._connection(index).notify(method, params)
         except PeerGoneError:
@@ -176,6 +206,8 @@ class Conductor:
             await self._stop()
             await front.close()
             await asyncio.wait(runs)
+            if self._bridge is not None:
+                await self._bridge.close()
         ended = [runs[task] for task in done]
         first = None if None in ended else next(hop for hop in ended if hop is not None)
         statuses = {

@@ -51,10 +51,9 @@ from ..jsonrpc import (
 )
 from ..peers import Binding, PeerBase, Serving
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
+from .mcp_bridge import MCP_MESSAGE, SESSION_SETUP, supports_mcp_acp
 
 _log = logging.getLogger(__name__)
-_SESSION_SETUP = frozenset(("session/new", "session/load", "session/resume", "session/fork"))
-MCP_MESSAGE = "mcp/message"
 
 A = TypeVar("A", bound=PeerBase)
 C = TypeVar("C", bound=PeerBase)
@@ -176,7 +175,7 @@ class Proxy(Generic[A, C]):
         return server_id
 
     def _add_mcp_servers(self, method: str, params: Any) -> None:
-        if self._mcp is None or method not in _SESSION_SETUP or not isinstance(params, dict):
+        if self._mcp is None or method not in SESSION_SETUP or not isinstance(params, dict):
             return
         if not self.mcp_acp_supported:
             _log.warning("the agent does not support ACP MCP servers: %s gets none", method)
@@ -247,7 +246,7 @@ class Proxy(Generic[A, C]):
             result = await self._request("downstream", INITIALIZE, params)
             answer = to_jsonable(result)
             self.protocol_version = _version_of(answer) or self.protocol_version
-            self.mcp_acp_supported = _supports_mcp_acp(answer)
+            self.mcp_acp_supported = supports_mcp_acp(answer)
             return result
         if method == INITIALIZE:
             raise RpcError(
@@ -341,20 +340,6 @@ class Proxy(Generic[A, C]):
 
 def _server(params: Any) -> Any:
     return params.get("serverId") if isinstance(params, dict) else None
-
-
-def _supports_mcp_acp(answer: Any) -> bool:
-    """Whether an `initialize` answer supports ACP MCP servers (v2: `capabilities.session.mcp.acp`,
-    v1: `agentCapabilities.mcpCapabilities.acp`)."""
-
-    def at(value: Any, *path: str) -> Any:
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        return value
-
-    found = [at(answer, "capabilities", "session", "mcp", "acp")]
-    found.append(at(answer, "agentCapabilities", "mcpCapabilities", "acp"))
-    return any(value is not None and value is not False for value in found)
 
 
 def _version_of(params: Any) -> int | None:
