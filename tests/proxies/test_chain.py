@@ -21,7 +21,7 @@ ODD = {
 }
 
 
-@pytest.mark.parametrize("hops", [0, 1, 3])
+@pytest.mark.parametrize("hops", [0, 3])
 async def test_messages_pass_unchanged_through_the_chain(hops: int) -> None:
     client = RawClient()
     connection, process = await spawn(
@@ -62,7 +62,7 @@ async def test_messages_pass_unchanged_through_the_chain(hops: int) -> None:
     assert await asyncio.wait_for(process.wait(), 15) == 0
 
 
-@pytest.mark.parametrize("hops", [0, 2])
+@pytest.mark.parametrize("hops", [2])
 async def test_cancellation_crosses_every_hop(hops: int) -> None:
     client = RawClient()
     connection, process = await spawn(

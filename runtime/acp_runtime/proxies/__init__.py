@@ -13,8 +13,8 @@ proxy's hooks and peers.
 from __future__ import annotations
 
 from .conductor import ChainEnd, Conductor
-from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, unwrap, wrap
-from .proxy import Direction, Proxy, SuccessorLink, serve_proxy
+from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, SuccessorLink, unwrap, wrap
+from .proxy import Direction, Proxy, serve_proxy
 
 __all__ = [
     "INITIALIZE",

@@ -1,5 +1,5 @@
 """The `proxy/successor` envelope of the proxy-chains RFD: wrapping a message for the next hop and
-unwrapping it, without touching what it carries.
+unwrapping it, without touching what it carries, and `SuccessorLink`, which sends wrapped.
 
 A wrapped message's `params` travel as the same JSON value (its own `_meta` and unknown fields
 included); the envelope's `_meta` is hop-local and never copied into the message unwrapped.
@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, PeerGoneError, RpcError, to_jsonable
+from ..jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LIMIT_TIMEOUT,
+    Connection,
+    PeerGoneError,
+    RpcError,
+    Timeout,
+    to_jsonable,
+    validate_value,
+)
 
 PROXY_INITIALIZE: Final = "proxy/initialize"
 """What a conductor sends a proxy instead of `initialize`: the component has a successor."""
@@ -41,3 +51,34 @@ def gone(role: str, exc: PeerGoneError) -> RpcError:
     """The error a hop answers when the component it forwarded to has gone (not a wrapped
     result: the RFD's "errors the conductor returns itself")."""
     return RpcError(INTERNAL_ERROR, f"the {role} is gone: {exc}")
+
+
+class SuccessorLink:
+    """What a typed peer sends on to reach a proxy's successor: every request and notification
+    goes to the conductor wrapped in `proxy/successor` (duck-typed as a `Connection`)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.limits = connection.limits
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection to the conductor has closed."""
+        return self.connection.closed
+
+    async def request(
+        self, method: str, params: Any, result_type: Any, *, timeout: Timeout = LIMIT_TIMEOUT
+    ) -> Any:
+        """Send `method` to the successor; its result validated into `result_type` (None: raw)."""
+        raw = await self.connection.request(
+            PROXY_SUCCESSOR, wrap(method, params), None, timeout=timeout
+        )
+        return raw if result_type is None else validate_value(result_type, raw)
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send notification `method` to the successor."""
+        await self.connection.notify(PROXY_SUCCESSOR, wrap(method, params))
+
+    async def cancel_request(self, request_id: int | str) -> None:
+        """Ask the conductor to cancel one of our `proxy/successor` requests."""
+        await self.connection.cancel_request(request_id)

@@ -50,7 +50,15 @@ from ..jsonrpc import (
     validate_value,
 )
 from ..peers import Binding, PeerBase, Serving
-from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
+from .envelope import (
+    INITIALIZE,
+    PROXY_INITIALIZE,
+    PROXY_SUCCESSOR,
+    SuccessorLink,
+    gone,
+    unwrap,
+    wrap,
+)
 from .mcp_bridge import MCP_MESSAGE, SESSION_SETUP, supports_mcp_acp
 
 _log = logging.getLogger(__name__)
@@ -60,37 +68,6 @@ C = TypeVar("C", bound=PeerBase)
 
 Direction = Literal["downstream", "upstream"]
 _Hook = tuple[MethodSpec, Callable[[Any], Awaitable[Any]]]
-
-
-class SuccessorLink:
-    """What a typed peer sends on to reach a proxy's successor: every request and notification
-    goes to the conductor wrapped in `proxy/successor` (duck-typed as a `Connection`)."""
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-        self.limits = connection.limits
-
-    @property
-    def closed(self) -> bool:
-        """Whether the connection to the conductor has closed."""
-        return self.connection.closed
-
-    async def request(
-        self, method: str, params: Any, result_type: Any, *, timeout: Timeout = LIMIT_TIMEOUT
-    ) -> Any:
-        """Send `method` to the successor; its result validated into `result_type` (None: raw)."""
-        raw = await self.connection.request(
-            PROXY_SUCCESSOR, wrap(method, params), None, timeout=timeout
-        )
-        return raw if result_type is None else validate_value(result_type, raw)
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send notification `method` to the successor."""
-        await self.connection.notify(PROXY_SUCCESSOR, wrap(method, params))
-
-    async def cancel_request(self, request_id: int | str) -> None:
-        """Ask the conductor to cancel one of our `proxy/successor` requests."""
-        await self.connection.cancel_request(request_id)
 
 
 class Proxy(Generic[A, C]):
