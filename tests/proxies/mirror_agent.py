@@ -2,7 +2,7 @@
 sees exactly the JSON that crossed the chain.
 
 - any request: `{"method": ..., "params": ...}` as received (so `initialize` vs `proxy/initialize`
-  and every `_meta` and unknown field are visible);
+  and every `_meta` and unknown field are visible); `session/new` adds `"sessionId": "s1"`;
 - `session/prompt`: first `_updates` (default 20) `session/update` notifications to the client,
   then a `session/request_permission` request, then the echo with the permission answer;
 - `_slow`: waits until cancelled, tells the client `_saw_cancel` and answers anyway (a result);
@@ -52,6 +52,8 @@ class Mirror:
             os._exit(3)
         if method == "_seen":
             return self.seen
+        if method == "session/new":
+            return {"sessionId": "s1", "method": method, "params": params}
         return {"method": method, "params": params}
 
     async def unlisted_notification(self, method: str, params: Any) -> None:

@@ -3,7 +3,9 @@
     acp-conductor --proxy "my-context-proxy --flag" --proxy tool-filter --agent "my-agent --acp"
 
 Each command is one shell-quoted string (what an editor's settings hold), split with `shlex`;
-proxies are listed in order from the client. The exit status is 0 when the client hung up, 1 when
+proxies are listed in order from the client. `--listen HOST:PORT` serves remote clients
+(WebSocket and Streamable HTTP at `/acp`) instead, each connection with a chain of its own. The
+exit status is 0 when the client hung up, 1 when
 a component exited first (one line on stderr says which), 2 for a usage error or a command that
 cannot be started.
 """
@@ -14,8 +16,9 @@ import argparse
 import asyncio
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
+from ..jsonrpc import ReaderLike, WriterLike
 from .conductor import Conductor
 
 
@@ -32,6 +35,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a proxy's command line (repeat, in order from the client)",
     )
     parser.add_argument("--agent", required=True, metavar="CMD", help="the agent's command line")
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve clients over WebSocket and Streamable HTTP at ws://HOST:PORT/acp instead of "
+        "stdio, one chain per connection (needs the runtime's `remote` extra)",
+    )
     parser.add_argument(
         "--grace",
         type=float,
@@ -58,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     agent = _split(parser, "--agent", args.agent)
     proxies = [_split(parser, "--proxy", text) for text in args.proxy]
+    if args.listen is not None:
+        return _listen(parser, args.listen, agent, proxies, args.grace)
     conductor = Conductor(agent, proxies, grace=args.grace)
     try:
         end = asyncio.run(conductor.serve_stdio())
@@ -71,6 +82,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     print(f"acp-conductor: {message}", file=sys.stderr)
     return 1
+
+
+def _listen(
+    parser: argparse.ArgumentParser,
+    address: str,
+    agent: list[str],
+    proxies: list[list[str]],
+    grace: float,
+) -> int:
+    """Serve the remote transports; each connection gets a chain of its own."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        parser.error(f"--listen {address!r}: expected HOST:PORT")
+    try:
+        from ..remote import serve_remote
+    except ImportError as exc:
+        print(f"acp-conductor: --listen needs acp-runtime[remote]: {exc}", file=sys.stderr)
+        return 2
+
+    def chain() -> Callable[[ReaderLike, WriterLike], Awaitable[None]]:
+        conductor = Conductor(agent, proxies, grace=grace)
+
+        async def run(reader: ReaderLike, writer: WriterLike) -> None:
+            await conductor.serve(reader, writer)
+
+        return run
+
+    serve_remote(chain, host or "127.0.0.1", int(port), log_level="warning")
+    return 0
 
 
 if __name__ == "__main__":
