@@ -165,6 +165,7 @@ class Dispatch:
     handle: SessionHandle | None
     enum_imports: tuple[str, ...]  # enums and their value aliases the module names
     uses: frozenset[str]  # the symbols besides those every dispatch module uses (`Sequence`, ...)
+    proxy: bool = False  # the schema has proxy methods: a typed `Proxy` base is generated
 
 
 def fanout_for(protocol: Protocol, method: Method, types: TypeNames | None = None) -> Fanout | None:
@@ -350,4 +351,5 @@ def dispatch_of(protocol: Protocol) -> Dispatch:
         handle,
         tuple(sorted(enums | types.aliases)),
         frozenset(uses),
+        proxy=any(t.side == "proxy" and (t.requests or t.notifications) for t in tables),
     )

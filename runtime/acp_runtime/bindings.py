@@ -53,6 +53,8 @@ if TYPE_CHECKING:  # explicit re-exports (`X as X`): the names below, as type ch
     from .peers import serve_agent as serve_agent
     from .peers import spawn_agent as spawn_agent
     from .peers import stop_process as stop_process
+    from .proxies import ProxyBase as ProxyBase
+    from .proxies import serve_proxy as serve_proxy
     from .versions import Negotiated as Negotiated
     from .versions import Routed as Routed
     from .versions import UnsupportedVersionError as UnsupportedVersionError
@@ -98,6 +100,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "spawn_agent",
         "stop_process",
     ),
+    "proxies": ("ProxyBase", "serve_proxy"),
     "versions": (
         "Negotiated",
         "Routed",

@@ -9,12 +9,11 @@ import os
 from typing import Any
 
 import acp_v2_draft as acp
-from acp_runtime.proxies import Proxy, serve_proxy
 
 CONTEXT = "CONTEXT: the project uses tabs."
 
 
-class ContextProxy(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp, version=2):
+class ContextProxy(acp.Proxy, version=2):
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         params.prompt.insert(0, acp.ContentBlockText(text=CONTEXT))
         return await self.successor.session_prompt(params)
@@ -42,4 +41,4 @@ class ContextProxy(Proxy[acp.AgentPeer, acp.ClientPeer], package=acp, version=2)
 
 
 if __name__ == "__main__":
-    asyncio.run(serve_proxy(ContextProxy()))
+    asyncio.run(acp.serve_proxy(ContextProxy()))

@@ -16,6 +16,9 @@ from .conductor import ChainEnd, Conductor
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, SuccessorLink, unwrap, wrap
 from .proxy import Direction, Proxy, serve_proxy
 
+ProxyBase = Proxy
+"""`Proxy` under the name the generated packages import it by (their own `Proxy` subclasses it)."""
+
 __all__ = [
     "INITIALIZE",
     "PROXY_INITIALIZE",
@@ -24,6 +27,7 @@ __all__ = [
     "Conductor",
     "Direction",
     "Proxy",
+    "ProxyBase",
     "SuccessorLink",
     "serve_proxy",
     "unwrap",

@@ -32,8 +32,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jsonrpc import Connection, Limits, PeerGoneError, ReaderLike, WriterLike, relay, spawn
-from ..jsonrpc.pipes import open_pipe_reader, open_pipe_writer
+from ..jsonrpc import (
+    Connection,
+    Limits,
+    PeerGoneError,
+    ReaderLike,
+    WriterLike,
+    open_pipe_reader,
+    open_pipe_writer,
+    relay,
+    spawn,
+)
 from ..peers import DEFAULT_GRACE, stop_process
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
 from .mcp_bridge import MCP_MESSAGE, McpBridge, supports_mcp_acp, with_mcp_acp

@@ -97,16 +97,27 @@ class Proxy(Generic[A, C]):
     _mcp: Any = None  # the McpProvider of `provide_mcp`, made at its first call
 
     def __init_subclass__(
-        cls, package: ModuleType | None = None, version: int | None = None, **kwargs: Any
+        cls,
+        package: ModuleType | None = None,
+        version: int | None = None,
+        binding: Binding | None = None,
+        peers: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None,
+        **kwargs: Any,
     ) -> None:
+        """`package=` a generated package (or its tables and peers: `binding=`, `peers=(AgentPeer,
+        ClientPeer)`, as its generated `Proxy` gives them); `version=` the protocol version the
+        typed hooks are for."""
         super().__init_subclass__(**kwargs)
         cls._hooks = {}
         if version is not None:
             cls.version = version
         if package is not None:
             dispatch = import_module(package.__name__.split(".")[0] + ".dispatch")
-            cls.binding = dispatch.BINDING
-            cls._peer_types = (dispatch.AgentPeer, dispatch.ClientPeer)
+            binding, peers = dispatch.BINDING, (dispatch.AgentPeer, dispatch.ClientPeer)
+        if binding is not None:
+            cls.binding = binding
+        if peers is not None:
+            cls._peer_types = peers
 
     # ------------------------------------------------------------------ connection
 

@@ -27,6 +27,7 @@ from acp_runtime.bindings import (
     Connection,
     MethodSpec,
     PeerBase,
+    ProxyBase,
     RpcError,
     SpawnOptions,
     StderrTail,
@@ -35,6 +36,7 @@ from acp_runtime.bindings import (
     handled_methods,
     method_table,
     serve_agent,
+    serve_proxy,
     stop_process,
 )
 from acp_runtime.bindings import spawn_agent as _spawn_agent
@@ -48,10 +50,12 @@ __all__: list[str] = [
     "ClientPeer",
     "Connection",
     "MethodSpec",
+    "Proxy",
     "RpcError",
     "StderrTail",
     "connect_agent",
     "serve_agent",
+    "serve_proxy",
     "spawn_agent",
     "stop_process",
     "AGENT_METHODS",
@@ -210,3 +214,11 @@ def spawn_agent(
     the typed agent (`client.peer`; `client` defaults to a plain `Client`). The process's
     lifetime and `options`: `acp_runtime.peers.spawn_agent`."""
     return _spawn_agent(command, *args, client=Client() if client is None else client, **options)
+
+
+class Proxy(ProxyBase[AgentPeer, ClientPeer], binding=BINDING, peers=(AgentPeer, ClientPeer)):
+    """Base class for an ACP proxy (`proxy/initialize`, `proxy/successor`): it forwards every
+    message unchanged, raw. Define a method named as one of `Agent`'s (a message on its way to the
+    agent) or `Client`'s (on its way to the client) to intercept it, typed; forward with
+    `self.successor` (the typed agent side) or `self.predecessor` (the typed client side). Serve it
+    with `serve_proxy` and run it under `acp-conductor` (see `acp_runtime.proxies.Proxy`)."""
