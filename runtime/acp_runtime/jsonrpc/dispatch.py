@@ -7,8 +7,8 @@ validate a request's or notification's params against the method table (a handle
 ``unlisted_request`` / ``unlisted_notification`` gets every other method raw: a router's), and
 hand it on to ``InboundRequests``, ``NotificationQueues`` or ``RequestTable``. Errors the peer
 caused are answered with the JSON-RPC codes; responses are never answered, however broken. A
-broken response fails the request it answers; when its id cannot be recovered (an error with a null id
-included) it fails our one request awaiting an answer, if exactly one does, and is otherwise
+broken response fails the request it answers; when its id cannot be recovered (an error with a
+null id included) it fails our one request awaiting an answer, if exactly one does, and is otherwise
 logged (``Limits.request_timeout`` bounds the wait of the others).
 """
 
