@@ -4,13 +4,16 @@ pass-through proxies, against the direct connection to the same agent, in the sa
 Every part is a process over real pipes: the client is this process; the agent and the proxies
 are this script run as `--agent` / `--proxy` (the agent is raw `acp_runtime.jsonrpc`: it answers
 `_ping` at once and answers `_flood` after sending that many `session/update` notifications; the
-proxies are `Proxy()`, which forward everything raw).
+proxies are `Proxy()`, which forward everything raw). The same proxies also run inside the
+conductor (`--proxy-object acp_runtime.proxies:Proxy`: the same JSON lines over a pipe pair, no
+process switch).
 
 Measured, for each chain: sequential round trips of `_ping` (1 in flight), and `session/update`
 notifications per second (the client times the `_flood` request, which returns after its
 updates). Reported: medians over rounds (ABBA order), the ratio of each chain's time per
 operation to the direct one, and the cost of one proxy hop as a fraction of a direct round trip:
-(time(3 proxies) - time(0 proxies)) / 3 / time(direct). The goal of issue 36 is <= 0.25.
+(time(3 proxies) - time(0 proxies)) / 3 / time(direct), for process and in-conductor proxies. The
+goal of issue 36 is <= 0.25.
 
     python bench/chain.py [--rounds 3] [--requests 500] [--updates 5000]
 """
@@ -64,17 +67,32 @@ async def _serve_agent() -> None:
     await agent.connection.run()
 
 
-def _command(proxies: int | None) -> list[str]:
+Chain = tuple[int, bool] | None
+"""(number of proxies, run inside the conductor), or None: the direct connection."""
+
+
+def _command(chain: Chain) -> list[str]:
     agent = [*SELF, "--agent"]
-    if proxies is None:
+    if chain is None:
         return agent
+    proxies, inside = chain
     command = [CONDUCTOR]
     for _ in range(proxies):
-        command += ["--proxy", shlex.join([*SELF, "--proxy"])]
+        if inside:
+            command += ["--proxy-object", "acp_runtime.proxies:Proxy"]
+        else:
+            command += ["--proxy", shlex.join([*SELF, "--proxy"])]
     return [*command, "--agent", shlex.join(agent)]
 
 
-async def _measure(proxies: int | None, requests: int, updates: int) -> tuple[float, float]:
+def _name(chain: Chain) -> str:
+    if chain is None:
+        return "direct"
+    proxies, inside = chain
+    return f"{proxies} proxies" + (" (in conductor)" if inside and proxies else "")
+
+
+async def _measure(proxies: Chain, requests: int, updates: int) -> tuple[float, float]:
     """Seconds per round trip and per update through one chain (None: direct)."""
     client = _Client()
     connection, process = await spawn(_command(proxies), client, {})
@@ -94,31 +112,34 @@ async def _measure(proxies: int | None, requests: int, updates: int) -> tuple[fl
 
 
 async def _bench(rounds: int, requests: int, updates: int) -> None:
-    chains: list[int | None] = [None, 0, 1, 3]
-    times: dict[int | None, list[tuple[float, float]]] = {c: [] for c in chains}
+    chains: list[Chain] = [None, (0, False), (1, False), (3, False), (1, True), (3, True)]
+    times: dict[Chain, list[tuple[float, float]]] = {c: [] for c in chains}
     for index in range(rounds):
         order = chains if index % 2 == 0 else chains[::-1]
         for chain in order:
             times[chain].append(await _measure(chain, requests, updates))
-    direct_rt = statistics.median(t[0] for t in times[None])
-    direct_up = statistics.median(t[1] for t in times[None])
-    print(f"{'chain':<12}{'round trips/s':>15}{'x direct':>10}{'updates/s':>12}{'x direct':>10}")
+
+    def median(chain: Chain, which: int) -> float:
+        return statistics.median(t[which] for t in times[chain])
+
+    direct_rt, direct_up = median(None, 0), median(None, 1)
+    print(f"{'chain':<26}{'round trips/s':>15}{'x direct':>10}{'updates/s':>12}{'x direct':>10}")
     for chain in chains:
-        rt = statistics.median(t[0] for t in times[chain])
-        up = statistics.median(t[1] for t in times[chain])
-        name = "direct" if chain is None else f"{chain} proxies"
+        rt, up = median(chain, 0), median(chain, 1)
         print(
-            f"{name:<12}{1 / rt:>15.0f}{rt / direct_rt:>10.2f}{1 / up:>12.0f}{up / direct_up:>10.2f}"
+            f"{_name(chain):<26}{1 / rt:>15.0f}{rt / direct_rt:>10.2f}"
+            f"{1 / up:>12.0f}{up / direct_up:>10.2f}"
         )
-    rt0 = statistics.median(t[0] for t in times[0])
-    rt3 = statistics.median(t[0] for t in times[3])
-    up0 = statistics.median(t[1] for t in times[0])
-    up3 = statistics.median(t[1] for t in times[3])
-    print(
-        f"one proxy hop: {(rt3 - rt0) / 3 / direct_rt:.2f}x a direct round trip "
-        f"({(up3 - up0) / 3 / direct_up:.2f}x a direct update); the conductor alone: "
-        f"{(rt0 - direct_rt) / direct_rt:.2f}x (goal per hop: <= 0.25x)"
-    )
+    conductor = median((0, False), 0)
+    print(f"the conductor alone: {(conductor - direct_rt) / direct_rt:.2f}x a direct round trip")
+    for inside in (False, True):
+        rt = (median((3, inside), 0) - conductor) / 3 / direct_rt
+        up = (median((3, inside), 1) - median((0, False), 1)) / 3 / direct_up
+        where = "in the conductor" if inside else "as processes"
+        print(
+            f"one proxy hop, {where}: {rt:.2f}x a direct round trip, {up:.2f}x a direct "
+            "update (goal: <= 0.25x)"
+        )
 
 
 def main() -> None:

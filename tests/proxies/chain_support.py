@@ -29,10 +29,14 @@ def chain_env(**extra: str) -> dict[str, str]:
 
 
 def conductor(proxies: list[str], agent: str = "mirror_agent.py") -> list[str]:
-    """`acp-conductor` over this directory's `proxies` and `agent` scripts."""
+    """`acp-conductor` over this directory's `proxies` and `agent` scripts (`object:MODULE:NAME`:
+    a proxy run inside the conductor)."""
     command = [CONDUCTOR]
     for name in proxies:
-        command += ["--proxy", shlex.join(script(name))]
+        if name.startswith("object:"):
+            command += ["--proxy-object", name.removeprefix("object:")]
+        else:
+            command += ["--proxy", shlex.join(script(name))]
     return [*command, "--agent", shlex.join(script(agent)), "--grace", "2"]
 
 

@@ -99,6 +99,10 @@ class Connection:
         )
         self._reading = ReadLoop(reader, intake, self._output, self._must_pause)
         self._ledger.progress = self._reading.progress
+        self.router = False
+        """A router's connection (a proxy's, a conductor's) reads on while its output is backed
+        up: messages loop through a chain, so what it reads may be what unblocks the peer that
+        is not reading. The inbound limits still bound what it holds."""
         self._phase: Phase = "new"
         self._run_task: asyncio.Task[Any] | None = None
         self._owned_run_task: asyncio.Task[None] | None = None
@@ -213,7 +217,7 @@ class Connection:
         """Whether intake must stop before the next line (asked between lines)."""
         if self._phase != "reading" and self._phase != "new":
             return True
-        if self._output.backed_up():
+        if self._output.backed_up() and not self.router:
             return True
         queued, serving = len(self._notifications), len(self._requests)
         verdict = self.limits.inbound(queued, serving, self._table.handler_waits > 0)

@@ -3,23 +3,27 @@
     acp-conductor --proxy "my-context-proxy --flag" --proxy tool-filter --agent "my-agent --acp"
 
 Each command is one shell-quoted string (what an editor's settings hold), split with `shlex`;
-proxies are listed in order from the client. `--listen HOST:PORT` serves remote clients
-(WebSocket and Streamable HTTP at `/acp`) instead, each connection with a chain of its own. The
-exit status is 0 when the client hung up, 1 when
-a component exited first (one line on stderr says which), 2 for a usage error or a command that
-cannot be started.
+proxies are listed in order from the client. `--proxy-object MODULE:NAME` runs a Python proxy
+inside the conductor instead of as a process (cheaper per message; not with `--listen`).
+`--listen HOST:PORT` serves remote clients (WebSocket and Streamable HTTP at `/acp`) instead of
+stdio, each connection with a chain of its own. The exit status is 0 when the client hung up, 1
+when a component exited first (one line on stderr says which), 2 for a usage error or a command
+that cannot be started.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from ..jsonrpc import ReaderLike, WriterLike
 from .conductor import Conductor
+from .proxy import Proxy
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,9 +34,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--proxy",
         action="append",
+        dest="proxies",
         default=[],
+        type=lambda text: ("command", text),
         metavar="CMD",
         help="a proxy's command line (repeat, in order from the client)",
+    )
+    parser.add_argument(
+        "--proxy-object",
+        action="append",
+        dest="proxies",
+        type=lambda text: ("object", text),
+        metavar="MODULE:NAME",
+        help="a Python proxy run inside the conductor (no process, no pipe crossing): NAME in "
+        "MODULE is a Proxy subclass or a callable returning a Proxy; ordered with --proxy",
     )
     parser.add_argument("--agent", required=True, metavar="CMD", help="the agent's command line")
     parser.add_argument(
@@ -61,13 +76,32 @@ def _split(parser: argparse.ArgumentParser, what: str, text: str) -> list[str]:
     return words
 
 
+def _load(parser: argparse.ArgumentParser, text: str) -> Proxy[Any, Any]:
+    """The in-process proxy `MODULE:NAME` names (a usage error when it is not one)."""
+    module_name, _, name = text.partition(":")
+    try:
+        made = getattr(importlib.import_module(module_name), name)()
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        parser.error(f"--proxy-object {text!r}: {exc}")
+    if not isinstance(made, Proxy):
+        parser.error(f"--proxy-object {text!r}: made {type(made).__name__}, not a Proxy")
+    return made
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script: parse the chain, serve it on stdio, return the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
     agent = _split(parser, "--agent", args.agent)
-    proxies = [_split(parser, "--proxy", text) for text in args.proxy]
+    proxies = [
+        _split(parser, "--proxy", text) if kind == "command" else _load(parser, text)
+        for kind, text in args.proxies
+    ]
     if args.listen is not None:
+        if any(isinstance(p, Proxy) for p in proxies):
+            parser.error(
+                "--proxy-object cannot be combined with --listen (one chain per connection)"
+            )
         return _listen(parser, args.listen, agent, proxies, args.grace)
     conductor = Conductor(agent, proxies, grace=args.grace)
     try:
@@ -88,7 +122,7 @@ def _listen(
     parser: argparse.ArgumentParser,
     address: str,
     agent: list[str],
-    proxies: list[list[str]],
+    proxies: list[list[str] | Proxy[Any, Any]],
     grace: float,
 ) -> int:
     """Serve the remote transports; each connection gets a chain of its own."""

@@ -27,6 +27,7 @@ MCP servers; when the agent does not, it bridges them to stdio servers (`mcp_bri
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,17 +47,21 @@ from ..jsonrpc import (
 from ..peers import DEFAULT_GRACE, stop_process
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
 from .mcp_bridge import MCP_MESSAGE, McpBridge, supports_mcp_acp, with_mcp_acp
+from .proxy import Proxy
 
 
 @dataclass
 class _Hop:
-    """One spawned component: its place, its process and the connection to it."""
+    """One component: its place, its process (or in-process proxy) and the connection to it."""
 
     name: str
     proxy: bool
     command: Sequence[str]
     connection: Connection | None = None
     process: asyncio.subprocess.Process | None = None
+    local: Proxy[Any, Any] | None = None  # an in-process proxy, spoken to over a pipe pair
+    inner: Connection | None = None  # the in-process proxy's own end
+    inner_run: asyncio.Task[None] | None = None
 
 
 @dataclass(frozen=True)
@@ -75,14 +80,15 @@ class ChainEnd:
 
 
 class Conductor:
-    """Runs `proxies` (each a command, in order from the client) in front of `agent`; with
+    """Runs `proxies` (each a command, or a `Proxy` object run in this process, in order from the
+    client) in front of `agent`; with
     `bridge_mcp` (the default) it bridges ACP MCP servers for an agent without ACP MCP support
     (`mcp_bridge`)."""
 
     def __init__(
         self,
         agent: Sequence[str],
-        proxies: Sequence[Sequence[str]] = (),
+        proxies: Sequence[Sequence[str] | Proxy[Any, Any]] = (),
         *,
         grace: float = DEFAULT_GRACE,
         limits: Limits | None = None,
@@ -91,7 +97,12 @@ class Conductor:
         if not agent:
             raise ValueError("the agent command must not be empty")
         self._hops = [
-            _Hop(f"proxy {i + 1} ({shlex.join(cmd)})", True, cmd) for i, cmd in enumerate(proxies)
+            (
+                _Hop(f"proxy {i + 1} ({type(p).__name__}, in process)", True, (), local=p)
+                if isinstance(p, Proxy)
+                else _Hop(f"proxy {i + 1} ({shlex.join(p)})", True, p)
+            )
+            for i, p in enumerate(proxies)
         ]
         self._hops.append(_Hop(f"agent ({shlex.join(agent)})", False, agent))
         self._grace = grace
@@ -186,18 +197,42 @@ class Conductor:
         self._started = True
         try:
             for index, hop in enumerate(self._hops):
-                hop.connection, hop.process = await spawn(
-                    hop.command, _Back(self, index, hop.proxy), {}, limits=self._limits
-                )
+                back = _Back(self, index, hop.proxy)
+                if hop.local is not None:
+                    await self._in_process(hop, back)
+                else:
+                    hop.connection, hop.process = await spawn(
+                        hop.command, back, {}, limits=self._limits
+                    )
+                assert hop.connection is not None
+                hop.connection.router = True  # messages loop through it: see Connection.router
         except BaseException:
             await self._stop()
             raise
+
+    async def _in_process(self, hop: _Hop, back: _Back) -> None:
+        """Connect an in-process proxy over a pair of pipes: the same JSON lines as a process's
+        stdio, without a process switch per message."""
+        assert hop.local is not None
+        ends = []
+        for _ in range(2):
+            read_fd, write_fd = os.pipe()
+            reader = await open_pipe_reader(os.fdopen(read_fd, "rb", 0))
+            writer = await open_pipe_writer(os.fdopen(write_fd, "wb", 0))
+            ends.append((reader, writer))
+        (ours_in, theirs_out), (theirs_in, ours_out) = ends
+        hop.connection = Connection(back, {}, ours_in, ours_out, limits=self._limits)
+        hop.inner = Connection(hop.local, {}, theirs_in, theirs_out, limits=self._limits)
+        hop.inner.router = True
+        hop.local.attach(hop.inner)
+        hop.inner_run = asyncio.create_task(hop.inner.run())
 
     async def serve(self, reader: ReaderLike, writer: WriterLike) -> ChainEnd:
         """Spawn the chain, serve the client on `reader`/`writer` until the client hangs up or a
         component exits, then shut every part down. Raises `OSError` when a component cannot be
         started (those already started are stopped)."""
         front = self._front = Connection(_Front(self), {}, reader, writer, limits=self._limits)
+        front.router = True
         try:
             await self.start()
         except BaseException:
@@ -230,6 +265,10 @@ class Conductor:
                 await hop.connection.close()  # EOF on its stdin
             if hop.process is not None:
                 await stop_process(hop.process, self._grace)
+            if hop.inner is not None:
+                await hop.inner.close()
+            if hop.inner_run is not None:
+                await asyncio.wait([hop.inner_run])
 
         await asyncio.gather(*(stop(hop) for hop in self._hops))
 

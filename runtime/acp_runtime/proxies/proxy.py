@@ -124,6 +124,7 @@ class Proxy(Generic[A, C]):
     def attach(self, connection: Connection) -> Proxy[A, C]:
         """Bind this proxy to its conductor's connection (done by `serve_proxy`)."""
         self.connection = connection
+        connection.router = True  # both directions loop through this one connection
         self._link = SuccessorLink(connection)
         if self._peer_types is not None:
             agent_peer, client_peer = self._peer_types
