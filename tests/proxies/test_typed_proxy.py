@@ -38,9 +38,14 @@ class Recorder(acp.Client):
             self.idle.set()
 
 
-async def test_a_typed_proxy_injects_context_and_filters_updates(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "context", ["context_proxy.py", "object:context_proxy:ContextProxy"], ids=["process", "inside"]
+)
+async def test_a_typed_proxy_injects_context_and_filters_updates(
+    context: str, tmp_path: Path
+) -> None:
     log = tmp_path / "proxy.log"
-    command = conductor(["context_proxy.py", "passthrough_proxy.py"], agent=str(ECHO))
+    command = conductor([context, "passthrough_proxy.py"], agent=str(ECHO))
     client = Recorder()
     agent, connection, process = await acp.connect_agent(
         command, client, env=chain_env(PROXY_LOG=str(log))

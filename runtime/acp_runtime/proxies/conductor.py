@@ -27,22 +27,26 @@ MCP servers; when the agent does not, it bridges them to stdio servers (`mcp_bri
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..jsonrpc import (
+    DEFAULT_LIMITS,
+    LIMIT_TIMEOUT,
     Connection,
     Limits,
     PeerGoneError,
     ReaderLike,
+    Timeout,
     WriterLike,
     open_pipe_reader,
     open_pipe_writer,
     relay,
     spawn,
+    to_jsonable,
+    validate_value,
 )
 from ..peers import DEFAULT_GRACE, stop_process
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, gone, unwrap, wrap
@@ -59,9 +63,7 @@ class _Hop:
     command: Sequence[str]
     connection: Connection | None = None
     process: asyncio.subprocess.Process | None = None
-    local: Proxy[Any, Any] | None = None  # an in-process proxy, spoken to over a pipe pair
-    inner: Connection | None = None  # the in-process proxy's own end
-    inner_run: asyncio.Task[None] | None = None
+    local: Proxy[Any, Any] | None = None  # an in-process proxy, called directly
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,8 @@ class Conductor:
             method = PROXY_INITIALIZE  # the component learns from it that it has a successor
         if self._bridge is not None and not hop.proxy:
             params = self._bridge.rewrite(method, params)
+        if hop.local is not None:  # a direct call: its own forwarding comes back here
+            return await hop.local.unlisted_request(method, params)
         try:
             result = await relay(self._connection(index), method, params)
         except PeerGoneError as exc:
@@ -152,6 +156,10 @@ class Conductor:
         bridge = None if self._hops[index].proxy else self._bridge
         if bridge is not None and method == MCP_MESSAGE and await bridge.deliver(params):
             return  # about a request of a bridged server: to its shim
+        local = self._hops[index].local
+        if local is not None:
+            await local.unlisted_notification(method, params)
+            return
         try:
             await self._connection(index).notify(method, params)
         except PeerGoneError:
@@ -163,6 +171,9 @@ class Conductor:
             if index == 0:
                 assert self._front is not None
                 return await relay(self._front, method, params)
+            local = self._hops[index - 1].local
+            if local is not None:
+                return await local.unlisted_request(PROXY_SUCCESSOR, wrap(method, params))
             return await relay(self._connection(index - 1), PROXY_SUCCESSOR, wrap(method, params))
         except PeerGoneError as exc:
             raise gone("client" if index == 0 else self._hops[index - 1].name, exc) from None
@@ -173,6 +184,8 @@ class Conductor:
             if index == 0:
                 assert self._front is not None
                 await self._front.notify(method, params)
+            elif (local := self._hops[index - 1].local) is not None:
+                await local.unlisted_notification(PROXY_SUCCESSOR, wrap(method, params))
             else:
                 await self._connection(index - 1).notify(PROXY_SUCCESSOR, wrap(method, params))
         except PeerGoneError:
@@ -197,35 +210,17 @@ class Conductor:
         self._started = True
         try:
             for index, hop in enumerate(self._hops):
-                back = _Back(self, index, hop.proxy)
                 if hop.local is not None:
-                    await self._in_process(hop, back)
-                else:
-                    hop.connection, hop.process = await spawn(
-                        hop.command, back, {}, limits=self._limits
-                    )
-                assert hop.connection is not None
+                    hop.local.attach(cast(Connection, LocalLink(self, index)))
+                    continue
+                back = _Back(self, index, hop.proxy)
+                hop.connection, hop.process = await spawn(
+                    hop.command, back, {}, limits=self._limits
+                )
                 hop.connection.router = True  # messages loop through it: see Connection.router
         except BaseException:
             await self._stop()
             raise
-
-    async def _in_process(self, hop: _Hop, back: _Back) -> None:
-        """Connect an in-process proxy over a pair of pipes: the same JSON lines as a process's
-        stdio, without a process switch per message."""
-        assert hop.local is not None
-        ends = []
-        for _ in range(2):
-            read_fd, write_fd = os.pipe()
-            reader = await open_pipe_reader(os.fdopen(read_fd, "rb", 0))
-            writer = await open_pipe_writer(os.fdopen(write_fd, "wb", 0))
-            ends.append((reader, writer))
-        (ours_in, theirs_out), (theirs_in, ours_out) = ends
-        hop.connection = Connection(back, {}, ours_in, ours_out, limits=self._limits)
-        hop.inner = Connection(hop.local, {}, theirs_in, theirs_out, limits=self._limits)
-        hop.inner.router = True
-        hop.local.attach(hop.inner)
-        hop.inner_run = asyncio.create_task(hop.inner.run())
 
     async def serve(self, reader: ReaderLike, writer: WriterLike) -> ChainEnd:
         """Spawn the chain, serve the client on `reader`/`writer` until the client hangs up or a
@@ -240,8 +235,8 @@ class Conductor:
             raise
         runs: dict[asyncio.Task[None], _Hop | None] = {asyncio.create_task(front.run()): None}
         for hop in self._hops:
-            assert hop.connection is not None
-            runs[asyncio.create_task(hop.connection.run())] = hop
+            if hop.connection is not None:  # an in-process proxy has none
+                runs[asyncio.create_task(hop.connection.run())] = hop
         try:
             done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -265,10 +260,6 @@ class Conductor:
                 await hop.connection.close()  # EOF on its stdin
             if hop.process is not None:
                 await stop_process(hop.process, self._grace)
-            if hop.inner is not None:
-                await hop.inner.close()
-            if hop.inner_run is not None:
-                await asyncio.wait([hop.inner_run])
 
         await asyncio.gather(*(stop(hop) for hop in self._hops))
 
@@ -309,3 +300,44 @@ class _Back:
             await self._chain.notify_down(self._index + 1, inner, inner_params)
         else:
             await self._chain.notify_up(self._index, method, params)
+
+
+class LocalLink:
+    """What an in-process proxy has for a connection: what it sends goes straight into the chain
+    (`proxy/successor` to the next component, anything else back to the previous one), no JSON in
+    between. Ordering holds as for a connection (each message is passed on within the task that
+    carries it); cancellation is the caller's task's, passed on at the next real connection."""
+
+    def __init__(self, chain: Conductor, index: int) -> None:
+        self._chain = chain
+        self._index = index
+        self.limits = chain._limits or DEFAULT_LIMITS
+        self.router = True
+        self.closed = False
+
+    async def request(
+        self, method: str, params: Any, result_type: Any, *, timeout: Timeout = LIMIT_TIMEOUT
+    ) -> Any:
+        """Send a request on, as the proxy's connection would; its result (`result_type`: typed)."""
+        params = to_jsonable(params)
+        if method == PROXY_SUCCESSOR:
+            inner, inner_params = unwrap(params)
+            call = self._chain.down(self._index + 1, inner, inner_params)
+        else:
+            call = self._chain.up(self._index, method, params)
+        limit = None if timeout is LIMIT_TIMEOUT else timeout
+        async with asyncio.timeout(limit):
+            raw = await call
+        return raw if result_type is None else validate_value(result_type, raw)
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification on, as the proxy's connection would."""
+        params = to_jsonable(params)
+        if method == PROXY_SUCCESSOR:
+            inner, inner_params = unwrap(params)
+            await self._chain.notify_down(self._index + 1, inner, inner_params)
+        else:
+            await self._chain.notify_up(self._index, method, params)
+
+    async def cancel_request(self, request_id: int | str) -> None:
+        """Nothing to do: a direct call is cancelled with its task."""

@@ -202,7 +202,7 @@ class Proxy(Generic[A, C]):
     async def downstream_request(self, method: str, params: Any) -> Any:
         """A request on its way to the successor that no typed hook took: forwarded unchanged
         (a cancellation is passed on and the successor's answer to it relayed)."""
-        return await relay(self.connection, PROXY_SUCCESSOR, wrap(method, params))
+        return await self._forward(PROXY_SUCCESSOR, wrap(method, params))
 
     async def downstream_notification(self, method: str, params: Any) -> None:
         """A notification on its way to the successor: forwarded unchanged."""
@@ -211,11 +211,17 @@ class Proxy(Generic[A, C]):
     async def upstream_request(self, method: str, params: Any) -> Any:
         """A request on its way to the predecessor (from the successor): forwarded unchanged,
         cancellation as for `downstream_request`."""
-        return await relay(self.connection, method, params)
+        return await self._forward(method, params)
 
     async def upstream_notification(self, method: str, params: Any) -> None:
         """A notification on its way to the predecessor: forwarded unchanged."""
         await self.notify_upstream(method, params)
+
+    async def _forward(self, method: str, params: Any) -> Any:
+        if isinstance(self.connection, Connection):
+            return await relay(self.connection, method, params)
+        # inside a conductor (`LocalLink`): a direct call, relayed at the next real connection
+        return await self.connection.request(method, params, None)
 
     # ------------------------------------------------------------------ inbound (the connection)
 
