@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
+from asyncio.subprocess import Process
 from pathlib import Path
 
 import pytest
-from acp_runtime.jsonrpc import RpcError, relay, spawn
-from chain_support import PERMISSION, RawClient, chain_env, conductor, script
+from acp_runtime.jsonrpc import Connection, RpcError, relay, spawn
+from chain_support import CONDUCTOR, PERMISSION, RawClient, chain_env, conductor, script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,6 +34,26 @@ IN_PROCESS = "object:passthrough_proxy:Proxy"  # `Proxy()` run inside the conduc
 async def test_messages_pass_unchanged_through_the_chain(proxies: list[str]) -> None:
     client = RawClient()
     connection, process = await spawn(conductor(proxies), client, {}, env=chain_env())
+    await _exercise(client, connection, process)
+
+
+async def test_a_conductor_in_proxy_mode_nests_a_chain() -> None:
+    """An `acp-conductor` without `--agent` is a proxy: its chain runs inside the outer one."""
+    inner = [CONDUCTOR, "--proxy", shlex.join(script("passthrough_proxy.py"))]
+    inner += ["--proxy-object", IN_PROCESS.removeprefix("object:")]
+    outer = [
+        CONDUCTOR,
+        "--proxy",
+        shlex.join(inner),
+        "--agent",
+        shlex.join(script("mirror_agent.py")),
+    ]
+    client = RawClient()
+    connection, process = await spawn(outer, client, {}, env=chain_env())
+    await _exercise(client, connection, process)
+
+
+async def _exercise(client: RawClient, connection: Connection, process: Process) -> None:
     async with connection:
         # initialize reaches the agent as `initialize` (the proxies got proxy/initialize)
         init = await connection.request("initialize", ODD, None)
@@ -118,10 +140,12 @@ async def test_chain_shuts_down_when_the_client_hangs_up(tmp_path: Path) -> None
             os.kill(pid, 0)
 
 
-async def test_a_proxy_refuses_plain_initialize() -> None:
-    connection, process = await spawn(
-        script("passthrough_proxy.py"), RawClient(), {}, env=chain_env()
-    )
+@pytest.mark.parametrize("as_conductor", [False, True], ids=["proxy", "conductor-in-proxy-mode"])
+async def test_a_proxy_refuses_plain_initialize(as_conductor: bool) -> None:
+    command = script("passthrough_proxy.py")
+    if as_conductor:
+        command = [CONDUCTOR, "--proxy", shlex.join(command)]
+    connection, process = await spawn(command, RawClient(), {}, env=chain_env())
     async with connection:
         with pytest.raises(RpcError) as info:
             await connection.request("initialize", {"protocolVersion": 2}, None)

@@ -49,7 +49,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a Python proxy run inside the conductor (no process, no pipe crossing): NAME in "
         "MODULE is a Proxy subclass or a callable returning a Proxy; ordered with --proxy",
     )
-    parser.add_argument("--agent", required=True, metavar="CMD", help="the agent's command line")
+    parser.add_argument(
+        "--agent",
+        metavar="CMD",
+        help="the agent's command line; without it the conductor is itself a proxy (proxy mode: "
+        "run it as another conductor's --proxy, for nested chains)",
+    )
     parser.add_argument(
         "--listen",
         metavar="HOST:PORT",
@@ -92,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The console script: parse the chain, serve it on stdio, return the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    agent = _split(parser, "--agent", args.agent)
+    agent = None if args.agent is None else _split(parser, "--agent", args.agent)
     proxies = [
         _split(parser, "--proxy", text) if kind == "command" else _load(parser, text)
         for kind, text in args.proxies
@@ -121,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _listen(
     parser: argparse.ArgumentParser,
     address: str,
-    agent: list[str],
+    agent: list[str] | None,
     proxies: list[list[str] | Proxy[Any, Any]],
     grace: float,
 ) -> int:

@@ -20,6 +20,9 @@ Lifetimes follow `spawn_agent`'s: when the client hangs up, or any component exi
 ends: each component's stdin is closed, then it gets `grace` seconds, SIGTERM, `grace` seconds,
 SIGKILL; requests still waiting on a component that is gone are answered -32603 saying so.
 
+Without an agent the conductor is itself a proxy (the RFD's proxy mode, for nested chains): it
+expects `proxy/initialize`, and what its last proxy sends on goes to its own conductor.
+
 MCP over ACP: the conductor always tells the client and the proxies that the chain supports ACP
 MCP servers; when the agent does not, it bridges them to stdio servers (`mcp_bridge`).
 """
@@ -27,6 +30,7 @@ MCP servers; when the agent does not, it bridges them to stdio servers (`mcp_bri
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,11 +38,13 @@ from typing import Any, cast
 
 from ..jsonrpc import (
     DEFAULT_LIMITS,
+    INVALID_REQUEST,
     LIMIT_TIMEOUT,
     Connection,
     Limits,
     PeerGoneError,
     ReaderLike,
+    RpcError,
     Timeout,
     WriterLike,
     open_pipe_reader,
@@ -89,15 +95,18 @@ class Conductor:
 
     def __init__(
         self,
-        agent: Sequence[str],
+        agent: Sequence[str] | None,
         proxies: Sequence[Sequence[str] | Proxy[Any, Any]] = (),
         *,
         grace: float = DEFAULT_GRACE,
         limits: Limits | None = None,
         bridge_mcp: bool = True,
     ) -> None:
-        if not agent:
+        if agent is not None and not agent:
             raise ValueError("the agent command must not be empty")
+        self.proxy_mode = agent is None
+        """No agent: the conductor is itself a proxy (nested chains), initialized with
+        `proxy/initialize`; what its last proxy sends on goes to its own conductor."""
         self._hops = [
             (
                 _Hop(f"proxy {i + 1} ({type(p).__name__}, in process)", True, (), local=p)
@@ -106,7 +115,8 @@ class Conductor:
             )
             for i, p in enumerate(proxies)
         ]
-        self._hops.append(_Hop(f"agent ({shlex.join(agent)})", False, agent))
+        if agent is not None:
+            self._hops.append(_Hop(f"agent ({shlex.join(agent)})", False, agent))
         self._grace = grace
         self._limits = limits
         self._front: Connection | None = None
@@ -123,6 +133,12 @@ class Conductor:
 
     async def down(self, index: int, method: str, params: Any) -> Any:
         """Deliver a request to component `index` from its predecessor; its raw result."""
+        if index == len(self._hops):  # proxy mode: past the last proxy is our own successor
+            assert self._front is not None
+            try:
+                return await relay(self._front, PROXY_SUCCESSOR, wrap(method, params))
+            except PeerGoneError as exc:
+                raise gone("conductor in front", exc) from None
         hop = self._hops[index]
         if method == INITIALIZE and hop.proxy:
             method = PROXY_INITIALIZE  # the component learns from it that it has a successor
@@ -153,6 +169,11 @@ class Conductor:
 
     async def notify_down(self, index: int, method: str, params: Any) -> None:
         """Deliver a notification to component `index` from its predecessor."""
+        if index == len(self._hops):  # proxy mode: to our own successor
+            assert self._front is not None
+            with contextlib.suppress(PeerGoneError):
+                await self._front.notify(PROXY_SUCCESSOR, wrap(method, params))
+            return
         bridge = None if self._hops[index].proxy else self._bridge
         if bridge is not None and method == MCP_MESSAGE and await bridge.deliver(params):
             return  # about a request of a bridged server: to its shim
@@ -271,10 +292,32 @@ class _Front:
         self._chain = chain
 
     async def unlisted_request(self, method: str, params: Any) -> Any:
-        return await self._chain.down(0, method, params)
+        chain = self._chain
+        if chain.proxy_mode:
+            if method == PROXY_SUCCESSOR:  # from our successor: to the last proxy
+                inner, inner_params = unwrap(params)
+                return await chain.up(len(chain._hops), inner, inner_params)
+            if method == PROXY_INITIALIZE:
+                method = INITIALIZE  # our chain's initialization (proxy/initialize to proxies)
+            elif method == INITIALIZE:
+                raise RpcError(INVALID_REQUEST, _MODE_ERROR % ("a proxy", "proxy/initialize"))
+        elif method == PROXY_INITIALIZE:
+            raise RpcError(INVALID_REQUEST, _MODE_ERROR % ("an agent", "initialize"))
+        return await chain.down(0, method, params)
 
     async def unlisted_notification(self, method: str, params: Any) -> None:
-        await self._chain.notify_down(0, method, params)
+        chain = self._chain
+        if chain.proxy_mode and method == PROXY_SUCCESSOR:
+            with contextlib.suppress(RpcError):
+                inner, inner_params = unwrap(params)
+                await chain.notify_up(len(chain._hops), inner, inner_params)
+            return
+        await chain.notify_down(0, method, params)
+
+
+_MODE_ERROR = (
+    "this conductor runs as %s (with --agent: as an agent; without: as a proxy), so it expects %s"
+)
 
 
 class _Back:
