@@ -39,6 +39,20 @@ def installed_sdk_version() -> str | None:
     return version
 
 
+def _outdated() -> bool:
+    """Whether a dependency of tests/interop/package.json is missing or not at its pinned version
+    (the SDK, and the other peers, such as `@thinkwell/conductor`)."""
+    manifest = json.loads((INTEROP_DIR / "package.json").read_text(encoding="utf-8"))
+    for name, version in manifest["dependencies"].items():
+        path = INTEROP_DIR / "node_modules" / name / "package.json"
+        try:
+            if json.loads(path.read_text(encoding="utf-8"))["version"] != version:
+                return True
+        except (OSError, ValueError, KeyError):
+            return True
+    return False
+
+
 @contextlib.contextmanager
 def _install_lock() -> Iterator[None]:
     # Several pytest processes (xdist workers, parallel CI jobs) may start at once: only one
@@ -66,7 +80,7 @@ def node() -> str:
         )
     pinned = pinned_sdk_version()
     with _install_lock():
-        if installed_sdk_version() != pinned:
+        if _outdated():
             try:
                 done = subprocess.run(
                     [npm_path, "install", "--no-audit", "--no-fund"],

@@ -10,6 +10,7 @@ of a hop's own).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -97,3 +98,39 @@ def test_cancel_request_crosses_our_chain_and_the_answer_comes_back(node: str) -
         ("chunk", "cancelled"),  # the SDK client's `cancelled` outcome, relayed by every hop
         ("state", "idle", "cancelled"),
     ]
+
+
+THINKWELL = INTEROP / "node_modules" / "@thinkwell" / "conductor"
+
+
+async def test_our_proxies_under_the_thinkwell_conductor(node: str) -> None:
+    """`@thinkwell/conductor` 0.5.7 (npm, TypeScript) runs two of our proxies in front of our mirror
+    agent. It speaks the RFD's earlier draft (`initialize` with `_meta.proxy: true`,
+    `_proxy/successor/*` envelopes), which our `Proxy` answers in kind."""
+    if not THINKWELL.exists():
+        pytest.skip("@thinkwell/conductor is not installed in tests/interop (npm install)")
+    sys.path.insert(0, str(PROXIES))
+    from acp_runtime.jsonrpc import spawn
+    from chain_support import PERMISSION, RawClient, chain_env
+
+    proxy = {"command": sys.executable, "args": [str(PROXIES / "passthrough_proxy.py")]}
+    agent = {"command": sys.executable, "args": [str(PROXIES / "mirror_agent.py")]}
+    chain = json.dumps([proxy, proxy, agent])
+    command = [node, str(INTEROP / "thinkwell_conductor.mjs"), chain]
+    client = RawClient()
+    connection, process = await spawn(command, client, {}, env=chain_env(), cwd=INTEROP)
+    async with connection:
+        init = await connection.request("initialize", {"protocolVersion": 2}, None)
+        assert init["method"] == "initialize", init  # the agent got `initialize`
+        assert init["_meta"] == {"proxy": True}  # our proxy's answer in the earlier draft's kind
+        odd = {"a": [1, 2.5, None], "_meta": {"trace": "t"}}
+        assert await connection.request("_vendor/x", odd, None) == {
+            "method": "_vendor/x",
+            "params": odd,
+        }
+        prompt = {"sessionId": "s1", "prompt": [], "_updates": 20}
+        answer = await connection.request("session/prompt", prompt, None)
+        assert answer["permission"] == PERMISSION
+        updates = [p["update"]["n"] for m, p in client.notes if m == "session/update"]
+        assert updates == list(range(20))
+    assert await asyncio.wait_for(process.wait(), 15) == 0

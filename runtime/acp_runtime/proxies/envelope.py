@@ -30,6 +30,18 @@ message from the successor (a request with an id, a notification without)."""
 
 INITIALIZE: Final = "initialize"
 
+LEGACY_REQUEST: Final = "_proxy/successor/request"
+LEGACY_NOTIFICATION: Final = "_proxy/successor/notification"
+"""The earlier draft of the RFD (before `proxy/initialize` and `proxy/successor`), which
+conductors such as `@thinkwell/conductor` 0.5 still speak: `initialize` with `_meta.proxy: true`
+(answered with `_meta.proxy: true`) and these two envelope methods."""
+
+
+def is_legacy_initialize(params: Any) -> bool:
+    """Whether an `initialize` is the earlier draft's `proxy/initialize` (`_meta.proxy: true`)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("proxy") is True
+
 
 def wrap(method: str, params: Any) -> dict[str, Any]:
     """The params of a `proxy/successor` message carrying `method` with `params` (a model is
@@ -60,6 +72,9 @@ class SuccessorLink:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.limits = connection.limits
+        self.methods = (PROXY_SUCCESSOR, PROXY_SUCCESSOR)
+        """The envelope's (request, notification) methods: the earlier draft's after a legacy
+        initialize (`LEGACY_REQUEST`, `LEGACY_NOTIFICATION`)."""
 
     @property
     def closed(self) -> bool:
@@ -71,13 +86,13 @@ class SuccessorLink:
     ) -> Any:
         """Send `method` to the successor; its result validated into `result_type` (None: raw)."""
         raw = await self.connection.request(
-            PROXY_SUCCESSOR, wrap(method, params), None, timeout=timeout
+            self.methods[0], wrap(method, params), None, timeout=timeout
         )
         return raw if result_type is None else validate_value(result_type, raw)
 
     async def notify(self, method: str, params: Any) -> None:
         """Send notification `method` to the successor."""
-        await self.connection.notify(PROXY_SUCCESSOR, wrap(method, params))
+        await self.connection.notify(self.methods[1], wrap(method, params))
 
     async def cancel_request(self, request_id: int | str) -> None:
         """Ask the conductor to cancel one of our `proxy/successor` requests."""

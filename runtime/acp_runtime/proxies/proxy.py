@@ -52,10 +52,13 @@ from ..jsonrpc import (
 from ..peers import Binding, PeerBase, Serving
 from .envelope import (
     INITIALIZE,
+    LEGACY_NOTIFICATION,
+    LEGACY_REQUEST,
     PROXY_INITIALIZE,
     PROXY_SUCCESSOR,
     SuccessorLink,
     gone,
+    is_legacy_initialize,
     unwrap,
     wrap,
 )
@@ -202,7 +205,7 @@ class Proxy(Generic[A, C]):
     async def downstream_request(self, method: str, params: Any) -> Any:
         """A request on its way to the successor that no typed hook took: forwarded unchanged
         (a cancellation is passed on and the successor's answer to it relayed)."""
-        return await self._forward(PROXY_SUCCESSOR, wrap(method, params))
+        return await self._forward(self._link.methods[0], wrap(method, params))
 
     async def downstream_notification(self, method: str, params: Any) -> None:
         """A notification on its way to the successor: forwarded unchanged."""
@@ -227,7 +230,15 @@ class Proxy(Generic[A, C]):
 
     async def unlisted_request(self, method: str, params: Any) -> Any:
         """Every request from the conductor (the dispatcher's router hook)."""
-        if method == PROXY_SUCCESSOR:
+        if method == INITIALIZE and is_legacy_initialize(params):
+            # The earlier draft of the RFD (`@thinkwell/conductor` 0.5): answered in kind.
+            self._link.methods = (LEGACY_REQUEST, LEGACY_NOTIFICATION)
+            result = to_jsonable(await self.unlisted_request(PROXY_INITIALIZE, params))
+            if isinstance(result, dict):
+                meta = result.get("_meta")
+                result["_meta"] = {**(meta if isinstance(meta, dict) else {}), "proxy": True}
+            return result
+        if method in (PROXY_SUCCESSOR, LEGACY_REQUEST):
             inner, inner_params = unwrap(params)
             if (
                 inner == MCP_MESSAGE
@@ -254,7 +265,7 @@ class Proxy(Generic[A, C]):
 
     async def unlisted_notification(self, method: str, params: Any) -> None:
         """Every notification from the conductor (the dispatcher's router hook)."""
-        if method == PROXY_SUCCESSOR:
+        if method in (PROXY_SUCCESSOR, LEGACY_NOTIFICATION):
             try:
                 inner, inner_params = unwrap(params)
             except RpcError:
