@@ -1,6 +1,7 @@
 """Interop of our proxy chain with peers nobody here wrote: the reference TypeScript SDK's v2 client
-(`v2_client.mjs`) drives its own v2 agent (`v2_agent.mjs`) through `acp-conductor` and two of our
-pass-through proxies (tests/proxies/passthrough_proxy.py), every part a process over real pipes.
+(`v2_client.mjs`) drives its own v2 agent (`v2_agent.mjs`), and its v1 client its v1 agent, through
+`acp-conductor` and two of our pass-through proxies (tests/proxies/passthrough_proxy.py), every
+part a process over real pipes; and `@thinkwell/conductor` runs our proxies.
 
 The client sees exactly the prompt lifecycle it sees directly, and `$/cancel_request` crosses every
 hop both ways: the SDK agent withdraws its pending permission request, each hop passes the
@@ -30,13 +31,14 @@ SCRIPT_TIMEOUT = 60.0
 pytestmark = pytest.mark.timeout(90)
 
 
-def _run(node: str, scenario: str) -> dict[str, Any]:
+def _run(node: str, scenario: str | None, version: int = 2) -> dict[str, Any]:
     proxy = shlex.join([sys.executable, str(PROXIES / "passthrough_proxy.py")])
-    agent = shlex.join([node, str(INTEROP / "v2_agent.mjs")])
+    agent = shlex.join([node, str(INTEROP / f"v{version}_agent.mjs")])
     chain = [CONDUCTOR, "--proxy", proxy, "--proxy", proxy, "--agent", agent, "--grace", "2"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(PROXIES)])}
+    options = [] if scenario is None else ["--scenario", scenario]
     done = subprocess.run(
-        [node, str(INTEROP / "v2_client.mjs"), "--scenario", scenario, *chain],
+        [node, str(INTEROP / f"v{version}_client.mjs"), *options, *chain],
         cwd=INTEROP,
         env=env,
         capture_output=True,
@@ -49,7 +51,10 @@ def _run(node: str, scenario: str) -> dict[str, Any]:
     except ValueError:
         pytest.fail(f"v2_client.mjs: no JSON record\n{done.stdout}\n--- stderr\n{done.stderr}")
     assert record["ok"], f"{record['error']}\n--- stderr\n{done.stderr}"
-    assert done.returncode == 0 and record["agentExit"] == {"code": 0, "signal": None}
+    assert done.returncode == 0 and record.get("agentExit", {"code": 0, "signal": None}) == {
+        "code": 0,
+        "signal": None,
+    }
     return record
 
 
@@ -98,6 +103,16 @@ def test_cancel_request_crosses_our_chain_and_the_answer_comes_back(node: str) -
         ("chunk", "cancelled"),  # the SDK client's `cancelled` outcome, relayed by every hop
         ("state", "idle", "cancelled"),
     ]
+
+
+def test_sdk_v1_client_and_agent_through_our_chain(node: str) -> None:
+    """The SDK's stable v1 API (what editors use today) on both ends: three prompt turns, a
+    permission answered, two cancellations, all through the conductor and two proxies."""
+    record = _run(node, None, version=1)
+    assert record["initialize"]["agentInfo"]["name"] == "sdk-v1-echo-agent"
+    assert [p["stopReason"] for p in record["prompts"]] == ["end_turn", "cancelled", "cancelled"]
+    kinds = [event["kind"] for event in record["events"]]
+    assert kinds.count("permission") == 2 and kinds.count("cancel_sent") == 2
 
 
 THINKWELL = INTEROP / "node_modules" / "@thinkwell" / "conductor"
