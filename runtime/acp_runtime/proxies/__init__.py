@@ -12,7 +12,11 @@ proxy's hooks and peers.
 
 from __future__ import annotations
 
-from .conductor import ChainEnd, Conductor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .conductor import ChainEnd as ChainEnd
+    from .conductor import Conductor as Conductor
 from .envelope import INITIALIZE, PROXY_INITIALIZE, PROXY_SUCCESSOR, SuccessorLink, unwrap, wrap
 from .proxy import Direction, Proxy, serve_proxy
 
@@ -33,3 +37,16 @@ __all__ = [
     "unwrap",
     "wrap",
 ]
+
+
+# Defined for the interpreter only (a type checker sees the imports above).
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """PEP 562: the conductor loads at its first use (a generated package imports
+        `ProxyBase` from here at import, and needs none of it)."""
+        if name in ("ChainEnd", "Conductor"):
+            from . import conductor
+
+            return getattr(conductor, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,10 @@ message from the successor (a request with an id, a notification without)."""
 
 INITIALIZE: Final = "initialize"
 
+MCP_MESSAGE: Final = "mcp/message"
+SESSION_SETUP: Final = frozenset(("session/new", "session/load", "session/resume", "session/fork"))
+"""The requests that declare a session's MCP servers (`mcpServers`)."""
+
 LEGACY_REQUEST: Final = "_proxy/successor/request"
 LEGACY_NOTIFICATION: Final = "_proxy/successor/notification"
 """The earlier draft of the RFD (before `proxy/initialize` and `proxy/successor`), which
@@ -41,6 +45,22 @@ def is_legacy_initialize(params: Any) -> bool:
     """Whether an `initialize` is the earlier draft's `proxy/initialize` (`_meta.proxy: true`)."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and meta.get("proxy") is True
+
+
+def supports_mcp_acp(answer: Any) -> bool:
+    """Whether an `initialize` answer supports ACP MCP servers (v2: `capabilities.session.mcp.acp`,
+    v1: `agentCapabilities.mcpCapabilities.acp`)."""
+    found = [
+        _at(answer, "capabilities", "session", "mcp", "acp"),
+        _at(answer, "agentCapabilities", "mcpCapabilities", "acp"),
+    ]
+    return any(value is not None and value is not False for value in found)
+
+
+def _at(value: Any, *path: str) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def wrap(method: str, params: Any) -> dict[str, Any]:

@@ -24,22 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonrpc import RpcError
+from .envelope import MCP_MESSAGE, SESSION_SETUP, _at, supports_mcp_acp
+
+__all__ = ["MCP_MESSAGE", "SHIM", "McpBridge", "supports_mcp_acp", "with_mcp_acp"]
 
 logger = logging.getLogger(__name__)
 
-MCP_MESSAGE = "mcp/message"
-SESSION_SETUP = frozenset(("session/new", "session/load", "session/resume", "session/fork"))
 SHIM = str(Path(__file__).with_name("mcp_shim.py"))
-
-
-def supports_mcp_acp(answer: Any) -> bool:
-    """Whether an `initialize` answer supports ACP MCP servers (v2: `capabilities.session.mcp.acp`,
-    v1: `agentCapabilities.mcpCapabilities.acp`)."""
-    found = [
-        _at(answer, "capabilities", "session", "mcp", "acp"),
-        _at(answer, "agentCapabilities", "mcpCapabilities", "acp"),
-    ]
-    return any(value is not None and value is not False for value in found)
 
 
 def with_mcp_acp(answer: Any) -> Any:
@@ -63,12 +54,6 @@ def with_mcp_acp(answer: Any) -> Any:
     capabilities["session"] = session
     answer["capabilities"] = capabilities
     return answer
-
-
-def _at(value: Any, *path: str) -> Any:
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 class McpBridge:

@@ -54,15 +54,17 @@ from .envelope import (
     INITIALIZE,
     LEGACY_NOTIFICATION,
     LEGACY_REQUEST,
+    MCP_MESSAGE,
     PROXY_INITIALIZE,
     PROXY_SUCCESSOR,
+    SESSION_SETUP,
     SuccessorLink,
     gone,
     is_legacy_initialize,
+    supports_mcp_acp,
     unwrap,
     wrap,
 )
-from .mcp_bridge import MCP_MESSAGE, SESSION_SETUP, supports_mcp_acp
 
 _log = logging.getLogger(__name__)
 
