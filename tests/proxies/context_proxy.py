@@ -15,7 +15,7 @@ CONTEXT = "CONTEXT: the project uses tabs."
 
 class ContextProxy(acp.Proxy, version=2):
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
-        params.prompt.insert(0, acp.ContentBlockText(text=CONTEXT))
+        params.prompt = [acp.ContentBlockText(text=CONTEXT), *params.prompt]
         return await self.successor.session_prompt(params)
 
     async def session_update(self, params: acp.UpdateSessionNotification) -> None:

@@ -24,7 +24,7 @@ class McpAgent(acp.Agent):
         )
 
     async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        declared = [server.to_dict() for server in params.mcp_servers]
+        declared = [server.to_dict() for server in params.mcp_servers or []]
         self.servers["s1"] = [d["serverId"] for d in declared if d.get("type") == "acp"]
         return acp.NewSessionResponse.from_dict({"sessionId": "s1"})
 
