@@ -129,9 +129,10 @@ class RemoteApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def close(self) -> None:
-        """Close every connection (their agents stop, their streams end)."""
-        await self.registry.close_all()
+    async def close(self, timeout: float | None = None) -> None:
+        """Close every connection: their streams end, their agents get ``timeout`` (by default
+        ``limits.shutdown_timeout``) to stop, then are cancelled."""
+        await self.registry.close_all(self.limits.shutdown_timeout if timeout is None else timeout)
 
     # ------------------------------------------------------------------ used by the handlers
 
@@ -151,7 +152,10 @@ class RemoteApp:
         self, transport: Transport, headers: Mapping[str, str]
     ) -> RemoteConnection:
         """A new connection for an authenticated client (``Refused``: 401/403, 503 when full)."""
-        principal = await self.authenticate(headers)
+        return self.open_connection_for(await self.authenticate(headers), transport)
+
+    def open_connection_for(self, principal: object, transport: Transport) -> RemoteConnection:
+        """A new connection for an authenticated principal (``Refused``: 503 when full)."""
         try:
             return self.registry.create(transport, principal)
         except LimitExceeded:
