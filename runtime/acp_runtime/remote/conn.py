@@ -356,5 +356,4 @@ class Registry:
         for task in left:
             task.cancel()
         if left:
-            with contextlib.suppress(Exception):
-                await asyncio.wait(left, timeout=1.0)
+            await asyncio.wait(left, timeout=1.0)
