@@ -1,4 +1,4 @@
-"""Nox sessions: tests, network, coverage, lint, typecheck, regen, bench, pydantic, interop."""
+"""Nox sessions: tests, network, hostile, coverage, lint, typecheck, regen, bench, pydantic, interop."""
 
 from __future__ import annotations
 
@@ -29,6 +29,17 @@ def network(session: nox.Session) -> None:
     """The tests that talk to the real npm registry and package index (`-m network`)."""
     install(session)
     session.run("pytest", "-m", "network", *session.posargs)
+
+
+@nox.session
+def hostile(session: nox.Session) -> None:
+    """The remote server against floods and slow peers at scale (`-m hostile`, minutes of load;
+    the quick cases run in the suite): prints the figures docs/remote.md quotes."""
+    install(session)
+    session.run(
+        "pytest", "-p", "no:cacheprovider", "-n", "0", "-s", "-m", "hostile",
+        "tests/remote/test_hostile.py", *session.posargs,
+    )
 
 
 @nox.session

@@ -2,7 +2,8 @@
 
     python hostile_server.py PORT AGENT [--http2] [--limits JSON]
 
-AGENT: `echo` (tests/remote/support.py's EchoAgent) or `hang` (its initialize never returns).
+AGENT: `echo` (tests/remote/support.py's EchoAgent), `hang` (its initialize never returns) or
+`bigflood` (EchoAgent whose "flood N" sends N chunks of 256 KiB).
 `--limits` holds `RemoteLimits` fields as JSON. Logs go to stderr at level info.
 """
 
@@ -28,15 +29,31 @@ class HangingAgent(EchoAgent):
         raise AssertionError("unreachable")
 
 
+class BigFloodAgent(EchoAgent):
+    """EchoAgent whose floods are of 256 KiB chunks."""
+
+    async def _flood(self, session: str, count: int) -> None:
+        chunk = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m_flood",
+            "content": {"type": "text", "text": "x" * 256 * 1024},
+        }
+        for _ in range(count):
+            await self._send(session, chunk)
+
+
+AGENTS = {"echo": EchoAgent, "hang": HangingAgent, "bigflood": BigFloodAgent}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
-    parser.add_argument("agent", choices=["echo", "hang"])
+    parser.add_argument("agent", choices=sorted(AGENTS))
     parser.add_argument("--http2", action="store_true")
     parser.add_argument("--limits", default="{}")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    agent = EchoAgent() if args.agent == "echo" else HangingAgent()
+    agent = AGENTS[args.agent]()
     limits = remote.RemoteLimits(**json.loads(args.limits))
     remote.serve_remote(agent, "127.0.0.1", args.port, http2=args.http2, limits=limits)
 

@@ -25,6 +25,9 @@ class MemoryBudget:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        # Output waits at three quarters: clients that stop reading cannot take the room a new
+        # client's request needs (they are cut after their stall, which frees theirs).
+        self.output_limit = limit * 3 // 4
         self.used = 0
         self._waiters: set[Callable[[], None]] = set()
 
@@ -32,6 +35,11 @@ class MemoryBudget:
     def full(self) -> bool:
         """Whether nothing more fits."""
         return self.used >= self.limit
+
+    @property
+    def output_full(self) -> bool:
+        """Whether output for clients must wait (its share is spent)."""
+        return self.used >= self.output_limit
 
     def try_take(self, size: int) -> bool:
         """Reserve ``size`` bytes if they fit (False: they do not, nothing reserved)."""

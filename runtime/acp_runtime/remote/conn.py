@@ -55,7 +55,7 @@ class RemoteConnection:
         self.closed = False
         self.close_reason = ""
         self.buffered = 0  # bytes queued for the client, in every mailbox
-        self.taken = 0  # how many times the client took output (stall detection)
+        self.progress = 0  # times the client took output or the agent input (stall detection)
         self.budget: MemoryBudget = registry.budget
         self.inbound = InboundPipe(self._progress, self.budget.change)
         self.connection_stream = Mailbox(self._count)  # the WebSocket's, for "ws"
@@ -70,7 +70,7 @@ class RemoteConnection:
         self.initialized = False  # the agent answered initialize with a result
         self.setup_done = False  # ... and the client came back after it (setup_timeout)
         self._followed = False
-        self.created = self.last_activity = asyncio.get_running_loop().time()
+        self.created = self.last_activity = self.last_taken = asyncio.get_running_loop().time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
         self._connection: Connection | None = None
@@ -111,30 +111,49 @@ class RemoteConnection:
         """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
         spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
-        await self._wait_room(lambda: self.buffered >= limit or self.inbound.buffered >= limit)
+        await self._wait_room(
+            lambda: self.buffered >= limit or self.inbound.buffered >= limit,
+            lambda: self.budget.output_full,
+        )
 
     async def room_for_input(self) -> None:
         """Wait while the agent has ``max_buffered_bytes`` of input unread or the server's budget
         is spent (same stall limit)."""
         limit = self.limits.max_buffered_bytes
-        await self._wait_room(lambda: self.inbound.buffered >= limit)
+        await self._wait_room(lambda: self.inbound.buffered >= limit, lambda: self.budget.full)
 
-    async def _wait_room(self, own_limit: Callable[[], bool]) -> None:
+    async def _wait_room(
+        self, own_limit: Callable[[], bool], budget_spent: Callable[[], bool]
+    ) -> None:
+        """Wait for room; cut the client off after ``max_output_stall`` without progress (its
+        client taking output, its agent taking input), unless it waits for the server's budget
+        alone and holds no output unread: that is no fault of its own."""
         stall = self.limits.max_output_stall
-        while (own_limit() or self.budget.full) and not self.closed:
-            self._room = asyncio.get_running_loop().create_future()
-            taken = self.taken
-            self.budget.wait_with(self._progress)
+        loop = asyncio.get_running_loop()
+        since, progress = loop.time(), self.progress
+        while (own_limit() or budget_spent()) and not self.closed:
+            if self.progress != progress:
+                since, progress = loop.time(), self.progress
+            waited = loop.time() - since
+            if waited >= stall:
+                if own_limit() or self.buffered:
+                    self.close(f"output stalled for {stall} s")
+                    break
+                since = loop.time()
+            if budget_spent():  # look again every second for clients to evict
+                self.registry.evict_stalled()
+                if not (own_limit() or budget_spent()):
+                    break  # the eviction made room (and woke waiters before this one waited)
+            self._room = loop.create_future()
+            self.budget.wait_with(self._wake)
+            timeout = stall - waited
             try:
-                async with asyncio.timeout(stall):
+                async with asyncio.timeout(min(timeout, 1.0) if budget_spent() else timeout):
                     await self._room
             except TimeoutError:
-                # Waiting for the server's budget alone is no fault of a client that took all
-                # its output: those that hold output unread are cut after their own stall.
-                if own_limit() or (self.buffered and self.taken == taken):
-                    self.close(f"output stalled for {stall} s")
+                pass
             finally:
-                self.budget.done_waiting(self._progress)
+                self.budget.done_waiting(self._wake)
                 self._room = None
         if self.closed:
             raise ConnectionError(f"connection closed: {self.close_reason}")
@@ -143,10 +162,14 @@ class RemoteConnection:
         self.buffered += delta
         self.budget.change(delta)
         if delta < 0:
-            self.taken += 1
+            self.last_taken = asyncio.get_running_loop().time()
             self._progress()
 
     def _progress(self) -> None:
+        self.progress += 1
+        self._wake()
+
+    def _wake(self) -> None:
         room = self._room
         if room is not None and not room.done():
             room.set_result(None)
@@ -295,6 +318,7 @@ class Registry:
         self.holders: dict[str, RemoteConnection] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._reaper: asyncio.Task[None] | None = None
+        self._last_eviction = 0.0
 
     def create(self, transport: Transport, principal: object) -> RemoteConnection:
         """A new connection (``LimitExceeded`` past ``max_connections``)."""
@@ -320,6 +344,22 @@ class Registry:
         for session_id in connection.held:
             if self.holders.get(session_id) is connection:
                 del self.holders[session_id]
+
+    def evict_stalled(self) -> None:
+        """The memory budget is spent: cut the client holding the most output unread, preferring
+        one that took none in the last second (at most one a second, while the budget stays
+        spent). A client that reads keeps little queued; one that stops reading would otherwise
+        keep its share until its stall, and refill what others free."""
+        now = asyncio.get_running_loop().time()
+        if now - self._last_eviction < 1.0:
+            return
+        self._last_eviction = now
+        holders = [c for c in self.connections.values() if c.buffered and not c.closed]
+        if not holders:
+            return
+        stalled = [c for c in holders if now - c.last_taken > 1.0]
+        victim = max(stalled or holders, key=lambda c: c.buffered)
+        victim.close(f"server memory budget spent: {victim.buffered} bytes of output unread")
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run an agent or a background step (closing a connection), keeping a reference to it

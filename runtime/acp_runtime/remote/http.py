@@ -109,7 +109,8 @@ async def _connection(app: RemoteApp, headers: dict[str, str]) -> RemoteConnecti
 
 async def _read_body(app: RemoteApp, headers: dict[str, str], receive: Receive, limit: int) -> bytes:
     """The whole body: at most ``limit`` bytes (413), within ``body_timeout`` (408), each chunk
-    reserved in the server's memory budget while it is read (503 when spent)."""
+    reserved in the server's memory budget as it comes (503 when spent). The caller releases
+    the body's reservation once done with it."""
     declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HttpError(413, f"Request body exceeds {limit} bytes")
@@ -134,11 +135,13 @@ async def _read_body(app: RemoteApp, headers: dict[str, str], receive: Receive, 
                 if not message.get("more_body", False):
                     return b"".join(parts)
     except TimeoutError:
+        budget.change(-size)
         raise HttpError(
             408, f"Request body not received within {app.limits.body_timeout} s"
         ) from None
-    finally:
+    except BaseException:
         budget.change(-size)
+        raise
 
 
 async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send: Send) -> None:
@@ -156,6 +159,20 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
         principal = await app.authenticate(headers)
         limit = min(app.limits.max_initialize_bytes, app.limits.max_request_body_bytes)
     body = await _read_body(app, headers, receive, limit)
+    try:  # the body stays counted in the budget until the agent's input holds it
+        await _post_body(app, headers, connection, principal, body, send)
+    finally:
+        app.registry.budget.change(-len(body))
+
+
+async def _post_body(
+    app: RemoteApp,
+    headers: dict[str, str],
+    connection: RemoteConnection | None,
+    principal: object,
+    body: bytes,
+    send: Send,
+) -> None:
     try:
         message: Any = pydantic_core.from_json(body, allow_inf_nan=False)
     except ValueError:
@@ -187,6 +204,7 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
         _check_client_response(connection, headers, message, app.correlate_responses_by_id)
     else:
         await _check_request(connection, headers, message)
+    del message  # a large body's parsed form is not kept while waiting for room
     frame = body.replace(b"\n", b" ") + b"\n"  # one line: JSON allows any whitespace there
     try:
         await connection.room_for_input()
