@@ -37,8 +37,16 @@ def hostile(session: nox.Session) -> None:
     the quick cases run in the suite): prints the figures docs/remote.md quotes."""
     install(session)
     session.run(
-        "pytest", "-p", "no:cacheprovider", "-n", "0", "-s", "-m", "hostile",
-        "tests/remote/test_hostile.py", *session.posargs,
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "0",
+        "-s",
+        "-m",
+        "hostile",
+        "tests/remote/test_hostile.py",
+        *session.posargs,
     )
 
 
@@ -133,7 +141,10 @@ def interop(session: nox.Session) -> None:
     """Every third-party ACP peer (tests/interop/peers/catalog.py), the heavy ones included
     (fast-agent on Python 3.13, acpx on node 22), against our scaffolded agent and client; then
     re-measure their probe figures into docs/peer-figures.json and docs/conformance.md. Each peer
-    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py)."""
+    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py).
+    """
     install(session)
-    session.run("pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"})
+    session.run(
+        "pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"}
+    )
     session.run("python", "scripts/peer_figures.py")

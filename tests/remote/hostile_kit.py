@@ -80,7 +80,9 @@ async def server_process(
         command = ["sh", "-c", f'{" ".join(preexec)}; exec "$0" "$@"', *command]
     stderr = tmp_path / f"server-{port}.log"
     with stderr.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink)
+        process = await asyncio.to_thread(
+            subprocess.Popen, command, stdout=subprocess.DEVNULL, stderr=sink
+        )
     server = ServerProcess(process, port, stderr)
     try:
         deadline = time.monotonic() + START_TIMEOUT

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.remote.support import EchoAgent, acp, remote  # noqa: E402
+from tests.remote.support import EchoAgent, acp, remote
 
 
 class HangingAgent(EchoAgent):

@@ -1,7 +1,8 @@
 """The remote server against hostile peers, the quick cases (issue 32), over a real uvicorn on
 127.0.0.1: authentication before any body is read, body timeout, the server-wide memory budget,
 non-finite numbers, refused ids answered, a refused initialize retried, connections that never
-get past initialize reclaimed. The slow and flood cases are in test_hostile.py (`nox -s hostile`)."""
+get past initialize reclaimed. The slow and flood cases are in test_hostile.py (`nox -s hostile`).
+"""
 
 from __future__ import annotations
 
@@ -95,13 +96,19 @@ async def test_the_memory_budget_bounds_output_for_clients_that_stop_reading() -
     async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
         conn = {"Acp-Connection-Id": await initialize(http)}
         async with http.stream("GET", "/acp", headers={**conn, "Accept": "text/event-stream"}):
-            assert (await http.post("/acp", json=rpc(1, "session/new", NEW), headers=conn)).status_code == 202
+            assert (
+                await http.post("/acp", json=rpc(1, "session/new", NEW), headers=conn)
+            ).status_code == 202
             for _ in range(200):
                 if agent.store:
                     break
                 await asyncio.sleep(0.02)
         (session,) = agent.store
-        flood = rpc(2, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "flood 20000"}]})
+        flood = rpc(
+            2,
+            "session/prompt",
+            {"sessionId": session, "prompt": [{"type": "text", "text": "flood 20000"}]},
+        )
         scoped = {**conn, "Acp-Session-Id": session}
         assert (await http.post("/acp", json=flood, headers=scoped)).status_code == 202
         for _ in range(400):  # nobody reads the session stream: cut after the stall
@@ -197,9 +204,13 @@ async def test_connections_that_stop_after_initialize_are_reclaimed() -> None:
         assert answer.status_code == 200
         # a client that comes back keeps its connection past setup_timeout
         conn = {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
-        assert (await http.post("/acp", json=rpc(1, "session/list", {}), headers=conn)).status_code == 202
+        assert (
+            await http.post("/acp", json=rpc(1, "session/list", {}), headers=conn)
+        ).status_code == 202
         await asyncio.sleep(1.5)
-        assert (await http.post("/acp", json=rpc(2, "session/list", {}), headers=conn)).status_code == 202
+        assert (
+            await http.post("/acp", json=rpc(2, "session/list", {}), headers=conn)
+        ).status_code == 202
         async with ws_connect(f"ws://{base}/acp") as ws:  # the same over WebSocket
             await ws.send(json.dumps(INIT))
             assert "result" in await _ws_answer(ws)

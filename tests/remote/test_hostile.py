@@ -14,6 +14,7 @@ import json
 import resource
 import time
 from pathlib import Path
+from typing import Self
 
 import httpx
 import pytest
@@ -29,7 +30,7 @@ NEW = {"cwd": "/", "mcpServers": []}
 def _only_when_asked(request: pytest.FixtureRequest) -> None:
     if "hostile" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("minutes of load: run with -m hostile (nox -s hostile)")
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # this process opens thousands too
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # this process opens thousands too
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
@@ -44,7 +45,7 @@ class PeakRss:
         self.server, self.peak, self.base = server, 0.0, server.rss_mib()
         self._task: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> PeakRss:
+    async def __aenter__(self) -> Self:
         async def sample() -> None:
             while True:
                 self.peak = max(self.peak, self.server.rss_mib())
@@ -64,9 +65,9 @@ async def _initialize(http: httpx.AsyncClient) -> dict[str, str]:
     return {"Acp-Connection-Id": answer.headers["acp-connection-id"]}
 
 
-async def _post_raw(base: str, headers: dict[str, str], body: bytes, send: int) -> tuple[
-    asyncio.StreamReader, asyncio.StreamWriter
-]:
+async def _post_raw(
+    base: str, headers: dict[str, str], body: bytes, send: int
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A POST announcing `body`, of which `send` bytes are sent; the socket, still open."""
     host, port = base.split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
@@ -93,15 +94,19 @@ async def test_large_bodies_without_a_connection_are_never_read(tmp_path: Path) 
         for _, writer in no_connection + forged:
             writer.close()
     figure("64 x 16 MiB POSTs, no or forged connection: statuses", _counts(statuses))
-    figure("64 x 16 MiB POSTs, no or forged connection: RSS MiB before/peak", (round(rss.base), round(rss.peak)))
+    figure(
+        "64 x 16 MiB POSTs, no or forged connection: RSS MiB before/peak",
+        (round(rss.base), round(rss.peak)),
+    )
     assert statuses == [413] * 32 + [404] * 32
     assert rss.peak - rss.base < 50
 
 
 async def test_concurrent_large_bodies_stay_within_the_budget(tmp_path: Path) -> None:
-    async with server_process(tmp_path) as server, httpx.AsyncClient(
-        base_url=f"http://{server.base}", timeout=120
-    ) as http:
+    async with (
+        server_process(tmp_path) as server,
+        httpx.AsyncClient(base_url=f"http://{server.base}", timeout=120) as http,
+    ):
         conn = await _initialize(http)
         pad = "x" * (16 * MiB - 200)
         body = json.dumps({"jsonrpc": "2.0", "method": "x/note", "params": {"pad": pad}}).encode()
@@ -111,7 +116,9 @@ async def test_concurrent_large_bodies_stay_within_the_budget(tmp_path: Path) ->
         for _, writer in sockets:
             writer.close()
     figure("32 x 16 MiB POSTs on a connection: statuses", _counts(statuses))
-    figure("32 x 16 MiB POSTs on a connection: RSS MiB before/peak", (round(rss.base), round(rss.peak)))
+    figure(
+        "32 x 16 MiB POSTs on a connection: RSS MiB before/peak", (round(rss.base), round(rss.peak))
+    )
     # 408: on 2 shared cores some bodies take longer than body_timeout to come in
     assert set(statuses) <= {202, 408, 503} and 503 in statuses
     # the 256 MiB budget, plus the copies made while each body is parsed and handed on
@@ -124,9 +131,10 @@ def _counts(statuses: list[int]) -> dict[int, int]:
 
 async def test_stalled_bodies_are_answered_and_released(tmp_path: Path) -> None:
     limits = {"body_timeout": 5.0}
-    async with server_process(tmp_path, limits=limits) as server, httpx.AsyncClient(
-        base_url=f"http://{server.base}"
-    ) as http:
+    async with (
+        server_process(tmp_path, limits=limits) as server,
+        httpx.AsyncClient(base_url=f"http://{server.base}") as http,
+    ):
         conn = await _initialize(http)
         body = b'{"jsonrpc":"2.0","method":"x/note","params":{"pad":"' + b"x" * (8 * MiB) + b'"}}'
         async with PeakRss(server) as rss:
@@ -194,16 +202,17 @@ async def _session(http: httpx.AsyncClient, conn: dict[str, str]) -> str:
 
 
 async def test_clients_that_stop_reading_stay_within_the_budget(tmp_path: Path) -> None:
-    async with server_process(tmp_path, "bigflood") as server, httpx.AsyncClient(
-        base_url=f"http://{server.base}", timeout=60
-    ) as http:
+    async with (
+        server_process(tmp_path, "bigflood") as server,
+        httpx.AsyncClient(base_url=f"http://{server.base}", timeout=60) as http,
+    ):
         host, port = server.base.split(":")
         streams, waits = [], []
         async with PeakRss(server) as rss:
             for _ in range(8):  # each floods 100 MiB into a session stream it never reads
                 conn = await _initialize(http)
                 session = await _session(http, conn)
-                reader, writer = await asyncio.open_connection(host, int(port))
+                _reader, writer = await asyncio.open_connection(host, int(port))
                 writer.write(
                     f"GET /acp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
                     f"Acp-Connection-Id: {conn['Acp-Connection-Id']}\r\n"
@@ -214,7 +223,10 @@ async def test_clients_that_stop_reading_stay_within_the_budget(tmp_path: Path) 
                 flood = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
                 scoped = {**conn, "Acp-Session-Id": session}
                 # 404 once the server has cut this client off to keep within its budget
-                assert (await http.post("/acp", json=flood, headers=scoped)).status_code in (202, 404)
+                assert (await http.post("/acp", json=flood, headers=scoped)).status_code in (
+                    202,
+                    404,
+                )
             for _ in range(5):  # meanwhile a client that reads is served
                 started = time.monotonic()
                 await _session(http, await _initialize(http))
@@ -222,16 +234,22 @@ async def test_clients_that_stop_reading_stay_within_the_budget(tmp_path: Path) 
                 await asyncio.sleep(2)
         for writer in streams:
             writer.close()
-    figure("8 clients not reading 100 MiB each: RSS MiB before/peak", (round(rss.base), round(rss.peak)))
+    figure(
+        "8 clients not reading 100 MiB each: RSS MiB before/peak",
+        (round(rss.base), round(rss.peak)),
+    )
     figure("8 clients not reading: slowest setup of a reading client, s", round(max(waits), 1))
     assert rss.peak - rss.base < 600  # 256 MiB budget, socket buffers, copies being encoded
 
 
 async def test_a_flood_of_initialize_only_connections_is_reclaimed(tmp_path: Path) -> None:
     # 256 slots (not 4,096) so that 2 shared cores fill the table within setup_timeout
-    async with server_process(tmp_path, limits={"max_connections": 256}) as server, httpx.AsyncClient(
-        base_url=f"http://{server.base}", limits=httpx.Limits(max_connections=16)
-    ) as http:
+    async with (
+        server_process(tmp_path, limits={"max_connections": 256}) as server,
+        httpx.AsyncClient(
+            base_url=f"http://{server.base}", limits=httpx.Limits(max_connections=16)
+        ) as http,
+    ):
         started = time.monotonic()
 
         async def one() -> int:
@@ -248,20 +266,29 @@ async def test_a_flood_of_initialize_only_connections_is_reclaimed(tmp_path: Pat
         locked_out = time.monotonic() - refused
     figure("512 initialize-only POSTs, 256 slots: sent in s", round(filled, 1))
     figure("512 initialize-only POSTs, 256 slots: statuses", _counts(statuses))
-    figure("512 initialize-only POSTs, 256 slots: new client served again after s", round(locked_out, 1))
+    figure(
+        "512 initialize-only POSTs, 256 slots: new client served again after s",
+        round(locked_out, 1),
+    )
 
 
 async def test_refused_ids_do_not_grow_the_server(tmp_path: Path) -> None:
-    async with server_process(tmp_path) as server, httpx.AsyncClient(
-        base_url=f"http://{server.base}"
-    ) as http:
+    async with (
+        server_process(tmp_path) as server,
+        httpx.AsyncClient(base_url=f"http://{server.base}") as http,
+    ):
         conn = await _initialize(http)
-        await http.post("/acp", json={"jsonrpc": "2.0", "id": 1, "method": "session/list"}, headers=conn)
+        await http.post(
+            "/acp", json={"jsonrpc": "2.0", "id": 1, "method": "session/list"}, headers=conn
+        )
         before = server.rss_mib()
         for n in range(40_000):
             body = {"jsonrpc": "2.0", "id": f"{n:06}" + "y" * 1000, "method": "session/list"}
             answer = await http.post("/acp", json=body, headers=conn)
             assert answer.status_code == 400
         after = server.rss_mib()
-    figure("40,000 requests with 1,006-character ids: RSS MiB before/after", (round(before), round(after)))
+    figure(
+        "40,000 requests with 1,006-character ids: RSS MiB before/after",
+        (round(before), round(after)),
+    )
     assert after - before < 20

@@ -12,7 +12,6 @@ connections and of those that never got past ``initialize``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from typing import Any, Literal
 
 from ..jsonrpc import Connection, ReaderLike, RequestId, WriterLike
 from ..peers import Handler, PeerBase
+from .budget import MemoryBudget
 from .limits import (
     NOTIFICATION_PREFIX,
     RemoteLimits,
@@ -29,7 +29,6 @@ from .limits import (
     parse_message,
     result_session_id,
 )
-from .budget import MemoryBudget
 from .pipes import InboundPipe, Mailbox
 
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote

@@ -107,7 +107,9 @@ async def _connection(app: RemoteApp, headers: dict[str, str]) -> RemoteConnecti
     return connection
 
 
-async def _read_body(app: RemoteApp, headers: dict[str, str], receive: Receive, limit: int) -> bytes:
+async def _read_body(
+    app: RemoteApp, headers: dict[str, str], receive: Receive, limit: int
+) -> bytes:
     """The whole body: at most ``limit`` bytes (413), within ``body_timeout`` (408), each chunk
     reserved in the server's memory budget as it comes (503 when spent). The caller releases
     the body's reservation once done with it."""

@@ -22,7 +22,6 @@ from typing import Any
 
 from ..peers import AgentHandler, PeerBase
 from .asgi import (
-    ASGIApp,
     Authenticate,
     Receive,
     Refused,

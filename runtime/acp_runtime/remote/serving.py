@@ -192,7 +192,7 @@ def _uvicorn_server_class() -> type[Any]:
     return Server
 
 
-def _Server(  # noqa: N802 - a class made on first use (uvicorn is imported only then)
+def _Server(
     config: Any, close: Callable[[float], Awaitable[None]] | None, close_timeout: float
 ) -> Any:
     return _uvicorn_server_class()(config, close, close_timeout)
