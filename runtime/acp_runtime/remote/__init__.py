@@ -9,9 +9,11 @@ WebSocket Transport", at ``/acp``).
 The servers and clients (uvicorn, hypercorn, websockets, httpx, httpx-sse: the ``remote`` extra)
 are imported only when a function here is called; importing this package needs pydantic alone.
 
-- ``server``: ``acp_asgi_app``, ``RemoteApp``, ``serve_remote``, ``serve_asgi``.
-- ``http``, ``ws``: the two profiles; ``conn``: one client connection and the registry of them;
-  ``asgi``: origin checks, authentication, responses; ``pipes``: bounded byte pipes.
+- ``server``: ``acp_asgi_app``, ``RemoteApp``, ``serve_remote``; ``serving``: ``serve_asgi``
+  (uvicorn or hypercorn, hardened: socket timeouts, shutdown, open-file limit); ``ratelog``.
+- ``http`` (with ``http_checks``), ``ws``: the two profiles; ``conn``: one client connection;
+  ``registry``: the live connections; ``budget``: the server-wide memory budget; ``asgi``: origin
+  checks, authentication, responses; ``pipes``: bounded byte pipes.
 - ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``.
 - ``limits``: ``RemoteLimits`` (every bound and its default), header names, message sniffing.
 """

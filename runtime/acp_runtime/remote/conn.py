@@ -4,9 +4,8 @@ Owns ``RemoteConnection``: the agent it drives (a ``Connection`` over an ``Inbou
 connection itself as the ``WriterLike``), the routing of the agent's output to the
 connection-scoped stream or to the session stream of the message's ``sessionId`` (HTTP) or to
 the one WebSocket, the sessions the connection holds, and the limits (buffered output, output
-stall, buffered session streams, id length, the server's memory budget). ``Registry`` owns the
-live connections, which session is held by which, the memory budget, and the closing of idle
-connections and of those that never got past ``initialize``.
+stall, buffered session streams, id length, its part of the server's memory budget). The
+registry of live connections is ``remote.registry``.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..jsonrpc import Connection, ReaderLike, RequestId, WriterLike
 from ..peers import Handler, PeerBase
@@ -31,15 +30,14 @@ from .limits import (
 )
 from .pipes import InboundPipe, Mailbox
 
+if TYPE_CHECKING:
+    from .registry import Registry
+
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 Transport = Literal["http", "ws"]
 StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
 """An agent that runs its own connection over (reader, writer), e.g. a version router's `serve`."""
-
-
-class LimitExceeded(Exception):
-    """A connection broke one of its ``RemoteLimits``; it is cut off."""
 
 
 class RemoteConnection:
@@ -305,94 +303,3 @@ class RemoteConnection:
             self.registry.spawn(self._connection.close())
         elif self._agent_task is not None and not self._agent_task.done():
             self._agent_task.cancel()
-
-
-class Registry:
-    """The live connections of one ASGI app, the sessions they hold, and the idle reaper."""
-
-    def __init__(self, limits: RemoteLimits) -> None:
-        self.limits = limits
-        self.budget = MemoryBudget(limits.max_total_buffered_bytes)
-        self.connections: dict[str, RemoteConnection] = {}
-        self.holders: dict[str, RemoteConnection] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._reaper: asyncio.Task[None] | None = None
-        self._last_eviction = 0.0
-
-    def create(self, transport: Transport, principal: object) -> RemoteConnection:
-        """A new connection (``LimitExceeded`` past ``max_connections``)."""
-        if len(self.connections) >= self.limits.max_connections:
-            raise LimitExceeded("too many connections")
-        connection = RemoteConnection(self, transport, principal)
-        self.connections[connection.id] = connection
-        if self._reaper is None or self._reaper.done():
-            self._reaper = asyncio.ensure_future(self._reap())
-        return connection
-
-    def get(self, connection_id: str, principal: object) -> RemoteConnection | None:
-        """The live connection of that id, if ``principal`` owns it."""
-        connection = self.connections.get(connection_id)
-        if connection is None or connection.closed or connection.principal != principal:
-            return None
-        return connection
-
-    def forget(self, connection: RemoteConnection) -> None:
-        """Drop a closed connection and the sessions it held."""
-        if self.connections.get(connection.id) is connection:
-            del self.connections[connection.id]
-        for session_id in connection.held:
-            if self.holders.get(session_id) is connection:
-                del self.holders[session_id]
-
-    def evict_stalled(self) -> None:
-        """The memory budget is spent: cut the client holding the most output unread, preferring
-        one that took none in the last second (at most one a second, while the budget stays
-        spent). A client that reads keeps little queued; one that stops reading would otherwise
-        keep its share until its stall, and refill what others free."""
-        now = asyncio.get_running_loop().time()
-        if now - self._last_eviction < 1.0:
-            return
-        self._last_eviction = now
-        holders = [c for c in self.connections.values() if c.buffered and not c.closed]
-        if not holders:
-            return
-        stalled = [c for c in holders if now - c.last_taken > 1.0]
-        victim = max(stalled or holders, key=lambda c: c.buffered)
-        victim.close(f"server memory budget spent: {victim.buffered} bytes of output unread")
-
-    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        """Run an agent or a background step (closing a connection), keeping a reference to it
-        (``close_all`` waits for them, then cancels what is left)."""
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _reap(self) -> None:
-        # Runs while there are connections; `create` starts it again afterwards. A flood of
-        # connections that stop after `initialize` holds its slots for `setup_timeout` at most.
-        idle, setup = self.limits.idle_timeout, self.limits.setup_timeout
-        loop = asyncio.get_running_loop()
-        while self.connections:
-            await asyncio.sleep(min(idle / 4, setup / 4, 2.5))
-            now = loop.time()
-            for connection in list(self.connections.values()):
-                if now - connection.last_activity > idle:
-                    connection.close(f"idle for {idle} s")
-                elif not connection.setup_done and now - connection.created > setup:
-                    connection.close(f"not past initialize within setup_timeout ({setup} s)")
-
-    async def close_all(self, timeout: float | None = None) -> None:
-        """Close every connection and wait (``timeout`` at most) for their agents to stop; the
-        agents still running then are cancelled."""
-        for connection in list(self.connections.values()):
-            connection.close("server shutting down")
-        if self._reaper is not None:
-            self._reaper.cancel()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=timeout)
-        left = list(self._tasks)
-        for task in left:
-            task.cancel()
-        if left:
-            await asyncio.wait(left, timeout=1.0)

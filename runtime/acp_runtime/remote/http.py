@@ -23,19 +23,15 @@ from ..jsonrpc.envelope import _has_non_finite
 from .asgi import Receive, Refused, Scope, Send, affinity_header, send_response
 from .budget import refusal, refused_id
 from .conn import RemoteConnection
+from .http_checks import HttpError, check_client_response, check_request
 from .limits import (
-    ATTACH_METHODS,
-    CONNECTION_ROUTED_METHODS,
     EVENT_STREAM_MIME,
     HEADER_CONNECTION_ID,
     HEADER_SESSION_ID,
     INITIALIZE_METHOD,
     JSON_MIME,
-    SESSION_SCOPED_METHODS,
-    UNHELD_SESSION_METHODS,
     is_response,
     message_id,
-    params_session_id,
 )
 from .pipes import Mailbox
 
@@ -44,23 +40,6 @@ if TYPE_CHECKING:
 
 KEEPALIVE_SECONDS = 15.0
 SSE_BATCH_BYTES = 256 * 1024  # output taken off a mailbox per send: the rest stays counted
-
-
-class HttpError(Exception):
-    """Answer the request with ``status`` and a one-line text body (or a JSON-RPC ``answer``)."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        answer: dict[str, Any] | None = None,
-        headers: list[tuple[bytes, bytes]] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.answer = answer
-        self.headers = headers or []
 
 
 async def handle_http(app: RemoteApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -203,9 +182,9 @@ async def _post_body(
     if connection is None:
         raise HttpError(400, "Missing Acp-Connection-Id")
     if is_response(message):
-        _check_client_response(connection, headers, message, app.correlate_responses_by_id)
+        check_client_response(connection, headers, message, app.correlate_responses_by_id)
     else:
-        await _check_request(connection, headers, message)
+        await check_request(connection, headers, message)
     del message  # a large body's parsed form is not kept while waiting for room
     frame = body.replace(b"\n", b" ") + b"\n"  # one line: JSON allows any whitespace there
     try:
@@ -252,73 +231,6 @@ async def _initialize(
         *affinity_header(app.affinity_cookie),
     ]
     await send_response(send, 200, answer.rstrip(b"\n"), JSON_MIME, response_headers)
-
-
-def _check_client_response(
-    connection: RemoteConnection,
-    headers: dict[str, str],
-    message: dict[str, Any],
-    correlate_by_id: bool,
-) -> None:
-    """A client's response to one of the agent's requests: the RFD wants the request's session in
-    ``Acp-Session-Id``; with ``correlate_by_id`` a response without it is taken by its JSON-RPC
-    id alone (the id names a request this connection sent, so no other client's is reachable)."""
-    request_id = message_id(message)
-    route = connection.client_routes.get(request_id) if request_id is not None else None
-    header = headers.get(HEADER_SESSION_ID)
-    if route is not None and header != route:
-        if header is not None:
-            raise HttpError(
-                400,
-                f"Mismatched Acp-Session-Id: the request {request_id!r} this "
-                f"responds to belongs to session {route!r}",
-            )
-        if not correlate_by_id:
-            raise HttpError(
-                400,
-                f"Missing Acp-Session-Id: the request {request_id!r} this responds "
-                f"to belongs to session {route!r}, and the RFD requires the header on "
-                "every session-scoped POST, responses included (this server does not "
-                "correlate responses by JSON-RPC id alone: "
-                "acp_asgi_app(..., correlate_responses_by_id=True))",
-            )
-    if request_id is not None:
-        connection.client_routes.pop(request_id, None)
-
-
-async def _check_request(
-    connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]
-) -> None:
-    method = message.get("method")
-    header_session = headers.get(HEADER_SESSION_ID)
-    params_session = params_session_id(message)
-    if header_session is None and (method in SESSION_SCOPED_METHODS or params_session is not None):
-        raise HttpError(400, "Missing Acp-Session-Id")
-    if (
-        header_session is not None
-        and params_session is not None
-        and header_session != params_session
-    ):
-        raise HttpError(400, "Mismatched Acp-Session-Id")
-    session_id = header_session or params_session
-    limit = connection.limits.max_id_length
-    request_id = message_id(message)
-    if (session_id is not None and len(session_id) > limit) or (
-        isinstance(request_id, str) and len(request_id) > limit
-    ):
-        raise HttpError(400, "Id exceeds max_id_length")
-    if session_id is not None and session_id not in connection.held:
-        if method not in UNHELD_SESSION_METHODS or not connection.may_use(session_id):
-            raise HttpError(404, "Unknown Acp-Session-Id")
-        if method in ATTACH_METHODS and request_id is not None:
-            connection.pending_attach[request_id] = session_id
-    if request_id is not None and "id" in message:
-        routed = None if method in CONNECTION_ROUTED_METHODS else session_id
-        connection.pending_routes[request_id] = routed
-        try:
-            await connection.drain()  # a client that is not reading gets no more answers
-        except ConnectionError:
-            raise HttpError(404, "Unknown Acp-Connection-Id") from None
 
 
 async def _get(app: RemoteApp, headers: dict[str, str], receive: Receive, send: Send) -> None:

@@ -33,15 +33,10 @@ from .asgi import (
     request_headers,
     send_response,
 )
-from .conn import (
-    LimitExceeded,
-    Registry,
-    RemoteConnection,
-    StreamRunner,
-    Transport,
-)
+from .conn import RemoteConnection, StreamRunner, Transport
 from .http import handle_http
 from .limits import ACP_PATH, DEFAULT_LIMITS, RemoteLimits
+from .registry import LimitExceeded, Registry
 from .serving import serve_asgi
 from .ws import handle_websocket
 
