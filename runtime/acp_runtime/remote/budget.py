@@ -29,6 +29,7 @@ class MemoryBudget:
         # client's request needs (they are cut after their stall, which frees theirs).
         self.output_limit = limit * 3 // 4
         self.used = 0
+        self.output_used = 0  # the part of `used` queued for clients
         self._waiters: set[Callable[[], None]] = set()
 
     @property
@@ -39,7 +40,7 @@ class MemoryBudget:
     @property
     def output_full(self) -> bool:
         """Whether output for clients must wait (its share is spent)."""
-        return self.used >= self.output_limit
+        return self.output_used >= self.output_limit
 
     def try_take(self, size: int) -> bool:
         """Reserve ``size`` bytes if they fit (False: they do not, nothing reserved)."""
@@ -47,6 +48,11 @@ class MemoryBudget:
             return False
         self.used += size
         return True
+
+    def change_output(self, delta: int) -> None:
+        """``change`` for output queued for clients (also counted in its own share)."""
+        self.output_used += delta
+        self.change(delta)
 
     def change(self, delta: int) -> None:
         """Count bytes queued (positive) or released (negative); wake waiters when room opens."""

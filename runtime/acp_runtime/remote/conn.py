@@ -109,7 +109,8 @@ class RemoteConnection:
         spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
         await self._wait_room(
-            lambda: self.buffered >= limit or self.inbound.buffered >= limit,
+            # Not the agent's unread input: its own writes waiting on that would deadlock.
+            lambda: self.buffered >= limit,
             lambda: self.budget.output_full,
         )
 
@@ -137,7 +138,7 @@ class RemoteConnection:
                     self.close(f"output stalled for {stall} s")
                     break
                 since = loop.time()
-            if budget_spent():  # look again every second for clients to evict
+            if budget_spent() and self.budget.output_full:  # every second: clients to evict
                 self.registry.evict_stalled()
                 if not (own_limit() or budget_spent()):
                     break  # the eviction made room (and woke waiters before this one waited)
@@ -157,7 +158,7 @@ class RemoteConnection:
 
     def _count(self, delta: int) -> None:
         self.buffered += delta
-        self.budget.change(delta)
+        self.budget.change_output(delta)
         if delta < 0:
             self.last_taken = asyncio.get_running_loop().time()
             self._progress()

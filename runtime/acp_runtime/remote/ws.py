@@ -136,8 +136,7 @@ async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) 
         try:
             if message is not None and not is_response(message) and "id" in message:
                 await connection.drain()  # a client that is not reading gets no more answers
-            else:
-                await connection.room_for_input()
+            await connection.room_for_input()
             connection.inbound.feed(data.replace(b"\n", b" ") + b"\n")
         except ConnectionError:
             return CLOSE_LIMIT
