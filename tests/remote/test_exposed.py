@@ -22,6 +22,14 @@ from tests.remote.test_routing import INIT, initialize, rpc
 NEW = {"cwd": "/", "mcpServers": []}
 
 
+def test_the_server_wide_limits_default_to_a_small_machine() -> None:
+    limits = remote.RemoteLimits()
+    assert limits.max_total_buffered_bytes == 256 * 1024 * 1024
+    assert limits.max_initialize_bytes == 1024 * 1024
+    assert (limits.setup_timeout, limits.header_timeout, limits.body_timeout) == (10, 10, 30)
+    assert limits.shutdown_timeout <= 10
+
+
 async def _raw(base: str, head: str, body: bytes = b"") -> bytes:
     """Send a request head (and maybe part of a body) on a raw socket; the response's first line."""
     host, port = base.split(":")

@@ -210,10 +210,13 @@ def serve_remote(
     log_level: str = "info",
     **app_options: Any,
 ) -> None:
-    """Serve ``agent`` on ``host:port`` until interrupted (uvicorn; hypercorn when ``http2``).
+    """Serve ``agent`` on ``host:port`` until SIGTERM or SIGINT (uvicorn; hypercorn when
+    ``http2``), then exit within ``limits.shutdown_timeout``.
 
     ``app_options`` are those of ``acp_asgi_app`` (``limits``, ``allowed_origins``,
-    ``authenticate``, ...); ``serve_asgi`` runs an app made already.
+    ``authenticate``, ...); ``serve_asgi`` runs an app made already. Silent and slow sockets are
+    closed, the soft open-file limit is raised to the hard one and peer-caused log lines are
+    rate-limited (docs/remote.md, "Running on the internet").
     """
     serve_asgi(
         acp_asgi_app(agent, **app_options),
