@@ -81,6 +81,8 @@ async def test_the_memory_budget_bounds_request_bodies() -> None:
         assert refused.status_code == 503 and refused.headers["retry-after"]
         small = {"jsonrpc": "2.0", "method": "x/note", "params": {}}
         assert (await http.post("/acp", json=small, headers=conn)).status_code == 202
+        assert (await http.delete("/acp", headers=conn)).status_code == 202
+        assert app.registry.budget.used == 0
 
 
 class CountingAgent(EchoAgent):
@@ -126,6 +128,11 @@ async def test_the_memory_budget_bounds_output_for_clients_that_stop_reading() -
         assert agent.flood_failed, "the agent was not stopped"
         # 256 KiB of 1 KiB chunks, not the 8 MiB the connection alone may hold
         assert CountingAgent.sent < 1000, CountingAgent.sent
+        for _ in range(100):
+            if not app.registry.connections:
+                break
+            await asyncio.sleep(0.05)
+        assert app.registry.budget.used == 0  # what the closed connection held is given back
 
 
 async def test_non_finite_numbers_are_refused_400() -> None:
