@@ -67,6 +67,7 @@ class RemoteConnection:
         self.initialized = False  # the agent answered initialize with a result
         self.setup_done = False  # ... and the client came back after it (setup_timeout)
         self._followed = False
+        self.initialized_at = 0.0
         self.created = self.last_activity = self.last_taken = asyncio.get_running_loop().time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
@@ -278,6 +279,7 @@ class RemoteConnection:
 
     def _initialized(self) -> None:
         self.initialized = True
+        self.initialized_at = asyncio.get_running_loop().time()
         self.setup_done = self._followed
 
     # ------------------------------------------------------------------ closing

@@ -81,8 +81,9 @@ class RemoteLimits:
     """Largest body of a POST opening a connection (``initialize``, 413 beyond): what a client
     can make the server hold before it has a connection."""
     setup_timeout: float = 10.0
-    """A connection must get past ``initialize`` within this: its answer given and one more
-    request made (HTTP) or message sent (WebSocket). Otherwise it is closed, its slot freed."""
+    """A connection must get past ``initialize``: its answer given within this of opening, and
+    one more request made (HTTP) or message sent (WebSocket) within this of the answer.
+    Otherwise it is closed, its slot freed."""
     header_timeout: float = 10.0
     """A socket must send a request's headers within this of connecting (or of the previous
     response): silent and slow sockets are closed (``serve_remote``'s servers)."""

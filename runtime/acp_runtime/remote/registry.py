@@ -93,8 +93,13 @@ class Registry:
             for connection in list(self.connections.values()):
                 if now - connection.last_activity > idle:
                     connection.close(f"idle for {idle} s")
-                elif not connection.setup_done and now - connection.created > setup:
-                    connection.close(f"not past initialize within setup_timeout ({setup} s)")
+                elif not connection.setup_done:
+                    # setup_timeout for the answer, and again for the client's next message
+                    since = (
+                        connection.initialized_at if connection.initialized else connection.created
+                    )
+                    if now - since > setup:
+                        connection.close(f"not past initialize within setup_timeout ({setup} s)")
 
     async def close_all(self, timeout: float | None = None) -> None:
         """Close every connection and wait (``timeout`` at most) for their agents to stop; the
