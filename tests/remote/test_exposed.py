@@ -231,3 +231,6 @@ async def test_connections_that_stop_after_initialize_are_reclaimed() -> None:
             assert "result" in await _ws_answer(ws)
             with pytest.raises(ConnectionClosed):
                 await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
+        async with ws_connect(f"ws://{base}/acp") as ws:  # and a WebSocket that says nothing
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
