@@ -107,8 +107,8 @@ class TurnAgent:
             session.cancel()
 
     async def session_close(self, params: Any) -> Any:
-        """Cancel like `session/cancel`, wait for the turn's end, then forget the session."""
-        self.sessions.get(params.session_id, self.dialect)
+        """Cancel like `session/cancel`, wait for the turn's end, then forget the session (an
+        unknown session is closed already: fine)."""
         await self.sessions.close(params.session_id)
         return self.answer("session/close", {})
 

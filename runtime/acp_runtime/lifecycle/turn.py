@@ -57,6 +57,8 @@ class ToolCall:
         question: str,
         options: Sequence[Mapping[str, str]] = ALLOW_OR_REJECT,
         allow: frozenset[str] = frozenset({"allow"}),
+        *,
+        description: str | None = None,
     ) -> bool:
         """Ask the client whether the call may run; True when an `allow` option is picked.
 
@@ -64,7 +66,8 @@ class ToolCall:
         cancelled meanwhile, v2 withdraws the request (`$/cancel_request`); v1 has no such
         thing, so its request stays for the client to answer `cancelled`, and the turn ends."""
         session = self.turn.session
-        params = session.dialect.permission(session.session_id, self.id, question, options)
+        dialect = session.dialect
+        params = dialect.permission(session.session_id, self.id, question, options, description)
         connection = session.peer.connection
         if session.dialect.v2:
             await session.set_state("requires_action")
@@ -143,6 +146,8 @@ class Turn:
         """Finish the tool calls still open, before the turn's end is reported."""
         if stop_reason == "end_turn":
             return  # what the turn left open is its own business
+        if stop_reason == "cancelled" and not self.session.dialect.v2:
+            return  # v1: the client marks the calls of a turn it cancels
         status = "failed" if stop_reason == "error" else "cancelled"
         for call in list(self.open_calls.values()):
             await call.update(status)

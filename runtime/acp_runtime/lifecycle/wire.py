@@ -116,14 +116,21 @@ class Dialect:
         return update
 
     def permission(
-        self, session_id: str, call_id: str, question: str, options: Sequence[Mapping[str, str]]
+        self,
+        session_id: str,
+        call_id: str,
+        question: str,
+        options: Sequence[Mapping[str, str]],
+        description: str | None = None,
     ) -> Json:
-        """The params of a `session/request_permission` about one tool call."""
+        """The params of a `session/request_permission` about one tool call (v1 has no place for
+        the question: the tool call's title says what is asked)."""
         listed = [dict(option) for option in options]
         if not self.v2:
             return {"sessionId": session_id, "toolCall": {"toolCallId": call_id}, "options": listed}
         subject = {"type": "tool_call", "toolCall": {"toolCallId": call_id}}
-        return {"sessionId": session_id, "title": question, "options": listed, "subject": subject}
+        params = {"sessionId": session_id, "title": question, "options": listed, "subject": subject}
+        return params if description is None else {**params, "description": description}
 
     @staticmethod
     def state(state: str, stop_reason: str | None = None) -> Json:
