@@ -12,6 +12,7 @@ when the turn is over, with its stop reason and its messages.
 from __future__ import annotations
 
 from .agent import TurnAgent
+from .client import PromptingClient, PromptTurn, TurnResult
 from .history import HistoryStore, MemoryHistory
 from .session import LiveSession, Sessions
 from .turn import ToolCall, Turn
@@ -23,8 +24,11 @@ __all__ = [
     "HistoryStore",
     "LiveSession",
     "MemoryHistory",
+    "PromptTurn",
+    "PromptingClient",
     "Sessions",
     "ToolCall",
     "Turn",
     "TurnAgent",
+    "TurnResult",
 ]
