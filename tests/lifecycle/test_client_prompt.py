@@ -12,10 +12,9 @@ import sys
 from typing import Any
 
 import pytest
+from acp_runtime.lifecycle import PromptingClient
 from test_agent_turns import PACKAGES
 from wire_peer import GENERATED, HERE
-
-from acp_runtime.lifecycle import PromptingClient
 
 ENV = {**os.environ, "PYTHONPATH": str(GENERATED)}
 

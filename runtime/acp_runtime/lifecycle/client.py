@@ -98,7 +98,7 @@ class PromptingClient:
 
     async def session_update(self, params: Any) -> None:
         """Run the update's handlers, then note it for the turns awaited in its session."""
-        await getattr(super(), "session_update")(params)
+        await super().session_update(params)
         log = self._logs.get(str(params.session_id))
         if log is not None:
             log.updates.append(params.update)
