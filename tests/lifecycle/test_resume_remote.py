@@ -13,17 +13,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from wire_peer import GENERATED
-
 from acp_runtime.lifecycle import PromptingClient, Turn, TurnAgent
+from wire_peer import GENERATED
 
 pytest.importorskip("uvicorn")
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
 
-import acp_v2_draft as acp  # noqa: E402
-
-from acp_runtime import remote  # noqa: E402
+import acp_v2_draft as acp
+from acp_runtime import remote
 
 STEP = 20.0  # a bound on steps that succeed at once when the code works
 
