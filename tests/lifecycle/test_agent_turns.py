@@ -180,7 +180,8 @@ async def test_cancel_during_a_pending_permission_request(peer: tuple[WirePeer, 
     end, reason = await turn_end(p, version, request_id)
     assert reason == "cancelled"
     call = [u for u in p.updates(0, end) if u.get("toolCallId")][-1]
-    assert call["status"] == ("cancelled" if version == 2 else "failed")
+    # v2 ends the open call `cancelled`; v1's client marks the calls of a turn it cancels itself
+    assert call["status"] == ("cancelled" if version == 2 else "pending")
     if version == 2:
         states = [u["state"] for u in p.updates() if u["sessionUpdate"] == "state_update"]
         assert states == ["running", "requires_action", "idle"]
