@@ -31,7 +31,6 @@ class TurnAgent:
     version: ClassVar[str] = "0.0.0"
 
     peer: Any
-    inbound_methods: Any  # the generated handler's method table
 
     def __init__(self, sessions: Sessions | None = None) -> None:
         self.sessions = Sessions() if sessions is None else sessions
@@ -44,11 +43,18 @@ class TurnAgent:
     @property
     def dialect(self) -> Dialect:
         """Which protocol version's lifecycle this agent speaks (from its method table)."""
-        return dialect_of(self.inbound_methods)
+        return dialect_of(self._methods)
+
+    @property
+    def _methods(self) -> Any:
+        # The generated handler's method table (its own property: not redeclared here, which
+        # type checkers would take for an incompatible override).
+        handler: Any = self
+        return handler.inbound_methods
 
     def answer(self, method: str, data: dict[str, Any]) -> Any:
         """`method`'s result model of this package, from wire-named JSON."""
-        return self.inbound_methods[method].result.from_dict(data)
+        return self._methods[method].result.from_dict(data)
 
     def capabilities(self) -> dict[str, Any]:
         """The agent's capabilities (wire names): v2's baseline session methods, v1's default."""

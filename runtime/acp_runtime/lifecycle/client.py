@@ -98,7 +98,8 @@ class PromptingClient:
 
     async def session_update(self, params: Any) -> None:
         """Run the update's handlers, then note it for the turns awaited in its session."""
-        await super().session_update(params)
+        fan_out: Any = super()  # the generated `Client`, next in the bases
+        await fan_out.session_update(params)
         log = self._logs.get(str(params.session_id))
         if log is not None:
             log.updates.append(params.update)
