@@ -121,7 +121,8 @@ class TurnAgent:
     async def session_list(self, params: Any) -> Any:
         """The live sessions (one page), filtered by `cwd` when given."""
         cwd = None if params.cwd is None else str(params.cwd)
-        infos = [self.session_info(s) for s in self.sessions.live.values() if cwd in (None, s.cwd)]
+        mine = [s for s in self.sessions.live.values() if s.dialect.v2 == self.dialect.v2]
+        infos = [self.session_info(s) for s in mine if cwd in (None, s.cwd)]
         return self.answer("session/list", {"sessions": infos})
 
     @staticmethod

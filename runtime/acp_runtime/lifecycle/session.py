@@ -135,16 +135,20 @@ class LiveSession:
 
     async def _work(self, respond: Respond) -> None:
         stopping = False
-        while self.queue and not stopping:
-            pending = self.queue.popleft()
-            pending.started = True
-            self.idle.clear()
-            try:
+        pending: Pending | None = None
+        try:
+            while self.queue and not stopping:
+                pending = self.queue.popleft()
+                pending.started = True
+                self.idle.clear()
                 stopping = await self._run(pending, respond)
-            finally:
-                self.idle.set()
-        while self.queue:  # cancelled by the connection's shutdown: refuse the rest
-            self._refuse(self.queue.popleft())
+                pending = None
+        finally:
+            self.idle.set()
+            if pending is not None:  # cancelled while inserting: the prompt is refused
+                self._refuse(pending)
+            while self.queue:  # the connection shut down: refuse the rest, answered
+                self._refuse(self.queue.popleft())
 
     async def _run(self, pending: Pending, respond: Respond) -> bool:
         """One turn, from insertion to its end; True when the worker itself was cancelled."""
@@ -214,13 +218,19 @@ class Sessions:
     """The live sessions of a process and their history store. One per agent by default; give
     the same one to the agents of every connection to resume sessions across connections."""
 
+    session_type: type[LiveSession] = LiveSession
+    """The class of the sessions `open` makes (a subclass can change any step of a turn)."""
+
     def __init__(self, store: HistoryStore | None = None) -> None:
         self.store: HistoryStore = MemoryHistory() if store is None else store
         self.live: dict[str, LiveSession] = {}
 
-    def open(self, cwd: str, dialect: Dialect, peer: Any, session_id: str | None = None) -> LiveSession:
+    def open(
+        self, cwd: str, dialect: Dialect, peer: Any, session_id: str | None = None
+    ) -> LiveSession:
         """Create a session attached to `peer`'s connection."""
-        session = LiveSession(session_id or new_id("sess"), cwd, dialect, peer, self.store)
+        made = self.session_type(session_id or new_id("sess"), cwd, dialect, peer, self.store)
+        session = made
         self.live[session.session_id] = session
         return session
 
