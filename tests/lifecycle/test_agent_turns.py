@@ -83,6 +83,8 @@ async def test_v2_identical_prompts_get_distinct_ids_and_run_one_at_a_time(v2: t
     one_end = await p.wait_for(idle("end_turn"), one)
     two = await p.wait_for(is_update("user_message", messageId=ids[1]))
     assert two > one_end  # the second is inserted only when the first turn is over
+    # ... and answered only then: acceptance means insertion, not receipt or queueing
+    assert p.seen.index(await p.answer(second)) > one_end
     await p.wait_for(idle("end_turn"), two)
 
 
