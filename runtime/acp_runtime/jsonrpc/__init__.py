@@ -32,6 +32,9 @@ Nothing received is lost and nothing waits forever:
 
 * At end of input every message already received is handled and every request answered, within
   ``Limits.shutdown_timeout``; requests still running then are cancelled and answered -32800.
+  Before that, work a handler asked the connection to hold (``Connection.hold``: a prompt turn)
+  gets ``Limits.turn_timeout`` to finish (none on ``close()``), is then cancelled, and gets
+  ``Limits.close_timeout`` to send its last messages while the output still works.
   Our requests still awaiting an answer fail with ``PeerGoneError`` (a ``ConnectionError``) at
   once (none can come). Work of the application's own that ends with that error unawaited is not
   reported as an error: the peer leaving is no failure of ours (``gone``).
