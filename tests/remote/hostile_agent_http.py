@@ -132,6 +132,7 @@ async def _stream(
     writer.write(_head(200, {"Content-Type": "text/event-stream", "Transfer-Encoding": "chunked"}))
     session = headers.get("acp-session-id")
     gone = asyncio.ensure_future(reader.read())  # b"" when the client hangs up
+    gone.add_done_callback(lambda task: task.cancelled() or task.exception())  # a reset: retrieved
     if session is not None:
         scenario.session_gets.append(session)
         scenario.open_session_streams += 1
@@ -139,7 +140,8 @@ async def _stream(
             scenario.most_session_streams, scenario.open_session_streams
         )
         try:
-            await gone
+            with contextlib.suppress(ConnectionError):
+                await gone
         finally:
             scenario.open_session_streams -= 1
         return
