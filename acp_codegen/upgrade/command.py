@@ -16,6 +16,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from acp_codegen.atomic import write_atomic
 from acp_codegen.cli_help import complete_targets, epilog
 from acp_codegen.errors import CodegenError
 from acp_codegen.progress import terminal_progress
@@ -159,7 +160,7 @@ def upgrade(
     if dry_run:
         sys.stdout.write(plan.pin_edit + "\n")
     if report is not None and not dry_run:
-        report.write_text(plan.report(), encoding="utf-8")
+        write_atomic(report, plan.report())
     else:
         sys.stdout.write(plan.report())
     verb = "would upgrade" if dry_run else "upgraded"
