@@ -94,6 +94,7 @@ def bench(session: nox.Session) -> None:
         "bench/diff.py",
         "bench/session_state.py",
         "bench/remote.py",
+        "bench/chain.py",
     ):
         session.run("python", script, *session.posargs)
 
