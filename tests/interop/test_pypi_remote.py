@@ -8,7 +8,9 @@ both directions, against the RFD "Streamable HTTP & WebSocket Transport" as we s
 * Our scaffolded client (`-- ws://...` / `-- http://...`, which is `acp_runtime.remote.open_url`)
   drives pypi_agent.py's echo agent served by the SDK's own Starlette app
   (`acp.http.asgi.create_asgi_app`) under uvicorn: a prompt with a permission request to its end,
-  and a prompt cancelled by Ctrl-C.
+  and a prompt cancelled by Ctrl-C; and `connect_ws` / `connect_http` themselves (by URL, in this
+  process, a generated `acp_v1` client handler): the same turn, then one cancelled by
+  session/cancel after its third chunk.
 
 The SDK's known defect, asserted as such: its HTTP client POSTs its answers to the agent's
 requests (`session/request_permission`) without `Acp-Session-Id`, which the RFD requires on
@@ -22,6 +24,7 @@ The SDK with its `http` extra and uvicorn has a venv of its own (`peers/pypi-acp
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -40,6 +43,9 @@ from tests.interop.processes import interrupt_after
 from tests.interop.test_versions_interop import assert_v1_lifecycle, record_of, scaffold
 
 INTEROP = Path(__file__).resolve().parent
+GENERATED = str(INTEROP.parents[1] / "generated")
+if GENERATED not in sys.path:  # the generated packages, as tests/remote imports them
+    sys.path.insert(0, GENERATED)
 TIMEOUT = 60.0  # a guard against a hang, never an assertion about speed
 PROMPT = "Hello! Ask my permission first."
 
@@ -266,3 +272,91 @@ def test_ctrl_c_in_our_client_cancels_the_turn_of_the_pypi_sdk_1_0_remote_agent(
     )
     assert status == 130, printed + errors
     assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)"), printed
+
+
+def recorder() -> Any:
+    """A v1 client handler of the generated `acp_v1`: records each update and permission request,
+    allows the option called allow, and sends session/cancel after the third chunk when
+    `cancel_after_three` is set."""
+    import acp_v1
+
+    class Recorder(acp_v1.Client):
+        def __init__(self) -> None:
+            self.events: list[dict[str, Any]] = []
+            self.cancel_after_three = False
+            self.cancels: list[asyncio.Task[None]] = []
+
+        async def session_update(self, params: acp_v1.SessionNotification) -> None:
+            update = params.update.to_dict()
+            self.events.append(update)
+            chunks = [e for e in self.events if e.get("sessionUpdate") == "agent_message_chunk"]
+            if self.cancel_after_three and len(chunks) == 3:
+                self.cancel_after_three = False
+                self.events.append({"kind": "cancel_sent"})
+                cancel = acp_v1.CancelNotification.from_dict({"sessionId": params.session_id})
+                self.cancels.append(asyncio.ensure_future(self.peer.session_cancel(cancel)))
+
+        async def session_request_permission(
+            self, params: acp_v1.RequestPermissionRequest
+        ) -> acp_v1.RequestPermissionResponse:
+            options = [o.option_id for o in params.options]
+            self.events.append({"kind": "permission", "options": options})
+            return acp_v1.RequestPermissionResponse.from_dict(
+                {"outcome": {"outcome": "selected", "optionId": "allow"}}
+            )
+
+    return Recorder()
+
+
+@pytest.mark.parametrize("scheme", ["ws", "http"])
+async def test_our_remote_client_api_drives_the_pypi_sdk_1_0_remote_agent(
+    rc3_agent: str, scheme: str
+) -> None:
+    # `connect_ws` / `connect_http` (by URL) with a generated v1 client handler, in this process
+    import acp_v1
+    from acp_runtime import remote
+
+    client = recorder()
+    peer, connection = await remote.connect_url(f"{scheme}://{rc3_agent}", client)
+    async with connection:
+        init = await asyncio.wait_for(
+            peer.initialize(
+                acp_v1.InitializeRequest.from_dict(
+                    {"protocolVersion": 1, "clientInfo": {"name": "ours", "version": "1"}}
+                )
+            ),
+            TIMEOUT,
+        )
+        assert init.protocol_version == 1 and init.agent_info is not None
+        assert init.agent_info.name == "pypi-echo-agent"
+        session = await asyncio.wait_for(
+            peer.session_new(acp_v1.NewSessionRequest.from_dict({"cwd": "/", "mcpServers": []})),
+            TIMEOUT,
+        )
+
+        async def prompt(text: str) -> str:
+            request = {"sessionId": session.session_id, "prompt": [{"type": "text", "text": text}]}
+            answer = await asyncio.wait_for(
+                peer.session_prompt(acp_v1.PromptRequest.from_dict(request)), TIMEOUT
+            )
+            return str(answer.to_dict()["stopReason"])
+
+        assert await prompt("permission, then echo") == "end_turn"
+        kinds = [e.get("sessionUpdate") or e["kind"] for e in client.events]
+        assert kinds[0] == "agent_thought_chunk" and kinds.count("agent_message_chunk") == 3
+        assert (
+            kinds.index("tool_call") < kinds.index("permission") < kinds.index("tool_call_update")
+        ), kinds
+        assert client.events[-1]["status"] == "completed"  # the agent took our `allow`
+        text = "".join(
+            e["content"]["text"]
+            for e in client.events
+            if e.get("sessionUpdate") == "agent_message_chunk"
+        )
+        assert text == "permission, then echo"
+
+        client.events.clear()
+        client.cancel_after_three = True
+        assert await prompt(" ".join(["slow"] * 200)) == "cancelled"  # session/cancel honoured
+        echoed = [e for e in client.events if e.get("sessionUpdate") == "agent_message_chunk"]
+        assert 3 <= len(echoed) < 200 and {"kind": "cancel_sent"} in client.events
