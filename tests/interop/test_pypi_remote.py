@@ -4,7 +4,9 @@ both directions, against the RFD "Streamable HTTP & WebSocket Transport" as we s
 * Its client (`pypi_client.py --url`: `acp.ws.create_websocket_stream` or
   `acp.http.create_http_stream`, then `acp.connect_to_agent`) drives our scaffolded agent served
   by `--listen`, through pypi_client.py's three v1 turns (a permission allowed, a stream
-  cancelled, a permission during which the client cancels).
+  cancelled, a permission during which the client cancels); its experimental v2 client
+  (`pypi_v2_client.py`, `acp.experimental.v2`) through two v2 turns (a permission allowed, a
+  stream cancelled), each ended by the agent's idle state.
 * Our scaffolded client (`-- ws://...` / `-- http://...`, which is `acp_runtime.remote.open_url`)
   drives pypi_agent.py's echo agent served by the SDK's own Starlette app
   (`acp.http.asgi.create_asgi_app`) under uvicorn: a prompt with a permission request to its end,
@@ -193,6 +195,60 @@ def test_pypi_sdk_1_0_http_client_drives_our_agent_when_it_correlates_by_id(
     ), record["http"]
     verbs = [e["verb"] for e in record["http"]]
     assert verbs.count("GET") == 2 and verbs[-1] == "DELETE", verbs  # two SSE streams, then bye
+
+
+def rc3_v2_client(rc3: Path, url: str) -> dict[str, Any]:
+    """pypi_v2_client.py's two v2 turns against `url`: its record."""
+    done = subprocess.run(
+        [str(rc3 / "python"), str(INTEROP / "pypi_v2_client.py"), url],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    return record_of(done, f"pypi_v2_client.py {url} (1.0.0rc3)")
+
+
+def assert_v2_turns(record: dict[str, Any]) -> None:
+    """A v2 session with our agent: a turn with a permission allowed, then one cancelled."""
+    context = json.dumps(record, indent=1)[:12000]
+    assert record["ok"], context
+    assert record["initialize"]["protocolVersion"] == 2, context
+    assert record["initialize"]["info"]["name"] == "interop-agent", context
+    events = record["events"]
+    states = [(e["state"], e.get("stopReason")) for e in events if "state" in e]
+    assert states == [
+        ("running", None),
+        ("requires_action", None),  # the permission request ...
+        ("running", None),  # ... answered
+        ("idle", "end_turn"),
+        ("running", None),
+        ("idle", "cancelled"),  # session/cancel honoured
+    ], context
+    second = events.index({"kind": "prompt_sent"}, 1)
+    first = events[:second]
+    assert {"kind": "permission", "options": ["allow", "reject"]} in first, context
+    text = "".join(e["text"] for e in first if e.get("sessionUpdate") == "agent_message_chunk")
+    assert text == "ask permission then echo", context
+    statuses = [e.get("status") for e in first if e.get("sessionUpdate") == "tool_call_update"]
+    assert statuses[-1] == "completed", context
+    echoed = [e for e in events[second:] if e.get("sessionUpdate") == "agent_message_chunk"]
+    assert {"kind": "cancel_sent"} in events[second:] and 3 <= len(echoed) < 200, context
+
+
+def test_pypi_sdk_1_0_v2_client_over_websocket_drives_our_listening_agent(
+    rc3: Path, our_agent: str
+) -> None:
+    assert_v2_turns(rc3_v2_client(rc3, f"ws://{our_agent}"))
+
+
+def test_pypi_sdk_1_0_v2_http_client_drives_our_agent_when_it_correlates_by_id(
+    rc3: Path, our_correlating_agent: str
+) -> None:
+    # its v2 client shares the v1 one's HTTP transport, and its defect: without the correlation
+    # the permission turn hangs as above
+    assert_v2_turns(rc3_v2_client(rc3, f"http://{our_correlating_agent}"))
 
 
 # ------------------------------------------------------------------ our client, its agent
