@@ -157,7 +157,7 @@ def test_pypi_sdk_1_0_client_over_websocket_drives_our_listening_agent(
 
 
 def test_pypi_sdk_1_0_http_client_omits_the_session_header_on_its_answers(
-    rc3: Path, our_agent: str
+    rc3: Path, our_agent: str, projects: dict[str, Path]
 ) -> None:
     # its known defect: the answer to session/request_permission is POSTed without
     # Acp-Session-Id; our server refuses it (400, as the RFD says) and the turn never ends
@@ -182,6 +182,12 @@ def test_pypi_sdk_1_0_http_client_omits_the_session_header_on_its_answers(
     assert first[0] == "agent_thought_chunk" and "tool_call" in first, context
     # and over plain http:// it speaks HTTP/1.1 (the RFD wants HTTP/2; our server takes either)
     assert {e["httpVersion"] for e in record["http"]} == {"HTTP/1.1"}, context
+    # the refusal stays in its background task (the agent is never told): its own log says so
+    assert "AcpHttpStatusError: HTTP 400: POST None failed" in record["stderr"], context
+    # it left (DELETE) while our agent's permission request was pending: no traceback here
+    served = (projects["agent"].parent / "listen.log").read_text(errors="replace")
+    assert record["http"][-1] == {"verb": "DELETE", "status": 202, "httpVersion": "HTTP/1.1"}
+    assert "Traceback" not in served, served
 
 
 def test_pypi_sdk_1_0_http_client_drives_our_agent_when_it_correlates_by_id(
