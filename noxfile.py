@@ -1,4 +1,4 @@
-"""Nox sessions: tests, network, coverage, lint, typecheck, regen, bench, pydantic, interop."""
+"""Nox sessions: tests, network, hostile_clients, coverage, lint, typecheck, regen, bench, pydantic, interop."""
 
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ def network(session: nox.Session) -> None:
     """The tests that talk to the real npm registry and package index (`-m network`)."""
     install(session)
     session.run("pytest", "-m", "network", *session.posargs)
+
+
+@nox.session
+def hostile_clients(session: nox.Session) -> None:
+    """The slow hostile-peer figures of the runtime output and the clients (`-m hostile_clients`):
+    results and requests over 64 MiB to a reading peer, hostile agents against the HTTP client."""
+    install(session)
+    session.run("pytest", "-m", "hostile_clients", "-n", "0", *session.posargs)
 
 
 @nox.session
@@ -86,6 +94,7 @@ def bench(session: nox.Session) -> None:
         "bench/diff.py",
         "bench/session_state.py",
         "bench/remote.py",
+        "bench/chain.py",
     ):
         session.run("python", script, *session.posargs)
 
@@ -122,7 +131,10 @@ def interop(session: nox.Session) -> None:
     """Every third-party ACP peer (tests/interop/peers/catalog.py), the heavy ones included
     (fast-agent on Python 3.13, acpx on node 22), against our scaffolded agent and client; then
     re-measure their probe figures into docs/peer-figures.json and docs/conformance.md. Each peer
-    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py)."""
+    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py).
+    """
     install(session)
-    session.run("pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"})
+    session.run(
+        "pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"}
+    )
     session.run("python", "scripts/peer_figures.py")

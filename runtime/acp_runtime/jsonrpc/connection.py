@@ -162,6 +162,7 @@ class Connection:
             )
         request_id, entry = self._table.open(method)
         try:
+            await self._output.room()
             self._output.send(_request_frame(request_id, method, params_json))
             await self._output.drain()
             if limit is None:
@@ -194,6 +195,7 @@ class Connection:
         params_json = None if params is None else _to_json(params)
         if self.closed:
             raise self._gone()
+        await self._output.room()
         self._output.send(_notification_frame(method, params_json))
         await self._output.drain()
 
@@ -204,7 +206,7 @@ class Connection:
     def _reply(self, frame: bytes) -> None:
         """Send an answer; a closed or lost output is logged, not raised."""
         try:
-            self._output.send(frame)
+            self._output.send(frame, answer=True)
         except ConnectionError as exc:
             self._log.debug("reply", "could not send a response: %s", exc)
 
@@ -223,7 +225,7 @@ class Connection:
         """Whether intake must stop before the next line (asked between lines)."""
         if self._phase != "reading" and self._phase != "new":
             return True
-        if self._output.backed_up():
+        if self._output.answers_backed_up():
             return True
         queued, serving = len(self._notifications), len(self._requests)
         verdict = self.limits.inbound(queued, serving, self._table.handler_waits > 0)
@@ -326,5 +328,6 @@ class Connection:
             timeout = self.limits.shutdown_timeout
             await finish_received(self._requests, self._notifications, timeout, self._hurry)
         self._phase = "closing"
+        self._output.release(self._gone())  # writers waiting for the peer fail now
         parts = (self._table, self._requests, self._notifications, self._output)
         await wind_down(parts, self.limits, self._gone(), graceful=graceful)

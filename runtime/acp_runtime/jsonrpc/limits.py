@@ -95,12 +95,19 @@ class Limits:
     a response) the connection closes with a logged reason instead of deadlocking."""
 
     max_output_bytes: int = 64 * 1024 * 1024
-    """Output buffered for a peer that does not read it. Past it the connection closes with a
-    logged reason and our pending requests fail with ``ConnectionError``."""
+    """Output buffered before our requests and notifications wait to be written (the answers
+    of the peer's requests are bounded by ``max_inflight_requests``). Not a reason to close: a
+    peer that reads, however slowly (see ``min_drain_rate``), gets everything."""
 
     write_stall_timeout: float = 30.0
-    """How long a write may wait for the peer to read before the connection closes (same
-    outcome as ``max_output_bytes``)."""
+    """The window over which the peer's reading is measured: while our output waits for it, a
+    peer that takes less than ``min_drain_rate`` bytes a second over this long (nothing at all,
+    for a writer that does not report its buffer) ends the connection with a logged reason, and
+    our pending requests fail with ``ConnectionError``."""
+
+    min_drain_rate: int = 32 * 1024
+    """Bytes a second the peer must read of our waiting output (see ``write_stall_timeout``):
+    what tells a slow reader, whose output is all delivered, from one that stopped reading."""
 
     request_timeout: float | None = None
     """Default time limit of our outbound requests (``TimeoutError``, and ``$/cancel_request``
@@ -135,6 +142,8 @@ class Limits:
                 raise ValueError(f"{name} must be positive")
         if self.max_inflight_requests <= 0 or self.max_output_bytes <= 0:
             raise ValueError("max_inflight_requests and max_output_bytes must be positive")
+        if self.min_drain_rate < 0:
+            raise ValueError("min_drain_rate must not be negative")
         if self.overflow_factor < 1:
             raise ValueError("overflow_factor must be at least 1")
         timeouts = (self.write_stall_timeout, self.ordering_timeout, self.shutdown_timeout)
