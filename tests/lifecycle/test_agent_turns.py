@@ -36,8 +36,11 @@ async def v2() -> AsyncIterator[tuple[WirePeer, str]]:
 def is_update(kind: str, **fields: Any) -> Any:
     def check(message: dict[str, Any]) -> bool:
         update = message.get("params", {}).get("update", {}) if message.get("method") else {}
-        return bool(update.get("sessionUpdate") == kind and all(
-            update.get(k) == v for k, v in fields.items()))
+        return bool(
+            update.get("sessionUpdate") == kind
+            and all(update.get(k) == v for k, v in fields.items())
+        )
+
     return check
 
 
@@ -51,12 +54,17 @@ async def turn_end(p: WirePeer, version: int, request_id: int) -> tuple[int, str
     if version == 1:
         return p.seen.index(answer), answer["result"]["stopReason"]
     start = await p.wait_for(is_update("user_message", messageId=answer["result"]["messageId"]))
-    end = await p.wait_for(lambda m: is_update("state_update", state="idle")(m)
-                           and "stopReason" in m["params"]["update"], start)
+    end = await p.wait_for(
+        lambda m: is_update("state_update", state="idle")(m)
+        and "stopReason" in m["params"]["update"],
+        start,
+    )
     return end, p.seen[end]["params"]["update"]["stopReason"]
 
 
-async def test_v2_acceptance_is_insertion_then_running_output_and_idle(v2: tuple[WirePeer, str]) -> None:
+async def test_v2_acceptance_is_insertion_then_running_output_and_idle(
+    v2: tuple[WirePeer, str],
+) -> None:
     p, sid = v2
     request_id = await p.request("session/prompt", prompt(sid, "hello there"))
     answer = await p.answer(request_id)
@@ -73,7 +81,9 @@ async def test_v2_acceptance_is_insertion_then_running_output_and_idle(v2: tuple
     assert not any(u["sessionUpdate"] == "state_update" for u in turn)
 
 
-async def test_v2_identical_prompts_get_distinct_ids_and_run_one_at_a_time(v2: tuple[WirePeer, str]) -> None:
+async def test_v2_identical_prompts_get_distinct_ids_and_run_one_at_a_time(
+    v2: tuple[WirePeer, str],
+) -> None:
     p, sid = v2
     first = await p.request("session/prompt", prompt(sid, "same slow"))
     second = await p.request("session/prompt", prompt(sid, "same slow"))
@@ -95,12 +105,16 @@ async def test_v1_prompts_of_a_session_run_one_at_a_time(peer: tuple[WirePeer, i
     end_one, reason_one = await turn_end(p, version, first)
     end_two, reason_two = await turn_end(p, version, second)
     assert (reason_one, reason_two) == ("end_turn", "end_turn")
-    chunks = [u["content"]["text"] for u in p.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+    chunks = [
+        u["content"]["text"] for u in p.updates() if u["sessionUpdate"] == "agent_message_chunk"
+    ]
     assert chunks == ["one ", "slow ", "two ", "slow "]  # never interleaved
     assert end_one < end_two
 
 
-async def test_session_cancel_ends_the_turn_cancelled_and_nothing_follows(peer: tuple[WirePeer, int, str]) -> None:
+async def test_session_cancel_ends_the_turn_cancelled_and_nothing_follows(
+    peer: tuple[WirePeer, int, str],
+) -> None:
     p, version, sid = peer
     request_id = await p.request("session/prompt", prompt(sid, "hang"))
     await p.wait_for(is_update("agent_message_chunk"))
@@ -125,7 +139,9 @@ async def test_v1_cancel_request_of_the_prompt_answers_cancelled() -> None:
         await p.kill()
 
 
-async def test_v2_a_queued_prompt_is_refused_by_cancel_and_never_inserted(v2: tuple[WirePeer, str]) -> None:
+async def test_v2_a_queued_prompt_is_refused_by_cancel_and_never_inserted(
+    v2: tuple[WirePeer, str],
+) -> None:
     p, sid = v2
     hanging = await p.request("session/prompt", prompt(sid, "hang"))
     queued = await p.request("session/prompt", prompt(sid, "queued"))
@@ -151,7 +167,9 @@ async def test_v2_session_close_cancels_and_the_idle_comes_first(v2: tuple[WireP
     assert again["error"]["code"] == -32002
 
 
-async def test_an_exception_ends_the_turn_with_error_and_its_text_stays_inside(peer: tuple[WirePeer, int, str]) -> None:
+async def test_an_exception_ends_the_turn_with_error_and_its_text_stays_inside(
+    peer: tuple[WirePeer, int, str],
+) -> None:
     p, version, sid = peer
     request_id = await p.request("session/prompt", prompt(sid, "fail"))
     answer = await p.answer(request_id)
@@ -175,8 +193,10 @@ async def test_cancel_during_a_pending_permission_request(peer: tuple[WirePeer, 
     asked = p.seen[await p.wait_for(lambda m: m.get("method") == "session/request_permission")]
     await p.notify("session/cancel", {"sessionId": sid})
     if version == 2:  # v2 withdraws the request; the tool call ends cancelled before the idle
-        await p.wait_for(lambda m: m.get("method") == "$/cancel_request"
-                         and m["params"]["requestId"] == asked["id"])
+        await p.wait_for(
+            lambda m: m.get("method") == "$/cancel_request"
+            and m["params"]["requestId"] == asked["id"]
+        )
     else:  # v1: the client answers its pending permission requests `cancelled`
         await p.answer_permission(asked["id"], "cancelled")
     end, reason = await turn_end(p, version, request_id)
@@ -191,8 +211,12 @@ async def test_cancel_during_a_pending_permission_request(peer: tuple[WirePeer, 
 
 async def test_permission_granted_or_refused(peer: tuple[WirePeer, int, str]) -> None:
     p, version, sid = peer
-    _, reason = await turn_end(p, version, await p.request("session/prompt", prompt(sid, "permission")))
+    _, reason = await turn_end(
+        p, version, await p.request("session/prompt", prompt(sid, "permission"))
+    )
     assert reason == "end_turn"
     p.permission = "reject"
-    _, reason = await turn_end(p, version, await p.request("session/prompt", prompt(sid, "permission refuse")))
+    _, reason = await turn_end(
+        p, version, await p.request("session/prompt", prompt(sid, "permission refuse"))
+    )
     assert reason == "refusal"  # the stop reason `respond` returned

@@ -59,9 +59,13 @@ async def test_prompt_returns_when_the_turn_is_over(version: int) -> None:
     acp = package(version)
     client = make_client(acp)
     script = str(HERE / "lifecycle_agent.py")
-    async with acp.spawn_agent(sys.executable, script, PACKAGES[version], client=client, env=ENV) as agent:
+    async with acp.spawn_agent(
+        sys.executable, script, PACKAGES[version], client=client, env=ENV
+    ) as agent:
         sid = await open_session(acp, agent, version)
-        results = await asyncio.gather(client.prompt(sid, "one two slow"), client.prompt(sid, "three"))
+        results = await asyncio.gather(
+            client.prompt(sid, "one two slow"), client.prompt(sid, "three")
+        )
     assert [r.stop_reason for r in results] == ["end_turn", "end_turn"]
     assert [r.text for r in results] == ["one two slow ", "three "]
     assert client.seen == ["one ", "two ", "slow ", "three "]  # the handlers ran as it came
@@ -79,7 +83,9 @@ async def test_the_same_handle_cancels_the_turn(version: int) -> None:
     acp = package(version)
     client = make_client(acp)
     script = str(HERE / "lifecycle_agent.py")
-    async with acp.spawn_agent(sys.executable, script, PACKAGES[version], client=client, env=ENV) as agent:
+    async with acp.spawn_agent(
+        sys.executable, script, PACKAGES[version], client=client, env=ENV
+    ) as agent:
         sid = await open_session(acp, agent, version)
         turn = client.prompt(sid, "hang")
         while not client.seen:

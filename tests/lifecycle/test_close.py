@@ -21,9 +21,12 @@ async def pipe() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
     reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0)
+    )
     transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0))
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0)
+    )
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
@@ -53,7 +56,9 @@ async def test_close_cancels_the_turn_and_reports_its_end_first(version: int) ->
         info = acp.Implementation(name="t", version="0")
         if version == 1:
             await peer.initialize(acp.InitializeRequest(protocol_version=1, client_info=info))
-            session_id = (await peer.session_new(acp.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
+            session_id = (
+                await peer.session_new(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+            ).session_id
         else:
             await peer.initialize(2, info)
             session_id = (await peer.session_new("/")).session_id

@@ -19,7 +19,9 @@ async def test_prompts_then_eof_every_turn_finishes_before_exit(version: int) ->
         status, _ = await p.close()  # EOF at once: nothing inserted yet
         assert status == 0
         assert [(await turn_end(p, version, r))[1] for r in (first, second)] == ["end_turn"] * 2
-        chunks = [u["content"]["text"] for u in p.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+        chunks = [
+            u["content"]["text"] for u in p.updates() if u["sessionUpdate"] == "agent_message_chunk"
+        ]
         assert chunks == ["first ", "slow ", "prompt ", "second ", "slow "]
     finally:
         await p.kill()

@@ -53,8 +53,9 @@ class Client(PromptingClient, acp.Client):  # type: ignore[misc]
 async def serving(app: Any) -> AsyncIterator[str]:
     import uvicorn
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                            ws="websockets-sansio", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio", lifespan="on"
+    )
     server = uvicorn.Server(config)
     task = asyncio.ensure_future(server.serve())
     async with asyncio.timeout(STEP):
@@ -79,7 +80,9 @@ async def connect(url: str) -> tuple[Client, Any, Any]:
 
 @pytest.mark.parametrize("scheme", ["ws", "http"])
 async def test_resume_over_a_new_connection_replays_then_prompts_are_answered(scheme: str) -> None:
-    app = remote.acp_asgi_app(Agent())  # one handler, shallow-copied per connection: shared sessions
+    app = remote.acp_asgi_app(
+        Agent()
+    )  # one handler, shallow-copied per connection: shared sessions
     async with serving(app) as base:
         url = f"{scheme}://{base}/acp"
         first, peer, connection = await connect(url)
@@ -96,14 +99,32 @@ async def test_resume_over_a_new_connection_replays_then_prompts_are_answered(sc
             start = acp.ReplayFromStart_()
             await asyncio.wait_for(peer.session_resume(session_id, "/tmp", replay_from=start), STEP)
             replayed = list(second.updates)
-            reply_id = next(u["messageId"] for u in first.updates if u["sessionUpdate"] == "agent_message_chunk")
+            reply_id = next(
+                u["messageId"] for u in first.updates if u["sessionUpdate"] == "agent_message_chunk"
+            )
             assert replayed == [
-                {"sessionUpdate": "user_message", "messageId": live.message_id,
-                 "content": [{"type": "text", "text": "remember this"}]},
-                {"sessionUpdate": "agent_message", "messageId": reply_id,
-                 "content": [{"type": "text", "text": "remember "}, {"type": "text", "text": "this "}]},
-                {"sessionUpdate": "compaction_update", "compactionId": "cmp_1", "status": "completed",
-                 "summary": [{"type": "text", "text": "kept "}, {"type": "text", "text": "context"}]},
+                {
+                    "sessionUpdate": "user_message",
+                    "messageId": live.message_id,
+                    "content": [{"type": "text", "text": "remember this"}],
+                },
+                {
+                    "sessionUpdate": "agent_message",
+                    "messageId": reply_id,
+                    "content": [
+                        {"type": "text", "text": "remember "},
+                        {"type": "text", "text": "this "},
+                    ],
+                },
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": "cmp_1",
+                    "status": "completed",
+                    "summary": [
+                        {"type": "text", "text": "kept "},
+                        {"type": "text", "text": "context"},
+                    ],
+                },
                 {"sessionUpdate": "state_update", "state": "idle"},
             ]
             assert any(u["sessionUpdate"] == "notice" for u in first.updates)  # live, not replayed

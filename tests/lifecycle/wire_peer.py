@@ -32,9 +32,13 @@ class WirePeer:
     async def start(cls, package: str, *, turn_timeout: float = 10.0) -> WirePeer:
         env = {**os.environ, "PYTHONPATH": str(GENERATED), "TURN_TIMEOUT": str(turn_timeout)}
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(HERE / "lifecycle_agent.py"), package,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env,
+            sys.executable,
+            str(HERE / "lifecycle_agent.py"),
+            package,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
         )
         return cls(process)
 
@@ -50,8 +54,11 @@ class WirePeer:
                     await self.answer_permission(message["id"], self.permission)
 
     async def answer_permission(self, request_id: Any, option: str) -> None:
-        outcome = {"outcome": "cancelled"} if option == "cancelled" else {
-            "outcome": "selected", "optionId": option}
+        outcome = (
+            {"outcome": "cancelled"}
+            if option == "cancelled"
+            else {"outcome": "selected", "optionId": option}
+        )
         await self.send({"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}})
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -91,13 +98,17 @@ class WirePeer:
             params = {"protocolVersion": version, "info": info, "capabilities": {}}
         init = await self.call("initialize", params)
         assert init.get("result", {}).get("protocolVersion") == version, init
-        new = await self.call("session/new", {"cwd": "/tmp", "mcpServers": []} if version == 1
-                              else {"cwd": "/tmp"})
+        new = await self.call(
+            "session/new", {"cwd": "/tmp", "mcpServers": []} if version == 1 else {"cwd": "/tmp"}
+        )
         return str(new["result"]["sessionId"])
 
     def updates(self, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
-        return [m["params"]["update"] for m in self.seen[start:end]
-                if m.get("method") == "session/update"]
+        return [
+            m["params"]["update"]
+            for m in self.seen[start:end]
+            if m.get("method") == "session/update"
+        ]
 
     async def close(self) -> tuple[int, bytes]:
         """Close stdin and wait for the process: its exit status and stderr."""

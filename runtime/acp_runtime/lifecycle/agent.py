@@ -67,7 +67,11 @@ class TurnAgent:
             info["title"] = self.title
         version = self.dialect.version
         if not self.dialect.v2:
-            data = {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": self.capabilities()}
+            data = {
+                "protocolVersion": 1,
+                "agentInfo": info,
+                "agentCapabilities": self.capabilities(),
+            }
             return self.answer("initialize", data)
         if params.protocol_version < version:  # only a repeated initialize gets here
             raise RpcError(INVALID_REQUEST, f"Invalid request: initialize must ask for {version}")
@@ -128,7 +132,11 @@ class TurnAgent:
     @staticmethod
     def session_info(session: LiveSession) -> dict[str, Any]:
         """A session as `session/list` describes it."""
-        info = {"sessionId": session.session_id, "cwd": session.cwd, "updatedAt": session.updated_at}
+        info = {
+            "sessionId": session.session_id,
+            "cwd": session.cwd,
+            "updatedAt": session.updated_at,
+        }
         return info if session.title is None else {**info, "title": session.title}
 
     async def session_resume(self, params: Any) -> Any:

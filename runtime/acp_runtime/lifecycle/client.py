@@ -138,13 +138,25 @@ class PromptingClient:
             raise
         message_id = str(answer.get("messageId"))
         connection = self.peer.connection
-        inserted = await _find(connection, log, start, lambda d: d.get("sessionUpdate") == "user_message"
-                               and d.get("messageId") == message_id)
-        end = await _find(connection, log, inserted, lambda d: d.get("sessionUpdate") == "state_update"
-                          and d.get("state") == "idle" and d.get("stopReason") is not None)
+        inserted = await _find(
+            connection,
+            log,
+            start,
+            lambda d: d.get("sessionUpdate") == "user_message" and d.get("messageId") == message_id,
+        )
+        end = await _find(
+            connection,
+            log,
+            inserted,
+            lambda d: d.get("sessionUpdate") == "state_update"
+            and d.get("state") == "idle"
+            and d.get("stopReason") is not None,
+        )
         updates = log.updates[inserted : end + 1]
         stop = log.updates[end]
-        reason = str(stop.to_dict()["stopReason"] if hasattr(stop, "to_dict") else stop["stopReason"])
+        reason = str(
+            stop.to_dict()["stopReason"] if hasattr(stop, "to_dict") else stop["stopReason"]
+        )
         return TurnResult(reason, message_id, updates, self._reduce(updates))
 
     async def _send(self, params: dict[str, Any]) -> Any:

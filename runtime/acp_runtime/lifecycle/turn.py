@@ -74,7 +74,9 @@ class ToolCall:
             answer = await connection.request("session/request_permission", params, None)
             await session.set_state("running")
             return allowed(answer, allow)
-        asked = asyncio.ensure_future(connection.request("session/request_permission", params, None))
+        asked = asyncio.ensure_future(
+            connection.request("session/request_permission", params, None)
+        )
         answer = await asyncio.shield(asked)
         if isinstance(answer, Mapping) and answer.get("outcome", {}).get("outcome") == "cancelled":
             raise asyncio.CancelledError  # v1: the client cancelled the turn
@@ -134,7 +136,9 @@ class Turn:
         """Report the plan: entries with `content`, `priority` and `status`, replacing the last."""
         await self.send(self.session.dialect.plan(self.plan_id, entries))
 
-    async def tool_call(self, title: str, *, kind: str = "other", raw_input: Any = None) -> ToolCall:
+    async def tool_call(
+        self, title: str, *, kind: str = "other", raw_input: Any = None
+    ) -> ToolCall:
         """Report a new tool call, `pending`; it stays open until a finishing status. Calls still
         open when the turn stops short are reported `failed` (an error) or `cancelled`."""
         call = ToolCall(self, new_id("call"))

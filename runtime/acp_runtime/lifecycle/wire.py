@@ -67,7 +67,7 @@ class Dialect:
         return update
 
     def plan(self, plan_id: str, entries: Sequence[Mapping[str, Any]]) -> Json:
-        """The plan's entries (each `content`, `priority`, `status`), replacing the previous ones."""
+        """The plan's entries (each `content`, `priority`, `status`), replacing the last ones."""
         items = [
             {
                 "content": str(entry["content"]),
