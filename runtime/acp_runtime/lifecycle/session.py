@@ -178,9 +178,13 @@ class LiveSession:
                 await self.set_state("idle", reason)
         except ConnectionError:
             stopping = True  # the client is gone: there is no one left to tell
-        if reason == "error" and not self.dialect.v2:
+        except Exception:  # noqa: BLE001 (logged with its traceback; the prompt is still answered)
+            log.exception("session %s: reporting the end of the turn failed", self.session_id)
+        if pending.done.done():
+            pass
+        elif reason == "error" and not self.dialect.v2:
             pending.done.set_exception(RpcError.internal_error())  # v1 has no `error` reason
-        elif not pending.done.done():
+        else:
             pending.done.set_result(reason)
         return stopping
 
