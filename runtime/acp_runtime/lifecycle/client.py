@@ -23,6 +23,7 @@ from ..jsonrpc import RpcError
 from .wire import Dialect, dialect_of, text_block
 
 REQUEST_CANCELLED = -32800
+_USER_MESSAGE = frozenset({"user_message", "user_message_chunk"})
 _CLOSED_CHECK = 1.0  # seconds between checks that the connection is still open, while waiting
 
 
@@ -142,7 +143,8 @@ class PromptingClient:
             connection,
             log,
             start,
-            lambda d: d.get("sessionUpdate") == "user_message" and d.get("messageId") == message_id,
+            # the insertion, reported whole or streamed (the spec's MUST), under the answer's id
+            lambda d: d.get("sessionUpdate") in _USER_MESSAGE and d.get("messageId") == message_id,
         )
         end = await _find(
             connection,
