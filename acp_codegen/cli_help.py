@@ -37,7 +37,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("acp-codegen init", "track the default ACP draft schema in this project"),
         ("acp-codegen init acp_v1", "track the pinned v1 schema this toolkit ships"),
         (
-            "acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json --package my_acp",
+            (
+                "acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json "
+                "--package my_acp"
+            ),
             "any source",
         ),
     ),
@@ -46,7 +49,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "diff": (
         (
-            "acp-codegen diff npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json acp_v2_draft",
+            (
+                "acp-codegen diff "
+                "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json acp_v2_draft"
+            ),
             "OLD then NEW",
         ),
         (
@@ -71,8 +77,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "migrate": (
         (
             (
-                "acp-codegen migrate src/ --from npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json "
-                "--to acp_v2_draft --check"
+                "acp-codegen migrate src/ --from "
+                "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json --to "
+                "acp_v2_draft --check"
             ),
             "what your code needs",
         ),
@@ -139,7 +146,8 @@ def show_flags_plainly() -> None:
 
 
 def complete_targets(incomplete: str) -> list[str]:
-    """The pinned target names starting with `incomplete` (shell completion; nothing on any error)."""
+    """The pinned target names starting with `incomplete` (shell completion; nothing on any
+    error)."""
     from acp_codegen.errors import CodegenError
     from acp_codegen.pins import default_pin_path, load_pins
 
