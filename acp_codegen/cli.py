@@ -322,8 +322,8 @@ def init(
     for line in done.import_hint():
         reporter.summary(line)
     reporter.summary(
-        f"next: {PROG} generate --check (CI: {PROG} ci github), {PROG} outdated, {PROG} upgrade "
-        f"{done.pin.name}"
+        f"next: {PROG} generate --check (CI: {PROG} ci github), {PROG} outdated, "
+        f"{PROG} upgrade {done.pin.name}"
     )
 
 

@@ -13,6 +13,9 @@ from typing import Any
 from rich.markup import escape
 
 # command path -> (command line, what it does); shown under "Examples" in the command's --help.
+# An older release of the draft, the OLD of the examples that compare or migrate.
+_OLD_DRAFT = "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json"
+
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "": (
         ("acp-codegen init", "start tracking the ACP schema in your project"),
@@ -49,10 +52,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "diff": (
         (
-            (
-                "acp-codegen diff "
-                "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json acp_v2_draft"
-            ),
+            f"acp-codegen diff {_OLD_DRAFT} acp_v2_draft",
             "OLD then NEW",
         ),
         (
@@ -76,11 +76,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "migrate": (
         (
-            (
-                "acp-codegen migrate src/ --from "
-                "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json --to "
-                "acp_v2_draft --check"
-            ),
+            f"acp-codegen migrate src/ --from {_OLD_DRAFT} --to acp_v2_draft --check",
             "what your code needs",
         ),
     ),

@@ -52,10 +52,12 @@ def runtime_files() -> dict[str, str]:
 def _note() -> str:
     versions = runtime_versions()
     return (
-        f"# acp-runtime {runtime_version()}, vendored\n\nThis directory is a copy of the "
-        "`acp-runtime` package, written by `acp-codegen` with\n`--vendor-runtime` so that the "
-        "bindings beside it work without installing it. Do not edit\nit: regenerate to update "
-        "it.\n\nTo depend on the published runtime instead (one `pip install -U` away from every "
-        "fix):\ndelete this directory, remove it from your packaging, and add the "
-        f"dependency\n`acp-runtime{versions}` (the bindings are the same either way).\n"
+        f"# acp-runtime {runtime_version()}, vendored\n\n"
+        "This directory is a copy of the `acp-runtime` package, written by `acp-codegen` with\n"
+        "`--vendor-runtime` so that the bindings beside it work without installing it. "
+        "Do not edit\n"
+        "it: regenerate to update it.\n\n"
+        "To depend on the published runtime instead (one `pip install -U` away from every fix):\n"
+        "delete this directory, remove it from your packaging, and add the dependency\n"
+        f"`acp-runtime{versions}` (the bindings are the same either way).\n"
     )
