@@ -101,3 +101,19 @@ async def test_sessions_named_by_the_agent_open_at_most_max_session_streams() ->
 def test_client_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="ClientLimits.max_session_streams"):
         remote.ClientLimits(max_session_streams=0)
+
+
+async def test_a_websocket_message_over_the_limit_ends_the_connection() -> None:
+    from websockets.asyncio.server import serve
+
+    async def hostile(ws: Any) -> None:
+        await ws.recv()  # initialize
+        await ws.send('{"jsonrpc":"2.0","id":0,"result":"' + "x" * (2 << 20) + '"}')
+        await ws.wait_closed()
+
+    async with serve(hostile, "127.0.0.1", 0, max_size=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        pipe, sink = await remote.open_ws(f"ws://127.0.0.1:{port}/acp", client_limits=LIMITS)
+        async with jsonrpc.Connection(object(), {}, pipe, sink) as connection:
+            with pytest.raises(ConnectionError):
+                await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)

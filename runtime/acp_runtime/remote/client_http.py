@@ -284,7 +284,7 @@ class HttpSink(QueuedSink):
                 if response.status_code != 200:
                     body = await read_start(response, limits.max_error_body_bytes)
                     raise RemoteHttpError("GET", self._url, response.status_code, body)
-                kind = response.headers.get("content-type", "").partition(";")[0].strip()
+                kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if kind != EVENT_STREAM_MIME:
                     raise ConnectionError(f"GET {self._url}: not an event stream ({kind!r})")
                 ready.set_result(None)
