@@ -62,6 +62,19 @@ async def test_an_error_body_with_no_end_is_read_only_up_to_its_limit() -> None:
     assert scenario.sent_bytes < 64 << 20
 
 
+async def test_an_error_body_is_quoted_as_one_line_of_visible_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="acp_runtime.remote")
+    async with hostile_agent(Scenario(initialize="escapes")) as url, client(url) as connection:
+        with pytest.raises(jsonrpc.RpcError) as refused:
+            await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)
+    logged = [r.getMessage() for r in caplog.records]
+    for text in (refused.value.message, *logged):
+        assert "\x1b" not in text and "\x07" not in text and "\n" not in text, text
+    assert "\\x1b]52;c;aGk=\\x07\\nFAKE LINE\\x1b[2J" in refused.value.message
+
+
 async def test_an_sse_line_with_no_end_ends_the_connection_with_a_clear_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
