@@ -94,6 +94,7 @@ def bench(session: nox.Session) -> None:
         "bench/diff.py",
         "bench/session_state.py",
         "bench/remote.py",
+        "bench/chain.py",
     ):
         session.run("python", script, *session.posargs)
 
@@ -130,7 +131,10 @@ def interop(session: nox.Session) -> None:
     """Every third-party ACP peer (tests/interop/peers/catalog.py), the heavy ones included
     (fast-agent on Python 3.13, acpx on node 22), against our scaffolded agent and client; then
     re-measure their probe figures into docs/peer-figures.json and docs/conformance.md. Each peer
-    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py)."""
+    installs into its own environment under ~/.cache/acp-codegen/peers (tests/interop/peer_envs.py).
+    """
     install(session)
-    session.run("pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"})
+    session.run(
+        "pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"}
+    )
     session.run("python", "scripts/peer_figures.py")

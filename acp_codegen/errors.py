@@ -34,7 +34,9 @@ class CodegenError(Exception):
         self.diagnostics: tuple[Diagnostic, ...] = diagnostics
 
 
-def fail(code: str, message: str, *, file: str | None = None, pointer: str | None = None) -> CodegenError:
+def fail(
+    code: str, message: str, *, file: str | None = None, pointer: str | None = None
+) -> CodegenError:
     """Build a CodegenError holding a single error diagnostic (raise the result)."""
     return CodegenError(Diagnostic("error", code, message, file, pointer))
 

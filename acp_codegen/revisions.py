@@ -67,7 +67,11 @@ class Resolver:
         """The pinned target `name` (an `unknown-target` error otherwise)."""
         pin = self.pins().get(name)
         if pin is None:
-            raise fail("unknown-target", f"no pinned target {name!r} (known: {self.known()})", file=str(self.pins_path))
+            raise fail(
+                "unknown-target",
+                f"no pinned target {name!r} (known: {self.known()})",
+                file=str(self.pins_path),
+            )
         return RevisionRef(name, pin.source, pin.sha256, pin)
 
     def resolve(self, arg: str) -> RevisionRef:
@@ -104,7 +108,9 @@ class Resolver:
         assert ref.pin is not None
         pin = ref.pin
         refs = [RevisionRef(short_label(h.source), h.source, h.sha256) for h in pin.history]
-        return refs + [RevisionRef(f"{target} ({short_label(pin.source)})", pin.source, pin.sha256, pin)]
+        return refs + [
+            RevisionRef(f"{target} ({short_label(pin.source)})", pin.source, pin.sha256, pin)
+        ]
 
 
 def short_label(source: str) -> str:

@@ -41,7 +41,8 @@ def runtime_files() -> dict[str, str]:
     files = {
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted(root.rglob("*"))
-        if path.is_file() and (path.suffix == ".py" or path.name == "py.typed")
+        if path.is_file()
+        and (path.suffix == ".py" or path.name == "py.typed")
         and "__pycache__" not in path.parts
     }
     files[VENDORED_NOTE] = _note()

@@ -93,7 +93,9 @@ def chain_bound(definitions: tuple[Definition, ...]) -> int:
     longest: dict[str, int] = {}
     for component in components(edges):
         members = set(component)
-        below = max((longest[c] for m in component for c in edges[m] if c not in members), default=0)
+        below = max(
+            (longest[c] for m in component for c in edges[m] if c not in members), default=0
+        )
         for m in component:
             longest[m] = below + len(component)
     return max(longest.values(), default=1) - 1

@@ -135,11 +135,17 @@ def _shared_docs(protocol: Protocol) -> tuple[SharedDoc, ...]:
     for (wire, description), count in sorted(counts.items()):
         if count >= SHARED_DOC_MIN and count > best.get(wire, (0, ""))[0]:
             best[wire] = (count, description)
-    return tuple(SharedDoc(names[wire], wire, description) for wire, (_, description) in sorted(best.items()))
+    return tuple(
+        SharedDoc(names[wire], wire, description) for wire, (_, description) in sorted(best.items())
+    )
 
 
 def _module(
-    protocol: Protocol, group: ModelGroup, where: Mapping[str, str], enums: frozenset[str], documented: Mapping[str, str]
+    protocol: Protocol,
+    group: ModelGroup,
+    where: Mapping[str, str],
+    enums: frozenset[str],
+    documented: Mapping[str, str],
 ) -> ModelModule:
     uses: Uses = set()
     definitions = tuple(
@@ -172,7 +178,9 @@ def _definition(
     return ModelAlias(d.name, value, d.description)
 
 
-def _class(struct: Struct, protocol: Protocol, uses: Uses, documented: Mapping[str, str]) -> ModelClass:
+def _class(
+    struct: Struct, protocol: Protocol, uses: Uses, documented: Mapping[str, str]
+) -> ModelClass:
     fields = []
     for field in struct.fields:
         spelled = field_spelling(field, protocol, uses)
@@ -240,7 +248,9 @@ def _imports(
             modules.setdefault(("..enums", None), set()).add(name)
         elif where.get(name, group.module) != group.module:
             modules.setdefault((f".{where[name]}", None), set()).add(name)
-    lines = [ImportLine(m, tuple(sorted(ns, key=isort_key)), alias) for (m, alias), ns in modules.items()]
+    lines = [
+        ImportLine(m, tuple(sorted(ns, key=isort_key)), alias) for (m, alias), ns in modules.items()
+    ]
     sections: dict[int, list[ImportLine]] = {}
     for line in lines:
         sections.setdefault(_section(line.module), []).append(line)

@@ -64,7 +64,11 @@ def field_name(wire: str) -> str:
     return name
 
 
-def distinct_field_names(wires: Sequence[str], taken: AbstractSet[str] = frozenset(), keep: AbstractSet[str] = frozenset()) -> dict[str, str]:
+def distinct_field_names(
+    wires: Sequence[str],
+    taken: AbstractSet[str] = frozenset(),
+    keep: AbstractSet[str] = frozenset(),
+) -> dict[str, str]:
     """Python names for the properties of one object, all distinct: `field_name(wire)`, and where
     several wire names give the same name (`fooBar`, `foo_bar`, `foo-bar`, `FooBar`), a wire name
     in `keep` (a tag), else the one spelled exactly so, keeps it and the others, in code-point
@@ -82,7 +86,11 @@ def distinct_field_names(wires: Sequence[str], taken: AbstractSet[str] = frozens
         number = 1
         for index, wire in enumerate(ranked):
             candidate = name
-            while candidate in used or (candidate != name and candidate in groups) or (index and candidate == name):
+            while (
+                candidate in used
+                or (candidate != name and candidate in groups)
+                or (index and candidate == name)
+            ):
                 number += 1
                 candidate = f"{name}{'' if name.endswith('_') else '_'}{number}"
             used.add(candidate)

@@ -11,7 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Rule = Literal["required", "replace", "collection", "reset", "meta_patch", "event_meta", "keep_on_null", "bytes"]
+Rule = Literal[
+    "required",
+    "replace",
+    "collection",
+    "reset",
+    "meta_patch",
+    "event_meta",
+    "keep_on_null",
+    "bytes",
+]
 
 # The rule each kind of field follows, quoted (or closely paraphrased) from the spec and schema.
 RULE_COMMENTS: dict[Rule, str] = {
@@ -26,9 +35,21 @@ RULE_COMMENTS: dict[Rule, str] = {
 }
 
 # Names of the classes session.py defines; a schema definition of the same name would clash.
-OWN_NAMES = ("SessionState", "ContextUsage", "SessionDetails", "TimelineMessage", "TimelineToolCall",
-             "TimelineTerminal", "TimelinePlan", "TimelineCompaction", "TimelineSubagent",
-             "TimelineSessionMessage", "TimelineRaw", "TimelineEntity", "parse_update")
+OWN_NAMES = (
+    "SessionState",
+    "ContextUsage",
+    "SessionDetails",
+    "TimelineMessage",
+    "TimelineToolCall",
+    "TimelineTerminal",
+    "TimelinePlan",
+    "TimelineCompaction",
+    "TimelineSubagent",
+    "TimelineSessionMessage",
+    "TimelineRaw",
+    "TimelineEntity",
+    "parse_update",
+)
 
 
 @dataclass(frozen=True)

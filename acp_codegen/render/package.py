@@ -85,6 +85,8 @@ def render_package(protocol: Protocol, package: str, command: str) -> dict[str, 
     files[f"{GROUPS_PACKAGE}/__init__.py"] = env.get_template(MODELS_PACKAGE).render(context)
     template = env.get_template(MODEL_MODULE)
     for module in view.models.modules:
-        files[f"{GROUPS_PACKAGE}/{module.module}.py"] = template.render(header=context["header"], module=module)
+        files[f"{GROUPS_PACKAGE}/{module.module}.py"] = template.render(
+            header=context["header"], module=module
+        )
     files["py.typed"] = ""
     return {path: files[path] for path in sorted(files)}  # the order reports list them in

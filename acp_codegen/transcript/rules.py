@@ -40,16 +40,26 @@ RULES: dict[str, str] = {
     "values are reserved for future ACP statuses.",
 }
 
-KNOWN_STOP_REASONS = frozenset({"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"})
+KNOWN_STOP_REASONS = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
+)
 KNOWN_COMPACTION_STATUSES = frozenset({"in_progress", "completed", "failed", "cancelled"})
 TERMINAL_COMPACTION_STATUSES = frozenset({"completed", "failed", "cancelled"})
 ACTIVE_STATES = frozenset({"running", "requires_action"})
 
 # Updates that carry a `messageId` the spec requires.
-MESSAGE_UPDATES = frozenset({
-    "user_message", "user_message_chunk", "agent_message", "agent_message_chunk", "agent_thought",
-    "agent_thought_chunk", "session_message", "session_message_chunk",
-})
+MESSAGE_UPDATES = frozenset(
+    {
+        "user_message",
+        "user_message_chunk",
+        "agent_message",
+        "agent_message_chunk",
+        "agent_thought",
+        "agent_thought_chunk",
+        "session_message",
+        "session_message_chunk",
+    }
+)
 USER_MESSAGE_UPDATES = frozenset({"user_message", "user_message_chunk"})
 
 # Foreground output: sessionUpdate -> (entity kind, ID field). These are the updates that show

@@ -93,13 +93,17 @@ class Revision:
 
 
 def _problem(error: ValidationError, defs: dict[str, Any], root: str) -> Problem:
-    return Problem(pointer(error.absolute_path), f"{error.validator}: {_brief(error.message)}",
-                   _rule(defs, root, list(error.absolute_schema_path)))
+    return Problem(
+        pointer(error.absolute_path),
+        f"{error.validator}: {_brief(error.message)}",
+        _rule(defs, root, list(error.absolute_schema_path)),
+    )
 
 
 def _rule(defs: dict[str, Any], root: str, path: list[Any]) -> str:
     """`#/$defs/Name/...`: the failing keyword, from the innermost definition the path entered
-    (jsonschema leaves `$ref` steps out of its paths, so they are followed where a step needs it)."""
+    (jsonschema leaves `$ref` steps out of its paths, so they are followed where a step needs it).
+    """
     base, node = f"#/$defs/{root}", defs.get(root, {})
     rel: list[Any] = []
     for step in path:
@@ -175,5 +179,10 @@ def pinned_for_version(version: int, pins_path: Path | None = None) -> Revision 
         if pin.unstable is None:
             return revision
         loaded = load(pin.unstable.source, pin.unstable.sha256)
-        return Revision(f"{pin.name} (unstable)", loaded.document.get("$defs", {}), build_ir(loaded), stable=revision)
+        return Revision(
+            f"{pin.name} (unstable)",
+            loaded.document.get("$defs", {}),
+            build_ir(loaded),
+            stable=revision,
+        )
     return None

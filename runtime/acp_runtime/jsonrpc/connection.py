@@ -51,7 +51,7 @@ from .ordering import Ledger
 from .outbound import RequestTable
 from .output import Output
 from .requests import InboundRequests
-from .shutdown import finish_received, wind_down
+from .shutdown import finish_held, finish_received, wind_down
 
 Phase = Literal["new", "reading", "draining", "closing", "closed"]
 
@@ -107,6 +107,7 @@ class Connection:
         self._reason: str | None = None  # why the connection was ended from our side
         self._close_done: asyncio.Event | None = None
         self._ending: asyncio.Task[None] | None = None
+        self._held: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def from_streams(cls, *args: Any, **options: Any) -> Connection:
@@ -208,6 +209,15 @@ class Connection:
             self._output.send(frame, answer=True)
         except ConnectionError as exc:
             self._log.debug("reply", "could not send a response: %s", exc)
+
+    def hold(self, task: asyncio.Task[Any]) -> None:
+        """Hold the connection open for ``task`` (work a handler started that sends on it, such
+        as a prompt turn): at end of input it gets ``Limits.turn_timeout`` to finish, on
+        ``close()`` none; then it is cancelled and gets ``Limits.close_timeout`` to send its last
+        messages before the output closes."""
+        if not task.done():
+            self._held.add(task)
+            task.add_done_callback(self._held.discard)
 
     # ------------------------------------------------------------------ reading
 
@@ -313,6 +323,7 @@ class Connection:
         self._reading.reading = False
         reason = self._reason or "the peer ended its output before answering"
         self._table.fail_unanswered(PeerGoneError(f"connection closed: {reason}"))
+        await finish_held(self._held, self.limits, self._hurry, graceful=graceful)
         if graceful:
             timeout = self.limits.shutdown_timeout
             await finish_received(self._requests, self._notifications, timeout, self._hurry)

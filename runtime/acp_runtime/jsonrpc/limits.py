@@ -126,6 +126,13 @@ class Limits:
     requests still running are cancelled and answered -32800, notifications still queued are
     dropped with a logged count."""
 
+    turn_timeout: float = 10.0
+    """At end of input or ``close()``: how long the work the connection holds open
+    (``Connection.hold``: the prompt turns of ``acp_runtime.lifecycle``) may go on. At end of
+    input a turn gets this long to finish, then it is cancelled; ``close()`` cancels it at once.
+    A cancelled turn then gets ``close_timeout`` to send its final updates (v2's ``idle``, v1's
+    answer) before the output closes."""
+
     close_timeout: float = 5.0
     """How long ``close()`` (and the last step of any shutdown) waits for cancelled handlers to
     end and for the output to be flushed before the transport is aborted."""
@@ -141,7 +148,7 @@ class Limits:
         if self.overflow_factor < 1:
             raise ValueError("overflow_factor must be at least 1")
         timeouts = (self.write_stall_timeout, self.ordering_timeout, self.shutdown_timeout)
-        if min(*timeouts, self.close_timeout) < 0:
+        if min(*timeouts, self.turn_timeout, self.close_timeout) < 0:
             raise ValueError("timeouts must not be negative")
         if self.request_timeout is not None and self.request_timeout <= 0:
             raise ValueError("request_timeout must be positive or None")

@@ -4,8 +4,9 @@ Owns ``RemoteConnection``: the agent it drives (a ``Connection`` over an ``Inbou
 connection itself as the ``WriterLike``), the routing of the agent's output to the
 connection-scoped stream or to the session stream of the message's ``sessionId`` (HTTP) or to
 the one WebSocket, the sessions the connection holds, and the limits (buffered output, output
-stall, buffered session streams, id length). ``Registry`` owns the live connections, which
-session is held by which, and the closing of idle connections.
+stall, buffered session streams, id length, the server's memory budget). ``Registry`` owns the
+live connections, which session is held by which, the memory budget, and the closing of idle
+connections and of those that never got past ``initialize``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .limits import (
     parse_message,
     result_session_id,
 )
+from .budget import MemoryBudget
 from .pipes import InboundPipe, Mailbox
 
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
@@ -53,7 +55,9 @@ class RemoteConnection:
         self.closed = False
         self.close_reason = ""
         self.buffered = 0  # bytes queued for the client, in every mailbox
-        self.inbound = InboundPipe(self._progress)
+        self.taken = 0  # how many times the client took output (stall detection)
+        self.budget: MemoryBudget = registry.budget
+        self.inbound = InboundPipe(self._progress, self.budget.change)
         self.connection_stream = Mailbox(self._count)  # the WebSocket's, for "ws"
         self.sessions: dict[str, Mailbox] = {}
         self.held: set[str] = set()
@@ -63,7 +67,10 @@ class RemoteConnection:
         self.client_routes: dict[RequestId, str | None] = {}  # the client's answers
         self.initialize_id: RequestId | None = None
         self.initial: asyncio.Future[bytes] | None = None
-        self.last_activity = asyncio.get_running_loop().time()
+        self.initialized = False  # the agent answered initialize with a result
+        self.setup_done = False  # ... and the client came back after it (setup_timeout)
+        self._followed = False
+        self.created = self.last_activity = asyncio.get_running_loop().time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
         self._connection: Connection | None = None
@@ -79,7 +86,7 @@ class RemoteConnection:
             runner: Awaitable[None] = connection.run()
         else:
             runner = agent(self.inbound, self)
-        self._agent_task = asyncio.ensure_future(runner)
+        self._agent_task = self.registry.spawn(runner)
         self._agent_task.add_done_callback(self._agent_done)
 
     def _agent_done(self, task: asyncio.Task[None]) -> None:
@@ -101,31 +108,42 @@ class RemoteConnection:
             start = end
 
     async def drain(self) -> None:
-        """Wait while the client holds ``max_buffered_bytes`` unread; cut it off if it stalls."""
+        """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
+        spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
         await self._wait_room(lambda: self.buffered >= limit or self.inbound.buffered >= limit)
 
     async def room_for_input(self) -> None:
-        """Wait while the agent has ``max_buffered_bytes`` of input unread (same stall limit)."""
+        """Wait while the agent has ``max_buffered_bytes`` of input unread or the server's budget
+        is spent (same stall limit)."""
         limit = self.limits.max_buffered_bytes
         await self._wait_room(lambda: self.inbound.buffered >= limit)
 
-    async def _wait_room(self, full: Callable[[], bool]) -> None:
-        while full() and not self.closed:
+    async def _wait_room(self, own_limit: Callable[[], bool]) -> None:
+        stall = self.limits.max_output_stall
+        while (own_limit() or self.budget.full) and not self.closed:
             self._room = asyncio.get_running_loop().create_future()
+            taken = self.taken
+            self.budget.wait_with(self._progress)
             try:
-                async with asyncio.timeout(self.limits.max_output_stall):
+                async with asyncio.timeout(stall):
                     await self._room
             except TimeoutError:
-                self.close(f"output stalled for {self.limits.max_output_stall} s")
+                # Waiting for the server's budget alone is no fault of a client that took all
+                # its output: those that hold output unread are cut after their own stall.
+                if own_limit() or (self.buffered and self.taken == taken):
+                    self.close(f"output stalled for {stall} s")
             finally:
+                self.budget.done_waiting(self._progress)
                 self._room = None
         if self.closed:
             raise ConnectionError(f"connection closed: {self.close_reason}")
 
     def _count(self, delta: int) -> None:
         self.buffered += delta
+        self.budget.change(delta)
         if delta < 0:
+            self.taken += 1
             self._progress()
 
     def _progress(self) -> None:
@@ -151,6 +169,8 @@ class RemoteConnection:
             request_id = message_id(message)
             initial = self.initial
             if initial is not None and request_id == self.initialize_id and not initial.done():
+                if "result" in message:
+                    self._initialized()
                 initial.set_result(frame)
                 return
             route = self._note_response(message)
@@ -166,6 +186,8 @@ class RemoteConnection:
 
     def _note_response(self, message: dict[str, Any]) -> str | None:
         request_id = message_id(message)
+        if request_id is not None and request_id == self.initialize_id and "result" in message:
+            self._initialized()
         route = self.pending_routes.pop(request_id, None) if request_id is not None else None
         attach = self.pending_attach.pop(request_id, None) if request_id is not None else None
         if "result" in message:
@@ -228,6 +250,15 @@ class RemoteConnection:
         """Note traffic (for the idle limit)."""
         self.last_activity = asyncio.get_running_loop().time()
 
+    def client_came_back(self) -> None:
+        """Note a client message after its ``initialize``: setup is over once that succeeded."""
+        self._followed = True
+        self.setup_done = self.initialized
+
+    def _initialized(self) -> None:
+        self.initialized = True
+        self.setup_done = self._followed
+
     # ------------------------------------------------------------------ closing
 
     def close(self, reason: str = "agent closed its output") -> None:
@@ -243,7 +274,7 @@ class RemoteConnection:
         for box in self.sessions.values():
             box.close()
         self.sessions.clear()
-        self.inbound.feed_eof()
+        self.inbound.discard()
         self._progress()
         if self.initial is not None and not self.initial.done():
             self.initial.set_exception(ConnectionError(reason))
@@ -259,6 +290,7 @@ class Registry:
 
     def __init__(self, limits: RemoteLimits) -> None:
         self.limits = limits
+        self.budget = MemoryBudget(limits.max_total_buffered_bytes)
         self.connections: dict[str, RemoteConnection] = {}
         self.holders: dict[str, RemoteConnection] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -289,29 +321,39 @@ class Registry:
             if self.holders.get(session_id) is connection:
                 del self.holders[session_id]
 
-    def spawn(self, coro: Awaitable[Any]) -> None:
-        """Run a background step (closing a connection) and keep a reference to it."""
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run an agent or a background step (closing a connection), keeping a reference to it
+        (``close_all`` waits for them, then cancels what is left)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _reap(self) -> None:
-        # Runs while there are connections; `create` starts it again afterwards.
-        idle = self.limits.idle_timeout
+        # Runs while there are connections; `create` starts it again afterwards. A flood of
+        # connections that stop after `initialize` holds its slots for `setup_timeout` at most.
+        idle, setup = self.limits.idle_timeout, self.limits.setup_timeout
         loop = asyncio.get_running_loop()
         while self.connections:
-            await asyncio.sleep(min(idle / 4, 5.0))
+            await asyncio.sleep(min(idle / 4, setup / 4, 2.5))
             now = loop.time()
             for connection in list(self.connections.values()):
                 if now - connection.last_activity > idle:
                     connection.close(f"idle for {idle} s")
+                elif not connection.setup_done and now - connection.created > setup:
+                    connection.close(f"not past initialize within setup_timeout ({setup} s)")
 
-    async def close_all(self) -> None:
-        """Close every connection and wait for their agents to stop."""
+    async def close_all(self, timeout: float | None = None) -> None:
+        """Close every connection and wait (``timeout`` at most) for their agents to stop; the
+        agents still running then are cancelled."""
         for connection in list(self.connections.values()):
             connection.close("server shutting down")
         if self._reaper is not None:
             self._reaper.cancel()
         if self._tasks:
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+            await asyncio.wait(list(self._tasks), timeout=timeout)
+        left = list(self._tasks)
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=1.0)
