@@ -284,7 +284,7 @@ def _undo(written: list[tuple[Path, bytes | None]], new_dirs: list[Path]) -> Non
             if old is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_bytes(old)
+                write_atomic(path, old)  # the old bytes, in one step, with its mode
         except OSError:
             pass
     for new_dir in new_dirs:  # deepest first; only the empty ones (nothing of the user's)

@@ -23,7 +23,8 @@ INIT_RESULT = b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}'
 @dataclass
 class Scenario:
     """What the agent does. ``initialize``: "ok", "endless" (200, a body with no end),
-    "declared" (200, Content-Length of 1 GB), "error" (500, an error body with no end).
+    "declared" (200, Content-Length of 1 GB), "error" (500, an error body with no end),
+    "escapes" (500, an error body of terminal escape sequences and a line break).
     ``stream``: "quiet" (an event stream that sends nothing) or "endless-line". ``sessions``:
     how many responses naming a new session the connection stream sends after the answer to
     the first request posted after initialize."""
@@ -92,6 +93,9 @@ async def _serve(
                         writer.write(_head(200, {**ids, **chunked}))
                         await _endless(writer, scenario, b'{"jsonrpc":"2.0","id":0,"result":"')
                         return
+                    elif scenario.initialize == "escapes":
+                        body = b"\x1b]52;c;aGk=\x07\nFAKE LINE\x1b[2J"
+                        writer.write(_head(500, {"Content-Length": str(len(body))}) + body)
                     else:
                         writer.write(_head(500, {"Content-Type": "text/plain", **chunked}))
                         await _endless(writer, scenario, b"error " * 10000)

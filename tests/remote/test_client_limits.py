@@ -62,6 +62,19 @@ async def test_an_error_body_with_no_end_is_read_only_up_to_its_limit() -> None:
     assert scenario.sent_bytes < 64 << 20
 
 
+async def test_an_error_body_is_quoted_as_one_line_of_visible_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="acp_runtime.remote")
+    async with hostile_agent(Scenario(initialize="escapes")) as url, client(url) as connection:
+        with pytest.raises(jsonrpc.RpcError) as refused:
+            await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)
+    logged = [r.getMessage() for r in caplog.records]
+    for text in (refused.value.message, *logged):
+        assert "\x1b" not in text and "\x07" not in text and "\n" not in text, text
+    assert "\\x1b]52;c;aGk=\\x07\\nFAKE LINE\\x1b[2J" in refused.value.message
+
+
 async def test_an_sse_line_with_no_end_ends_the_connection_with_a_clear_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -101,3 +114,19 @@ async def test_sessions_named_by_the_agent_open_at_most_max_session_streams() ->
 def test_client_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="ClientLimits.max_session_streams"):
         remote.ClientLimits(max_session_streams=0)
+
+
+async def test_a_websocket_message_over_the_limit_ends_the_connection() -> None:
+    from websockets.asyncio.server import serve
+
+    async def hostile(ws: Any) -> None:
+        await ws.recv()  # initialize
+        await ws.send('{"jsonrpc":"2.0","id":0,"result":"' + "x" * (2 << 20) + '"}')
+        await ws.wait_closed()
+
+    async with serve(hostile, "127.0.0.1", 0, max_size=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        pipe, sink = await remote.open_ws(f"ws://127.0.0.1:{port}/acp", client_limits=LIMITS)
+        async with jsonrpc.Connection(object(), {}, pipe, sink) as connection:
+            with pytest.raises(ConnectionError):
+                await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)

@@ -118,17 +118,41 @@ async def test_a_slow_reader_gets_everything_and_a_trickling_one_is_cut() -> Non
     assert server.closed
 
 
-async def test_close_fails_requests_blocked_on_writing_at_once(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    # A TCP peer that never reads: our requests wait for the transport (the stall window is
-    # far away); close() fails every one of them now, with no traceback logged by asyncio.
-    caplog.set_level(logging.DEBUG)
+async def _silent_tcp() -> tuple[Any, Any, Any]:
+    """A TCP connection to a peer that never reads: our reader, our writer, what to close."""
     accepted: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
     listener = await asyncio.start_server(lambda r, w: accepted.set_result((r, w)), "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    _silent_reader, silent_writer = await accepted  # never read
+    _silent_reader, silent_writer = await accepted
+
+    def done() -> None:
+        silent_writer.close()
+        listener.close()
+
+    return reader, writer, done
+
+
+async def _silent_pipe() -> tuple[Any, Any, Any]:
+    """Two OS pipes: nothing comes in, and what we write is never read."""
+    reader, _writer = await pipe()
+    loop = asyncio.get_running_loop()
+    unread_fd, write_fd = os.pipe()
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, writer, lambda: os.close(unread_fd)
+
+
+@pytest.mark.parametrize("transport", ["tcp", "pipe"])
+async def test_close_fails_requests_blocked_on_writing_at_once(
+    caplog: pytest.LogCaptureFixture, transport: str
+) -> None:
+    # A peer that never reads: our requests wait for the transport (the stall window is far
+    # away); close() fails every one of them now, with no traceback logged by asyncio.
+    caplog.set_level(logging.DEBUG)
+    reader, writer, done_with = await (_silent_tcp if transport == "tcp" else _silent_pipe)()
     limits = rpc.Limits(write_stall_timeout=120.0, close_timeout=0.2)
     connection = rpc.Connection(object(), {}, reader, writer, limits=limits)
     run = asyncio.create_task(connection.run())
@@ -143,8 +167,8 @@ async def test_close_fails_requests_blocked_on_writing_at_once(
     assert done == set(requests)
     assert all(isinstance(r.exception(), ConnectionError) for r in requests)
     await asyncio.wait_for(run, TIMEOUT)
-    silent_writer.close()
-    listener.close()
+    assert writer.transport.is_closing()
+    done_with()
     await asyncio.sleep(0.05)
     text = "\n".join(r.getMessage() + str(r.exc_info) for r in caplog.records)
     assert "InvalidStateError" not in text and "Traceback" not in text

@@ -39,35 +39,32 @@ def _modes(root: Path) -> dict[str, int]:
 
 
 def test_scaffold_files_get_the_umask_mode(fake_npm: FakeNpm, tmp_path: Path) -> None:
-    for mask in (0o022, 0o027):
-        project = tmp_path / f"client-{mask:o}"
-        cache = tmp_path / f"cache-{mask:o}"
-        run = _cli(mask, tmp_path, fake_npm.env(cache), "scaffold", "client", str(project))
-        assert run.returncode == 0, run.stderr
-        modes = _modes(project)
-        files = {name: mode for name, mode in modes.items() if (project / name).is_file()}
-        dirs = {name: mode for name, mode in modes.items() if (project / name).is_dir()}
-        assert "README.md" in files and "pyproject.toml" in files and "schema/pins.toml" in files
-        assert set(files.values()) == {0o666 & ~mask}, sorted(files.items())
-        assert set(dirs.values()) == {0o777 & ~mask}
-        cached = [mode for name, mode in _modes(cache).items() if (cache / name).is_file()]
-        assert set(cached) <= {0o666 & ~mask}
+    mask = 0o022  # the case: every file was 0600
+    project, cache = tmp_path / "client", tmp_path / "cache"
+    run = _cli(mask, tmp_path, fake_npm.env(cache), "scaffold", "client", str(project))
+    assert run.returncode == 0, run.stderr
+    modes = _modes(project)
+    files = {name: mode for name, mode in modes.items() if (project / name).is_file()}
+    dirs = {name: mode for name, mode in modes.items() if (project / name).is_dir()}
+    assert "README.md" in files and "pyproject.toml" in files and "schema/pins.toml" in files
+    assert set(files.values()) == {0o666 & ~mask}, sorted(files.items())
+    assert set(dirs.values()) == {0o777 & ~mask}
+    cached = [mode for name, mode in _modes(cache).items() if (cache / name).is_file()]
+    assert set(cached) <= {0o666 & ~mask}
 
 
 def test_upgrade_keeps_the_pin_file_mode_and_reports_get_the_umask(
     fake_npm: FakeNpm, tmp_path: Path
 ) -> None:
-    for mode in (0o644, 0o640):
-        project = project_copy(tmp_path / f"project-{mode:o}")
-        pins = project / "schema" / "pins.toml"
-        pins.chmod(mode)
-        before = pins.read_bytes()
-        env = fake_npm.env(tmp_path / f"cache-{mode:o}")
-        args = ("upgrade", "acp_v2_draft", "--pins", "schema/pins.toml", "--report", "report.md")
-        run = _cli(0o022, project, env, *args)
-        assert run.returncode == 0, run.stderr
-        assert pins.read_bytes() != before  # rewritten, in place of the old file
-        assert stat.S_IMODE(pins.stat().st_mode) == mode
-        assert stat.S_IMODE((project / "report.md").stat().st_mode) == 0o644
-        leftovers = [p.name for p in pins.parent.iterdir() if p.name.endswith(".tmp")]
-        assert leftovers == []
+    project = project_copy(tmp_path / "project")
+    pins = project / "schema" / "pins.toml"
+    pins.chmod(0o640)  # not what the umask (022) gives: kept, not re-derived
+    before = pins.read_bytes()
+    env = fake_npm.env(tmp_path / "cache")
+    args = ("upgrade", "acp_v2_draft", "--pins", "schema/pins.toml", "--report", "report.md")
+    run = _cli(0o022, project, env, *args)
+    assert run.returncode == 0, run.stderr
+    assert pins.read_bytes() != before  # rewritten, in place of the old file
+    assert stat.S_IMODE(pins.stat().st_mode) == 0o640
+    assert stat.S_IMODE((project / "report.md").stat().st_mode) == 0o644
+    assert [p.name for p in pins.parent.iterdir() if p.name.endswith(".tmp")] == []

@@ -107,7 +107,8 @@ class Limits:
 
     min_drain_rate: int = 32 * 1024
     """Bytes a second the peer must read of our waiting output (see ``write_stall_timeout``):
-    what tells a slow reader, whose output is all delivered, from one that stopped reading."""
+    what tells a slow reader, whose output is all delivered, from one that stopped reading (0:
+    none is ever cut, our writers wait for as long as it takes)."""
 
     request_timeout: float | None = None
     """Default time limit of our outbound requests (``TimeoutError``, and ``$/cancel_request``

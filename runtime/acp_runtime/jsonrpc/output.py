@@ -43,8 +43,9 @@ class DrainWatch:
 
     def stop(self) -> None:
         """Stop watching (the output is closed or lost)."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        task = self._task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()  # (the watch itself, when it finds the peer stalled, just returns)
 
     async def _watch(self) -> None:
         output, window = self._output, self._window

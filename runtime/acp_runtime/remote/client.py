@@ -1,18 +1,18 @@
 """Remote ACP transport, client side: ``connect_ws``, ``connect_http`` and ``connect_url``.
 
 Each connects a client handler of any generated package and returns its typed peer and the
-``Connection`` over queue-backed pipes, which work exactly as stdio does; ``open_ws``, ``open_http`` and ``open_url`` return those pipes themselves (a
-reader and a writer, for a caller that builds its own connection, such as a negotiating
-client). WebSocket (``websockets``): one text frame per message, the connection id from
-the upgrade response, a close frame on ``close()``. Streamable HTTP (``httpx``, event
-streams parsed by ``client_read``): POST per message in order, the connection-scoped SSE stream after
-``initialize``, one session-scoped stream per session (opened before the first message of that
-session is posted), DELETE on ``close()``. The cookie jar lives as long as the connection (pass
-one to keep affinity across reconnects). An HTTP failure is a ``RemoteHttpError`` (WebSocket
-upgrade) or the failed request's JSON-RPC error carrying it (``data``: status and body).
-What the agent can make the client hold is bounded by ``client_limits`` (``ClientLimits``: message
-and error body sizes, SSE lines, session streams). Those libraries are imported only when called
-(the ``remote`` extra).
+``Connection`` over queue-backed pipes, which work exactly as stdio does; ``open_ws``,
+``open_http`` and ``open_url`` return those pipes themselves (a reader and a writer, for a caller
+that builds its own connection, such as a negotiating client). WebSocket (``websockets``): one
+text frame per message, the connection id from the upgrade response, a close frame on
+``close()``. Streamable HTTP (``httpx``, event streams parsed by ``client_read``): POST per
+message in order, the connection-scoped SSE stream after ``initialize``, one session-scoped stream
+per session (opened before the first message of that session is posted), DELETE on ``close()``.
+The cookie jar lives as long as the connection (pass one to keep affinity across reconnects). An
+HTTP failure is a ``RemoteHttpError`` (WebSocket upgrade) or the failed request's JSON-RPC error
+carrying it (``data``: status and body). What the agent can make the client hold is bounded by
+``client_limits`` (``ClientLimits``: message and error body sizes, SSE lines, session streams).
+Those libraries are imported only when called (the ``remote`` extra).
 """
 
 from __future__ import annotations

@@ -57,6 +57,12 @@ FATAL_STATUSES = frozenset({401, 403, 404, 410})
 MAX_ERROR_BODY = 8 * 1024
 
 
+def _one_line(text: str) -> str:
+    """The agent's text for a log line: control characters (line breaks, escape sequences)
+    written as escapes, so that it can neither forge lines nor act on a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class RemoteHttpError(ConnectionError):
     """An ACP endpoint answered an HTTP request with a failure status."""
 
@@ -66,7 +72,8 @@ class RemoteHttpError(ConnectionError):
         self.status = status
         self.body = body[:MAX_ERROR_BODY].decode("utf-8", "replace")
         meaning = STATUS_MEANING.get(status, "unexpected status")
-        detail = f": {self.body.strip()}" if self.body.strip() else ""
+        shown = _one_line(self.body.strip())
+        detail = f": {shown}" if shown else ""
         super().__init__(f"{method} {url}: HTTP {status}, {meaning}{detail}")
 
     def to_rpc_error(self, request_id: Any) -> bytes:
@@ -284,7 +291,7 @@ class HttpSink(QueuedSink):
                 if response.status_code != 200:
                     body = await read_start(response, limits.max_error_body_bytes)
                     raise RemoteHttpError("GET", self._url, response.status_code, body)
-                kind = response.headers.get("content-type", "").partition(";")[0].strip()
+                kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if kind != EVENT_STREAM_MIME:
                     raise ConnectionError(f"GET {self._url}: not an event stream ({kind!r})")
                 ready.set_result(None)
@@ -301,7 +308,8 @@ class HttpSink(QueuedSink):
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it
             if not self._closing and (session_id is None or isinstance(exc, ClientLimitError)):
-                logger.warning("ACP %s stream ended: %s", session_id or "connection", exc)
+                where = "connection" if session_id is None else f"session {session_id!r}"
+                logger.warning("ACP %s stream ended: %s", where, exc)
         finally:
             if not ready.done():  # cancelled (closing, or evicted) before it was ready
                 ready.set_exception(ConnectionError(f"GET {self._url}: stream closed"))
