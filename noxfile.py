@@ -1,4 +1,5 @@
-"""Nox sessions: tests, network, hostile, coverage, lint, typecheck, regen, bench, pydantic, interop."""
+"""Nox sessions: tests, network, hostile, hostile_clients, coverage, lint, typecheck, regen, bench,
+pydantic, interop."""
 
 from __future__ import annotations
 
@@ -48,6 +49,14 @@ def hostile(session: nox.Session) -> None:
         "tests/remote/test_hostile.py",
         *session.posargs,
     )
+
+
+@nox.session
+def hostile_clients(session: nox.Session) -> None:
+    """The slow hostile-peer figures of the runtime output and the clients (`-m hostile_clients`):
+    results and requests over 64 MiB to a reading peer, hostile agents against the HTTP client."""
+    install(session)
+    session.run("pytest", "-m", "hostile_clients", "-n", "0", *session.posargs)
 
 
 @nox.session
@@ -105,6 +114,7 @@ def bench(session: nox.Session) -> None:
         "bench/diff.py",
         "bench/session_state.py",
         "bench/remote.py",
+        "bench/chain.py",
     ):
         session.run("python", script, *session.posargs)
 

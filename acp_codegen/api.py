@@ -5,8 +5,8 @@ Each function takes what the command's options say, as Python values (paths as `
 `diagnostics` are what the CLI prints, one line each) instead of exiting. Defaults are the
 CLI's: run in a project, the functions use its nearest `schema/pins.toml`, the output directory
 it names (`generated/` beside `schema/` unless its `out` says otherwise) and its
-`.cache/acp-codegen/`. Nothing is printed; progress goes to the sink `acp_codegen.progress.reporting`
-installs, if any.
+`.cache/acp-codegen/`. Nothing is printed; progress goes to the sink
+`acp_codegen.progress.reporting` installs, if any.
 
 The names are verbs that do not collide with the toolkit's sub-packages (`acp_codegen.diff`,
 `acp_codegen.scaffold`, `acp_codegen.upgrade` are modules): `generate`, `compare`,
@@ -53,7 +53,8 @@ class Generation:
 
     @property
     def drifted(self) -> tuple[Drift, ...]:
-        """Every package (the vendored runtime included) that differs from what would be generated."""
+        """Every package (the vendored runtime included) that differs from what would be
+        generated."""
         found = [r.drift for r in self.results if r.drift is not None and not r.drift.clean]
         if self.runtime is not None and not self.runtime.clean:
             found.append(self.runtime)
@@ -97,10 +98,16 @@ def generate(
     names = list(targets)
     pins_path = _pins(pins)
     if schema is None:
-        stray = [flag for flag, value in (("package", package), ("sha256", sha256)) if value is not None]
+        stray = [
+            flag for flag, value in (("package", package), ("sha256", sha256)) if value is not None
+        ]
         if stray:
-            raise fail("bad-option", f"{' and '.join(stray)} only appl{'y' if len(stray) > 1 else 'ies'} to an "
-                       "ad-hoc schema source", file="command line")
+            raise fail(
+                "bad-option",
+                f"{' and '.join(stray)} only appl{'y' if len(stray) > 1 else 'ies'} to an "
+                "ad-hoc schema source",
+                file="command line",
+            )
         pin_file = load_pins(pins_path)
         chosen = pinned_targets(pin_file, names)
         vendoring = pin_file.vendor_runtime if vendor_runtime is None else vendor_runtime
@@ -109,8 +116,11 @@ def generate(
         out_dir = Path(out) if out is not None else out_dir_for(pins_path)
     else:
         if names:
-            raise fail("bad-option", f"give pinned target names ({', '.join(names)}) or a schema source, not both",
-                       file="command line")
+            raise fail(
+                "bad-option",
+                f"give pinned target names ({', '.join(names)}) or a schema source, not both",
+                file="command line",
+            )
         name = package if package is not None else DEFAULT_PACKAGE
         chosen = [Target(name, name, schema, sha256)]
         vendoring = bool(vendor_runtime)
@@ -162,10 +172,23 @@ def scaffold_project(
     from acp_codegen.scaffold.project import scaffold
     from acp_codegen.upgrade.ci_install import parse_install_from
 
-    install = (parse_install_from(ci_install_from, Path(directory)) if isinstance(ci_install_from, str)
-               else ci_install_from)
-    return scaffold(kind, Path(directory), name=name, schema=schema, force=force, pins_path=_pins(pins),
-                    protocols=tuple(protocols), v1_schema=v1_schema, vendor_runtime=vendor_runtime, ci_install=install)
+    install = (
+        parse_install_from(ci_install_from, Path(directory))
+        if isinstance(ci_install_from, str)
+        else ci_install_from
+    )
+    return scaffold(
+        kind,
+        Path(directory),
+        name=name,
+        schema=schema,
+        force=force,
+        pins_path=_pins(pins),
+        protocols=tuple(protocols),
+        v1_schema=v1_schema,
+        vendor_runtime=vendor_runtime,
+        ci_install=install,
+    )
 
 
 def track(
@@ -182,8 +205,14 @@ def track(
     (`Tracked.import_hint()`)."""
     from acp_codegen.tracking import track as run
 
-    return run(source, name=name, package=package, project=None if project is None else Path(project),
-               out=None if out is None else Path(out), vendor=vendor_runtime)
+    return run(
+        source,
+        name=name,
+        package=package,
+        project=None if project is None else Path(project),
+        out=None if out is None else Path(out),
+        vendor=vendor_runtime,
+    )
 
 
 def find_outdated(
@@ -240,7 +269,12 @@ def _project_code(pins_path: Path) -> list[Path]:
 
 
 def migrate_code(
-    paths: Iterable[PathLike], *, old: str, new: str, check: bool = False, pins: PathLike | None = None
+    paths: Iterable[PathLike],
+    *,
+    old: str,
+    new: str,
+    check: bool = False,
+    pins: PathLike | None = None,
 ) -> list[FileResult]:
     """Rewrite the user code under `paths` from the bindings of revision `old` to those of `new`
     (or, with `check=True`, only work out the edits); each result lists its edits and the uses

@@ -13,6 +13,9 @@ from typing import Any
 from rich.markup import escape
 
 # command path -> (command line, what it does); shown under "Examples" in the command's --help.
+# An older release of the draft, the OLD of the examples that compare or migrate.
+_OLD_DRAFT = "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json"
+
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "": (
         ("acp-codegen init", "start tracking the ACP schema in your project"),
@@ -24,39 +27,82 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "generate": (
         ("acp-codegen generate", "every pinned target into the output directory"),
         ("acp-codegen generate acp_v2_draft", "one pinned target"),
-        ("acp-codegen generate --check --stat", "write nothing; which files are out of date (exit 1 if any)"),
-        ("acp-codegen generate --schema ./schema.json --out /tmp/out", "an ad-hoc source, into package acp_schema"),
+        (
+            "acp-codegen generate --check --stat",
+            "write nothing; which files are out of date (exit 1 if any)",
+        ),
+        (
+            "acp-codegen generate --schema ./schema.json --out /tmp/out",
+            "an ad-hoc source, into package acp_schema",
+        ),
     ),
     "init": (
         ("acp-codegen init", "track the default ACP draft schema in this project"),
         ("acp-codegen init acp_v1", "track the pinned v1 schema this toolkit ships"),
-        ("acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json --package my_acp", "any source"),
+        (
+            (
+                "acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json "
+                "--package my_acp"
+            ),
+            "any source",
+        ),
     ),
-    "pull": (("acp-codegen pull --history", "fetch every pinned source and its history into the cache"),),
+    "pull": (
+        ("acp-codegen pull --history", "fetch every pinned source and its history into the cache"),
+    ),
     "diff": (
-        ("acp-codegen diff npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json acp_v2_draft",
-         "OLD then NEW"),
-        ("acp-codegen diff --history acp_v2_draft --format markdown", "every step of a target's history"),
+        (
+            f"acp-codegen diff {_OLD_DRAFT} acp_v2_draft",
+            "OLD then NEW",
+        ),
+        (
+            "acp-codegen diff --history acp_v2_draft --format markdown",
+            "every step of a target's history",
+        ),
         ("acp-codegen diff ./old.json ./new.json --fail-on warning", "exit 1 on warnings too"),
     ),
-    "check-transcript": (("acp-codegen check-transcript session.jsonl", "every rule the recording breaks"),),
-    "outdated": (("acp-codegen outdated --format json", "newer releases of every pinned npm source"),),
+    "check-transcript": (
+        ("acp-codegen check-transcript session.jsonl", "every rule the recording breaks"),
+    ),
+    "outdated": (
+        ("acp-codegen outdated --format json", "newer releases of every pinned npm source"),
+    ),
     "upgrade": (
-        ("acp-codegen upgrade acp_v2_draft --dry-run", "the planned pin edit and report; writes nothing"),
+        (
+            "acp-codegen upgrade acp_v2_draft --dry-run",
+            "the planned pin edit and report; writes nothing",
+        ),
         ("acp-codegen upgrade acp_v2_draft --to 2.4.0 --report upgrade.md", "a given release"),
     ),
     "migrate": (
-        (("acp-codegen migrate src/ --from npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json "
-         "--to acp_v2_draft --check"), "what your code needs"),
+        (
+            f"acp-codegen migrate src/ --from {_OLD_DRAFT} --to acp_v2_draft --check",
+            "what your code needs",
+        ),
     ),
-    "scaffold agent": (("acp-codegen scaffold agent my-agent", "an echo agent for ACP v1 and v2 clients"),),
+    "scaffold agent": (
+        ("acp-codegen scaffold agent my-agent", "an echo agent for ACP v1 and v2 clients"),
+    ),
     "scaffold client": (("acp-codegen scaffold client my-client", "a terminal client"),),
     "ci github": (
-        ("acp-codegen ci github", "the workflow, installing this toolkit the way it was installed here"),
-        ("acp-codegen ci github --install-from git+https://github.com/me/acp-codegen@v0.2.0", "from a git URL"),
+        (
+            "acp-codegen ci github",
+            "the workflow, installing this toolkit the way it was installed here",
+        ),
+        (
+            "acp-codegen ci github --install-from git+https://github.com/me/acp-codegen@v0.2.0",
+            "from a git URL",
+        ),
     ),
-    "probe agent": (("acp-codegen probe agent -- my-agent", "drive an agent as a demanding client"),),
-    "probe client": (("acp-codegen probe client -- my-client --yes hi -- {agent}", "play the agent a client runs"),),
+    "probe agent": (
+        ("acp-codegen probe agent -- my-agent", "drive an agent as a demanding client"),
+    ),
+    "probe client": (
+        (
+            "acp-codegen probe client -- my-client --yes hi -- {agent}",
+            "play the agent a client runs",
+        ),
+    ),
 }
 
 
@@ -96,7 +142,8 @@ def show_flags_plainly() -> None:
 
 
 def complete_targets(incomplete: str) -> list[str]:
-    """The pinned target names starting with `incomplete` (shell completion; nothing on any error)."""
+    """The pinned target names starting with `incomplete` (shell completion; nothing on any
+    error)."""
     from acp_codegen.errors import CodegenError
     from acp_codegen.pins import default_pin_path, load_pins
 

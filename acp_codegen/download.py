@@ -35,24 +35,37 @@ def npm_pack(spec: NpmSource) -> bytes:
     npm = shutil.which("npm")
     what = f"{spec.package}@{spec.version}"
     if npm is None:
-        raise fail("fetch-failed", f"cannot fetch {what}: the `npm` client is not on PATH",
-                   file=spec.text)
+        raise fail(
+            "fetch-failed", f"cannot fetch {what}: the `npm` client is not on PATH", file=spec.text
+        )
     env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
     with tempfile.TemporaryDirectory(prefix="acp-codegen-npm-") as tmp:
         command = [npm, "pack", what, "--pack-destination", tmp, "--silent", "--loglevel=error"]
         try:
             with step(f"fetching {what} (npm pack)"):
-                done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True,
-                                      timeout=NPM_TIMEOUT_SECONDS, check=False)
+                done = subprocess.run(
+                    command,
+                    cwd=tmp,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=NPM_TIMEOUT_SECONDS,
+                    check=False,
+                )
         except (subprocess.TimeoutExpired, OSError) as exc:
             raise fail("fetch-failed", f"`npm pack {what}`: {exc}", file=spec.text) from None
         if done.returncode != 0:
-            raise fail("fetch-failed", f"`npm pack {what}` failed (exit {done.returncode}): "
-                       f"{_npm_reason(done.stderr)}", file=spec.text)
+            raise fail(
+                "fetch-failed",
+                f"`npm pack {what}` failed (exit {done.returncode}): "
+                f"{_npm_reason(done.stderr)}",
+                file=spec.text,
+            )
         tarballs = list(Path(tmp).glob("*.tgz"))
         if len(tarballs) != 1:
-            raise fail("fetch-failed", f"`npm pack {what}` left {len(tarballs)} tarballs",
-                       file=spec.text)
+            raise fail(
+                "fetch-failed", f"`npm pack {what}` left {len(tarballs)} tarballs", file=spec.text
+            )
         return tarballs[0].read_bytes()
 
 
@@ -77,15 +90,19 @@ def extract(blob: bytes, spec: NpmSource) -> bytes:
                 raise fail("fetch-failed", f"{what} has no file {spec.path}", file=spec.text)
             return member.read()
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise fail("fetch-failed", f"cannot read the tarball of {what}: {exc}",
-                   file=spec.text) from None
+        raise fail(
+            "fetch-failed", f"cannot read the tarball of {what}: {exc}", file=spec.text
+        ) from None
 
 
 def http_get(url: str, label: str) -> bytes:
     """The body of a GET request (redirects followed)."""
     request = urllib.request.Request(url, headers={"User-Agent": f"acp-codegen/{__version__}"})
     try:
-        with step(f"fetching {url}"), urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response:
+        with (
+            step(f"fetching {url}"),
+            urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as response,
+        ):
             data: bytes = response.read()
             return data
     except urllib.error.HTTPError as exc:

@@ -1,4 +1,5 @@
-"""Diagnostics as values: every stage reports problems as `Diagnostic`s, the CLI prints them once."""
+"""Diagnostics as values: every stage reports problems as `Diagnostic`s, the CLI prints them
+once."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ class CodegenError(Exception):
         self.diagnostics: tuple[Diagnostic, ...] = diagnostics
 
 
-def fail(code: str, message: str, *, file: str | None = None, pointer: str | None = None) -> CodegenError:
+def fail(
+    code: str, message: str, *, file: str | None = None, pointer: str | None = None
+) -> CodegenError:
     """Build a CodegenError holding a single error diagnostic (raise the result)."""
     return CodegenError(Diagnostic("error", code, message, file, pointer))
 

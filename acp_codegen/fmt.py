@@ -33,7 +33,9 @@ TARGET_VERSION = "py311"
 def formatter_command() -> list[str]:
     """The pinned formatter, as a command (`ruff format` with this stage's settings)."""
     # the binary the `ruff` distribution installs, wherever this environment keeps scripts
-    find: Callable[[], str | os.PathLike[str]] = importlib.import_module("ruff.__main__").find_ruff_bin
+    find: Callable[[], str | os.PathLike[str]] = importlib.import_module(
+        "ruff.__main__"
+    ).find_ruff_bin
     return [
         os.fsdecode(find()),
         "format",
@@ -75,4 +77,6 @@ def _failure(report: str, root: Path, paths: list[str]) -> Exception:
     first = lines[0] if lines else "the formatter failed"
     named = next((p for p in paths if p in first), None)
     text = first.replace(str(root) + os.sep, "").replace("./", "")
-    return fail("format-failed", f"the formatter could not format generated code: {text}", file=named or "")
+    return fail(
+        "format-failed", f"the formatter could not format generated code: {text}", file=named or ""
+    )

@@ -39,21 +39,35 @@ def load_document(fetched: Fetched) -> LoadedSchema:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise fail("invalid-json", f"invalid UTF-8 at line {line}, column {column} "
-                   f"(byte {exc.start})", file=fetched.label) from None
+        raise fail(
+            "invalid-json",
+            f"invalid UTF-8 at line {line}, column {column} " f"(byte {exc.start})",
+            file=fetched.label,
+        ) from None
     try:
         document = parse_json(text)
     except UnrepresentableJson as exc:
-        raise CodegenError(*(Diagnostic("error", code, message, fetched.label, pointer)
-                             for code, message, pointer in exc.problems)) from None
+        raise CodegenError(
+            *(
+                Diagnostic("error", code, message, fetched.label, pointer)
+                for code, message, pointer in exc.problems
+            )
+        ) from None
     except json.JSONDecodeError as exc:
-        raise fail("invalid-json", f"invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                   f"{exc.msg}", file=fetched.label) from None
+        raise fail(
+            "invalid-json",
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: " f"{exc.msg}",
+            file=fetched.label,
+        ) from None
     except RecursionError:
         raise fail("invalid-json", "JSON nested too deeply", file=fetched.label) from None
     if not isinstance(document, dict):
-        raise fail("not-acp", f"expected a JSON Schema object at the top level, found "
-                   f"{_json_type(document)}", file=fetched.label, pointer="")
+        raise fail(
+            "not-acp",
+            f"expected a JSON Schema object at the top level, found " f"{_json_type(document)}",
+            file=fetched.label,
+            pointer="",
+        )
     return LoadedSchema(document, data, fetched.sha256, fetched.source, fetched.label)
 
 
@@ -77,10 +91,13 @@ def load_source(
 
 
 class UnrepresentableJson(ValueError):
-    """Valid JSON text holding values Python cannot represent faithfully: (code, message, pointer)s."""
+    """Valid JSON text holding values Python cannot represent faithfully: (code, message,
+    pointer)s."""
 
     def __init__(self, problems: list[tuple[str, str, str]]) -> None:
-        super().__init__("; ".join(f"{message} at {pointer or '/'}" for _, message, pointer in problems))
+        super().__init__(
+            "; ".join(f"{message} at {pointer or '/'}" for _, message, pointer in problems)
+        )
         self.problems = problems
 
 
@@ -99,8 +116,10 @@ def _parse_int(text: str) -> int | _Unrepresentable:
     limit = sys.get_int_max_str_digits()
     digits = len(text) - text.startswith("-")
     if limit and digits > limit:
-        return _Unrepresentable(f"integer literal with {digits} digits is longer than Python's "
-                                f"limit of {limit} digits")
+        return _Unrepresentable(
+            f"integer literal with {digits} digits is longer than Python's "
+            f"limit of {limit} digits"
+        )
     return int(text)
 
 
@@ -130,10 +149,15 @@ def parse_json(text: str) -> Any:
             if isinstance(out, _Unrepresentable):
                 odd.append(out)
             return out
+
         return hook
 
-    document = json.loads(text, parse_int=number(_parse_int), parse_float=number(_parse_float),
-                          parse_constant=number(_parse_constant))
+    document = json.loads(
+        text,
+        parse_int=number(_parse_int),
+        parse_float=number(_parse_float),
+        parse_constant=number(_parse_constant),
+    )
     if odd or _SURROGATE_ESCAPE.search(text):
         problems = _problems(document)
         if problems:
@@ -153,12 +177,20 @@ def _problems(document: Any) -> list[tuple[str, str, str]]:
         if isinstance(value, _Unrepresentable):
             problem = ("bad-number", value.message)
         elif isinstance(value, str) and not _is_unicode(value):
-            problem = ("bad-string", f"string {_shown(value)} holds a lone surrogate (not Unicode text)")
+            problem = (
+                "bad-string",
+                f"string {_shown(value)} holds a lone surrogate (not Unicode text)",
+            )
         elif isinstance(value, dict):
             for key in value:
                 if not _is_unicode(key):
-                    problem = ("bad-string", f"property name {_shown(key)} holds a lone surrogate (not Unicode text)")
-            children = [(pointer_join(pointer, _shown(k, quote=False)), v) for k, v in value.items()]
+                    problem = (
+                        "bad-string",
+                        f"property name {_shown(key)} holds a lone surrogate (not Unicode text)",
+                    )
+            children = [
+                (pointer_join(pointer, _shown(k, quote=False)), v) for k, v in value.items()
+            ]
             stack.extend(reversed(children))
         elif isinstance(value, list):
             stack.extend(reversed([(pointer_join(pointer, i), v) for i, v in enumerate(value)]))
@@ -181,7 +213,7 @@ def _is_unicode(text: str) -> bool:
 
 
 def _shown(text: str, *, quote: bool = True) -> str:
-    """Printable form of a string that may hold lone surrogates (escaped as `\\udXXX`)."""
+    r"""Printable form of a string that may hold lone surrogates (escaped as `\udXXX`)."""
     escaped = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(escaped) > 40:
         escaped = escaped[:37] + "..."

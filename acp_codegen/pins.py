@@ -90,7 +90,8 @@ def toolkit_pin_path() -> Path:
 
 
 def default_pin_path(start: Path | None = None) -> Path:
-    """`schema/pins.toml` of the nearest directory from `start` (the current one) upward, else the toolkit's own.
+    """`schema/pins.toml` of the nearest directory from `start` (the current one) upward, else the
+    toolkit's own.
 
     Run in a user's project, the commands read that project's pins, as git and ruff find their
     configuration; outside any project they fall back to the pins the toolkit ships.
@@ -165,7 +166,10 @@ class _Checker:
         """Check the top level and every target."""
         for key in table:
             if key not in _TOP_KEYS:
-                self.error(f"unknown top-level key {key!r} (expected {', '.join(_TOP_KEYS)})", pointer_join("", key))
+                self.error(
+                    f"unknown top-level key {key!r} (expected {', '.join(_TOP_KEYS)})",
+                    pointer_join("", key),
+                )
         raw_targets = table.get("target", [])
         if not isinstance(raw_targets, list) or not raw_targets:
             self.error("expected at least one [[target]] table", "/target")
@@ -260,9 +264,7 @@ class _Checker:
                     self.error(f"{who}: {diag.message}", pointer + "/source")
         sha256 = self.string(raw, "sha256", who, pointer)
         if sha256 is not None and not _SHA256.fullmatch(sha256):
-            self.error(
-                f"{who}: sha256 must be 64 hex digits, got {sha256!r}", pointer + "/sha256"
-            )
+            self.error(f"{who}: sha256 must be 64 hex digits, got {sha256!r}", pointer + "/sha256")
         return source, None if sha256 is None else sha256.lower()
 
     def string(self, raw: dict[str, Any], key: str, who: str, pointer: str) -> str | None:

@@ -34,7 +34,7 @@ from acp_codegen.sources import (
     fetch,
     parse_source,
 )
-from acp_codegen.write import Drift, check_package, recorded_source, write_package
+from acp_codegen.write import Drift, Recorded, check_package, recorded_source, write_package
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,9 @@ class Target:
     @classmethod
     def from_pin(cls, pin: Pin) -> Target:
         """The target a pin describes."""
-        return cls(pin.name, pin.package, pin.source, pin.sha256, f"acp-codegen generate {pin.name}")
+        return cls(
+            pin.name, pin.package, pin.source, pin.sha256, f"acp-codegen generate {pin.name}"
+        )
 
     @property
     def regenerate(self) -> str:
@@ -59,7 +61,8 @@ class Target:
         if self.command is not None:
             return self.command
         sha = f" --sha256 {self.sha256}" if self.sha256 else ""
-        return f"acp-codegen generate --schema {shlex.quote(self.source)}{sha} --package {self.package} --out ."
+        schema = shlex.quote(self.source)
+        return f"acp-codegen generate --schema {schema}{sha} --package {self.package} --out ."
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,13 @@ def load(source: str, sha256: str | None = None, *, offline: bool = False) -> Lo
     """Load stage: fetch and parse one source (pinned sha256 verified when given)."""
     spec = parse_source(source)
     cache = default_cache_dir()
-    fetched = fetch(spec, expected_sha256=sha256, cache_dir=cache, shared_dir=default_shared_dir(), offline=offline)
+    fetched = fetch(
+        spec,
+        expected_sha256=sha256,
+        cache_dir=cache,
+        shared_dir=default_shared_dir(),
+        offline=offline,
+    )
     return load_document(fetched)
 
 
@@ -95,7 +104,9 @@ def build_ir(loaded: LoadedSchema) -> Protocol:
             try:
                 table = json.loads(meta.read_text(encoding="utf-8"))
             except ValueError as exc:
-                raise CodegenError(Diagnostic("error", "invalid-json", f"invalid JSON: {exc}", str(meta), None)) from None
+                raise CodegenError(
+                    Diagnostic("error", "invalid-json", f"invalid JSON: {exc}", str(meta), None)
+                ) from None
             check_meta(protocol, table, str(meta))
     return protocol
 
@@ -114,7 +125,13 @@ def check_package_name(package: str) -> None:
     parts = package.split(".")
     if not all(part.isidentifier() and not keyword.iskeyword(part) for part in parts):
         raise CodegenError(
-            Diagnostic("error", "bad-package", f"package {package!r} is not a dotted Python identifier", "--package", None)
+            Diagnostic(
+                "error",
+                "bad-package",
+                f"package {package!r} is not a dotted Python identifier",
+                "--package",
+                None,
+            )
         )
 
 
@@ -124,18 +141,25 @@ def package_dir(out_dir: Path, package: str) -> Path:
     return out_dir.joinpath(*package.split("."))
 
 
-def render_target(target: Target, *, recorded: tuple[str, str] | None = None) -> tuple[dict[str, str], Protocol]:
+def render_target(
+    target: Target, *, recorded: Recorded | None = None
+) -> tuple[dict[str, str], Protocol]:
     """Every file of a target's package, rendered and formatted.
 
-    `recorded`: the (source, sha256) the package on disk names. When its sha256 is the one of the
-    bytes loaded now, the package is rendered naming that source: the same file reached another
-    way (a path, a URL, an npm spec) generates the same package, so `--check` finds no drift.
+    `recorded`: what the package on disk names. When its sha256 is the one of the bytes loaded
+    now, the package is rendered naming that source, and the command its header names when the
+    target names none of its own: the same file reached another way (a path, a URL, an npm spec)
+    generates the same package, so `--check` finds no drift.
     """
     with step(f"generating {target.package} from {short_label(target.source)}"):
         protocol = ir_for(target.source, target.sha256)
-        if recorded is not None and recorded[1] == protocol.sha256 and recorded[0] != protocol.source:
-            protocol = dataclasses.replace(protocol, source=recorded[0])
-        return format_files(render_package(protocol, target.package, target.regenerate)), protocol
+        regenerate = target.regenerate
+        if recorded is not None and recorded.sha256 == protocol.sha256:
+            if recorded.source != protocol.source:
+                protocol = dataclasses.replace(protocol, source=recorded.source)
+            if target.command is None and recorded.command is not None:
+                regenerate = recorded.command
+        return format_files(render_package(protocol, target.package, regenerate)), protocol
 
 
 def generate(
@@ -164,7 +188,9 @@ def generate(
         else:
             drift = None
             written, unchanged = write_package(files, directory)
-        result = TargetResult(target, written, unchanged, drift, protocol.warnings, seconds, protocol.sha256)
+        result = TargetResult(
+            target, written, unchanged, drift, protocol.warnings, seconds, protocol.sha256
+        )
         results.append(result)
         if on_done is not None:
             on_done(result)
@@ -192,6 +218,14 @@ def pinned_targets(pins: PinFile, names: Iterable[str] = ()) -> list[Target]:
         pin = pins.get(name)
         if pin is None:
             known = ", ".join(p.name for p in pins.targets)
-            raise CodegenError(Diagnostic("error", "unknown-target", f"no pinned target {name!r} (known: {known})", str(pins.path), None))
+            raise CodegenError(
+                Diagnostic(
+                    "error",
+                    "unknown-target",
+                    f"no pinned target {name!r} (known: {known})",
+                    str(pins.path),
+                    None,
+                )
+            )
         out.append(Target.from_pin(pin))
     return out

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 KNOWN_SIDES = ("agent", "client", "both", "protocol", "proxy")
 DEFS_PREFIX = "#/$defs/"
 # Keywords whose value maps names (not keywords) to schemas.
-_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_NAMED_SCHEMAS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 # Keywords whose value is instance data, never a schema.
 _DATA = frozenset({"const", "enum", "default", "examples", "required", "x-method", "x-side"})
 _COMBINATORS = ("allOf", "anyOf", "oneOf")
@@ -61,7 +63,9 @@ def _walk(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
     while stack:
         node, pointer = stack.pop()
         if isinstance(node, list):
-            stack.extend(reversed([(value, pointer_join(pointer, i)) for i, value in enumerate(node)]))
+            stack.extend(
+                reversed([(value, pointer_join(pointer, i)) for i, value in enumerate(node)])
+            )
             continue
         if not isinstance(node, dict):
             continue
@@ -71,7 +75,9 @@ def _walk(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
             if key in _DATA:
                 continue
             if key in _NAMED_SCHEMAS and isinstance(value, dict):
-                children.extend((sub, pointer_join(pointer, key, name)) for name, sub in value.items())
+                children.extend(
+                    (sub, pointer_join(pointer, key, name)) for name, sub in value.items()
+                )
             else:
                 children.append((value, pointer_join(pointer, key)))
         stack.extend(reversed(children))
@@ -104,11 +110,23 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
         if ref is not None:
             if not isinstance(ref, str) or not ref.startswith(DEFS_PREFIX):
                 problems.append(
-                    Diagnostic("error", "bad-ref", f"unsupported $ref {ref!r} (only #/$defs/...)", label, pointer)
+                    Diagnostic(
+                        "error",
+                        "bad-ref",
+                        f"unsupported $ref {ref!r} (only #/$defs/...)",
+                        label,
+                        pointer,
+                    )
                 )
             elif ref_name(ref) not in defs:
                 problems.append(
-                    Diagnostic("error", "dangling-ref", f"$ref {ref!r} points to no definition", label, pointer)
+                    Diagnostic(
+                        "error",
+                        "dangling-ref",
+                        f"$ref {ref!r} points to no definition",
+                        label,
+                        pointer,
+                    )
                 )
         if "x-method" in obj:
             has_method = True
@@ -146,7 +164,9 @@ def resolve(loaded: LoadedSchema) -> ResolvedSchema:
                 )
             )
     if not has_method:
-        problems.append(Diagnostic("error", "not-acp", "not an ACP schema: no `x-method` anywhere", label, ""))
+        problems.append(
+            Diagnostic("error", "not-acp", "not an ACP schema: no `x-method` anywhere", label, "")
+        )
     if not problems:
         problems.extend(_alias_cycles(defs, label))
     if problems:
@@ -165,7 +185,10 @@ def _not_schemas(obj: dict[str, Any], pointer: str, label: str) -> Iterator[Diag
                 yield Diagnostic(
                     "error",
                     "bad-schema",
-                    f"{key} entry {name!r} must be a schema (an object or a boolean), got {_json_kind(sub)}",
+                    (
+                        f"{key} entry {name!r} must be a schema (an object or a boolean), got "
+                        f"{_json_kind(sub)}"
+                    ),
                     label,
                     pointer_join(pointer, key, name),
                 )
@@ -247,7 +270,10 @@ def check_type_cycles(protocol: Protocol, label: str) -> None:
                             Diagnostic(
                                 "error",
                                 "ref-cycle",
-                                f"type alias cycle {chain} has no type to stand for (no class breaks it)",
+                                (
+                                    f"type alias cycle {chain} has no type to stand for (no class "
+                                    "breaks it)"
+                                ),
                                 label,
                                 pointers.get(dep),
                             )

@@ -67,7 +67,11 @@ class Resolver:
         """The pinned target `name` (an `unknown-target` error otherwise)."""
         pin = self.pins().get(name)
         if pin is None:
-            raise fail("unknown-target", f"no pinned target {name!r} (known: {self.known()})", file=str(self.pins_path))
+            raise fail(
+                "unknown-target",
+                f"no pinned target {name!r} (known: {self.known()})",
+                file=str(self.pins_path),
+            )
         return RevisionRef(name, pin.source, pin.sha256, pin)
 
     def resolve(self, arg: str) -> RevisionRef:
@@ -83,8 +87,8 @@ class Resolver:
         if pin is not None and is_file:
             raise fail(
                 "ambiguous-revision",
-                f"{arg!r} is both a pinned target and a file here: write {PIN_PREFIX}{arg} for the target "
-                f"or ./{arg} for the file",
+                f"{arg!r} is both a pinned target and a file here: write {PIN_PREFIX}{arg} for "
+                f"the target or ./{arg} for the file",
                 file=arg,
             )
         if pin is not None:
@@ -93,8 +97,8 @@ class Resolver:
             return RevisionRef(arg, arg)
         raise fail(
             "unknown-target",
-            f"{arg!r} is neither a file, a source spec (npm:, github:, https://) nor a pinned target "
-            f"(known: {self.known()})",
+            f"{arg!r} is neither a file, a source spec (npm:, github:, https://) nor a pinned "
+            f"target (known: {self.known()})",
             file=str(self.pins_path),
         )
 
@@ -104,7 +108,9 @@ class Resolver:
         assert ref.pin is not None
         pin = ref.pin
         refs = [RevisionRef(short_label(h.source), h.source, h.sha256) for h in pin.history]
-        return refs + [RevisionRef(f"{target} ({short_label(pin.source)})", pin.source, pin.sha256, pin)]
+        return refs + [
+            RevisionRef(f"{target} ({short_label(pin.source)})", pin.source, pin.sha256, pin)
+        ]
 
 
 def short_label(source: str) -> str:

@@ -41,7 +41,8 @@ def runtime_files() -> dict[str, str]:
     files = {
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted(root.rglob("*"))
-        if path.is_file() and (path.suffix == ".py" or path.name == "py.typed")
+        if path.is_file()
+        and (path.suffix == ".py" or path.name == "py.typed")
         and "__pycache__" not in path.parts
     }
     files[VENDORED_NOTE] = _note()
@@ -53,7 +54,8 @@ def _note() -> str:
     return (
         f"# acp-runtime {runtime_version()}, vendored\n\n"
         "This directory is a copy of the `acp-runtime` package, written by `acp-codegen` with\n"
-        "`--vendor-runtime` so that the bindings beside it work without installing it. Do not edit\n"
+        "`--vendor-runtime` so that the bindings beside it work without installing it. "
+        "Do not edit\n"
         "it: regenerate to update it.\n\n"
         "To depend on the published runtime instead (one `pip install -U` away from every fix):\n"
         "delete this directory, remove it from your packaging, and add the dependency\n"

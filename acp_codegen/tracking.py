@@ -32,7 +32,7 @@ from acp_codegen.revisions import Resolver, RevisionRef
 from acp_codegen.runtime_dist import RUNTIME_PACKAGE, runtime_versions
 from acp_codegen.sources import user_project_pins
 from acp_codegen.upgrade.pinedit import check_pins_text, write_text_atomic
-from acp_codegen.write import write_package
+from acp_codegen.write import Recorded, write_package
 
 NEW_PIN_FILE = """\
 # The ACP schemas this project generates Python bindings from: acp-codegen's pin file, started by
@@ -53,7 +53,7 @@ NEW_PIN_FILE = """\
 #   sha256    sha256 of the file's bytes; every fetch is checked against it.
 #   history   optional: earlier { source = "...", sha256 = "..." } of the target, oldest first
 #             (`acp-codegen upgrade` keeps it).
-"""
+"""  # noqa: E501 - the pin file `init` writes: its lines are output, not code
 
 
 @dataclass(frozen=True)
@@ -78,20 +78,26 @@ class Tracked:
         top = self.pin.package.split(".")[0]
         out = _shown(self.out_dir, self.root)
         where = _shown(self.root, Path.cwd())
-        lines = [f'import it: PYTHONPATH={out} python -c "import {self.pin.package}"'
-                 + ("" if where == "." else f"   (in {where})")]
+        lines = [
+            f'import it: PYTHONPATH={out} python -c "import {self.pin.package}"'
+            + ("" if where == "." else f"   (in {where})")
+        ]
         if out != ".":
             lines.append(
                 f"  in your own package: put {out}/ on the import path (setuptools: "
-                f'[tool.setuptools.packages.find] where = [".", "{out}"]), or regenerate into your source '
-                f"tree (`out = \"src\"` in {PIN_FILE.as_posix()})"
+                f'[tool.setuptools.packages.find] where = [".", "{out}"]), or regenerate into '
+                f'your source tree (`out = "src"` in {PIN_FILE.as_posix()})'
             )
         if self.vendored:
-            lines.append(f"  {out}/{RUNTIME_PACKAGE}/ is the runtime {top} imports (a vendored copy: nothing to install "
-                         "but pydantic>=2.11)")
+            lines.append(
+                f"  {out}/{RUNTIME_PACKAGE}/ is the runtime {top} imports (a vendored copy: "
+                "nothing to install but pydantic>=2.11)"
+            )
         else:
-            lines.append(f"  {top} imports acp_runtime: install acp-runtime{runtime_versions()} in your "
-                         "project's environment (or start with --vendor-runtime)")
+            lines.append(
+                f"  {top} imports acp_runtime: install acp-runtime{runtime_versions()} in your "
+                "project's environment (or start with --vendor-runtime)"
+            )
         return lines
 
 
@@ -137,10 +143,16 @@ def track(
     recorded = pinned_source(ref.source, root)
     loaded = load(ref.source, ref.sha256)
     pin = Pin(name, package, recorded, loaded.sha256)
-    out_dir = root / (out_setting or (existing.out if existing is not None and existing.out else "generated"))
+    out_dir = root / (
+        out_setting or (existing.out if existing is not None and existing.out else "generated")
+    )
     # rendered naming the source as the pin file records it, so that `generate` rewrites nothing
-    files, _ = render_target(replace(Target.from_pin(pin), source=ref.source), recorded=(recorded, loaded.sha256))
-    after = with_target(before, pin, out=out_setting, vendor=vendor and not (existing and existing.vendor_runtime))
+    files, _ = render_target(
+        replace(Target.from_pin(pin), source=ref.source), recorded=Recorded(recorded, loaded.sha256)
+    )
+    after = with_target(
+        before, pin, out=out_setting, vendor=vendor and not (existing and existing.vendor_runtime)
+    )
     check_pins_text(after, pins_path)
     _write_pins(pins_path, after)
     try:
@@ -170,7 +182,12 @@ def with_target(text: str | None, pin: Pin, *, out: str | None = None, vendor: b
     body = tomlkit.dumps(document).rstrip("\n")
     table = "\n".join(
         f"{key} = {tomlkit.string(value).as_string()}"
-        for key, value in (("name", pin.name), ("package", pin.package), ("source", pin.source), ("sha256", pin.sha256))
+        for key, value in (
+            ("name", pin.name),
+            ("package", pin.package),
+            ("source", pin.source),
+            ("sha256", pin.sha256),
+        )
     )
     return f"{body}\n\n[[target]]\n{table}\n"
 
@@ -180,11 +197,19 @@ def _refuse_taken(existing: PinFile | None, name: str, package: str, pins_path: 
         return
     for pin in existing:
         if pin.name == name:
-            raise fail("already-tracked", f"target {name!r} is already pinned (to {pin.source}): `acp-codegen upgrade "
-                       f"{name} --to SOURCE` moves it, --name tracks another", file=str(pins_path))
+            raise fail(
+                "already-tracked",
+                f"target {name!r} is already pinned (to {pin.source}): `acp-codegen upgrade "
+                f"{name} --to SOURCE` moves it, --name tracks another",
+                file=str(pins_path),
+            )
         if pin.package == package:
-            raise fail("already-tracked", f"package {package!r} is already generated by target {pin.name!r}: give "
-                       "another --package", file=str(pins_path))
+            raise fail(
+                "already-tracked",
+                f"package {package!r} is already generated by target {pin.name!r}: give "
+                "another --package",
+                file=str(pins_path),
+            )
 
 
 def _out_setting(out: Path | None, root: Path, existing: PinFile | None) -> str | None:
@@ -201,8 +226,12 @@ def _out_setting(out: Path | None, root: Path, existing: PinFile | None) -> str 
     if existing is not None:
         current = existing.out or "generated"
         if Path(current).as_posix() != relative:
-            raise fail("bad-option", f"this project's targets are generated into {current}; --out {out} would "
-                       f"move them all (edit `out` in {PIN_FILE.as_posix()} to do that)", file="--out")
+            raise fail(
+                "bad-option",
+                f"this project's targets are generated into {current}; --out {out} would "
+                f"move them all (edit `out` in {PIN_FILE.as_posix()} to do that)",
+                file="--out",
+            )
         return None
     return None if relative == "generated" else relative
 
@@ -212,10 +241,16 @@ def _write_pins(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
     except OSError as exc:
-        raise fail("write-failed", f"cannot write the pin file: {exc.strerror or exc}", file=str(path)) from None
+        raise fail(
+            "write-failed", f"cannot write the pin file: {exc.strerror or exc}", file=str(path)
+        ) from None
 
 
 def _shown(path: Path, base: Path) -> str:
     """`path` relative to `base` when below it (`.` for `base` itself), else absolute."""
     resolved, anchor = path.resolve(), base.resolve()
-    return Path(os.path.relpath(resolved, anchor)).as_posix() if resolved.is_relative_to(anchor) else str(resolved)
+    return (
+        Path(os.path.relpath(resolved, anchor)).as_posix()
+        if resolved.is_relative_to(anchor)
+        else str(resolved)
+    )

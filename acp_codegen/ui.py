@@ -40,7 +40,10 @@ class Reporter:
         """One package's drift on stdout: its unified diff, or with `stat` its per-file counts; a
         package not generated at all is one line, not a diff of every file."""
         if drift.missing:
-            self.out.print(f"{drift.package}: not generated yet ({len(drift.added)} file(s) to write)", markup=False)
+            self.out.print(
+                f"{drift.package}: not generated yet ({len(drift.added)} file(s) to write)",
+                markup=False,
+            )
         else:
             sys.stdout.write(drift.stat() if stat else drift.diff)
             sys.stdout.flush()
@@ -55,8 +58,15 @@ class Reporter:
         for warning in result.warnings:
             self.err.print(f"warning: {warning}", markup=False)
         if self.verbose:
-            state = "checked" if result.drift is not None else f"{result.written} written, {result.unchanged} unchanged"
-            self.out.print(f"[bold]{result.target.name}[/] -> {result.target.package}: {state} ({result.seconds:.2f}s)")
+            state = (
+                "checked"
+                if result.drift is not None
+                else f"{result.written} written, {result.unchanged} unchanged"
+            )
+            self.out.print(
+                f"[bold]{result.target.name}[/] -> {result.target.package}: {state} "
+                f"({result.seconds:.2f}s)"
+            )
 
     def fetched(self, item: Fetched) -> None:
         """Progress line for one pulled source."""
@@ -67,11 +77,16 @@ class Reporter:
         """The closing one-line summary of `generate`."""
         if check:
             drifted = sum(1 for r in results if r.drift is not None and not r.drift.clean)
-            self.summary(f"{len(results)} target(s) checked, {drifted} out of date ({seconds:.2f}s)")
+            self.summary(
+                f"{len(results)} target(s) checked, {drifted} out of date ({seconds:.2f}s)"
+            )
         else:
             written = sum(r.written for r in results)
             unchanged = sum(r.unchanged for r in results)
-            self.summary(f"{len(results)} target(s): {written} file(s) written, {unchanged} unchanged ({seconds:.2f}s)")
+            self.summary(
+                f"{len(results)} target(s): {written} file(s) written, {unchanged} unchanged "
+                f"({seconds:.2f}s)"
+            )
 
     def summary(self, text: str) -> None:
         """Print a summary line (always, also when quiet)."""

@@ -83,11 +83,25 @@ def check_package(files: dict[str, str], directory: Path, package: str) -> Drift
     return Drift(package, changed, added, removed, "".join(chunks), tuple(stats), not directory.is_dir())
 
 
-def recorded_source(directory: Path) -> tuple[str, str] | None:
-    """(source, sha256) a generated package on disk says it was made from (its `__init__.py`'s
-    `SOURCE` and `SHA256`), or None when there is no such package."""
+@dataclass(frozen=True)
+class Recorded:
+    """What a generated package on disk says it was made from: its `__init__.py`'s `SOURCE` and
+    `SHA256`, and the command its header names (`# Regenerate: ...`), when there is one."""
+
+    source: str
+    sha256: str
+    command: str | None = None
+
+
+_REGENERATE = "# Regenerate: "
+
+
+def recorded_source(directory: Path) -> Recorded | None:
+    """What the generated package in `directory` was made from, or None when there is no such
+    package."""
     try:
-        tree = ast.parse((directory / "__init__.py").read_bytes())
+        text = (directory / "__init__.py").read_bytes()
+        tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError):
         return None
     found: dict[str, str] = {}
@@ -95,9 +109,15 @@ def recorded_source(directory: Path) -> tuple[str, str] | None:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             found[node.targets[0].id] = node.value.value
-    if "SOURCE" in found and "SHA256" in found:
-        return found["SOURCE"], found["SHA256"]
-    return None
+    if "SOURCE" not in found or "SHA256" not in found:
+        return None
+    command = None
+    for line in text.decode("utf-8", "replace").splitlines():
+        if not line.startswith("#"):
+            break  # the header is the leading comment block
+        if line.startswith(_REGENERATE):
+            command = line[len(_REGENERATE):]
+    return Recorded(found["SOURCE"], found["SHA256"], command)
 
 
 def write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:

@@ -95,16 +95,22 @@ def stages(target: str, work: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (default 7)")
-    parser.add_argument("--stages", action="store_true", help="also time the stages of one cold generate")
+    parser.add_argument(
+        "--stages", action="store_true", help="also time the stages of one cold generate"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
 
     pins = load_pins(default_pin_path())
     draft = pins.get("acp_v2_draft") or pins.default_pin
     schema = schema_file(draft.sha256)
-    dmc = shutil.which("datamodel-codegen") or str(Path(sys.executable).with_name("datamodel-codegen"))
+    dmc = shutil.which("datamodel-codegen") or str(
+        Path(sys.executable).with_name("datamodel-codegen")
+    )
     if not Path(dmc).is_file():
         sys.exit("datamodel-codegen is not installed")
 
@@ -133,16 +139,32 @@ def main() -> None:
                 if what == "theirs":
                     out = fresh("dmc")
                     out.mkdir()
-                    theirs.append(timed([dmc, "--input", str(schema), "--input-file-type", "jsonschema",
-                                         "--output", str(out / "models.py")], env, "datamodel_codegen"))
+                    theirs.append(
+                        timed(
+                            [
+                                dmc,
+                                "--input",
+                                str(schema),
+                                "--input-file-type",
+                                "jsonschema",
+                                "--output",
+                                str(out / "models.py"),
+                            ],
+                            env,
+                            "datamodel_codegen",
+                        )
+                    )
                 elif what == "cold":
                     cold.append(timed([*ours, "--out", str(fresh("cold"))], env, "ours_cold"))
                 else:
                     warm.append(timed([*ours, "--out", str(up_to_date)], env, "ours_warm"))
         breakdown = stages(draft.name, work) if args.stages else None
 
-    med = {"ours_cold": statistics.median(cold), "ours_warm": statistics.median(warm),
-           "datamodel_codegen": statistics.median(theirs)}
+    med = {
+        "ours_cold": statistics.median(cold),
+        "ours_warm": statistics.median(warm),
+        "datamodel_codegen": statistics.median(theirs),
+    }
     result = {
         "schema": str(schema),
         "rounds": args.rounds,
@@ -150,8 +172,8 @@ def main() -> None:
         "medians_s": med,
         "ratio_cold": med["ours_cold"] / med["datamodel_codegen"],
         "ratio_warm": med["ours_warm"] / med["datamodel_codegen"],
-        "paired_ratio_cold": statistics.median(c / t for c, t in zip(cold, theirs)),
-        "paired_ratio_warm": statistics.median(w / t for w, t in zip(warm, theirs)),
+        "paired_ratio_cold": statistics.median(c / t for c, t in zip(cold, theirs, strict=True)),
+        "paired_ratio_warm": statistics.median(w / t for w, t in zip(warm, theirs, strict=True)),
         "runs_s": {"ours_cold": cold, "ours_warm": warm, "datamodel_codegen": theirs},
         "cpu_medians_s": {k: statistics.median(v) for k, v in CPU.items() if k},
         "load_average": os.getloadavg(),
@@ -161,17 +183,29 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"schema: {schema}  ({args.rounds} alternating rounds, {os.cpu_count()} CPUs, all subprocesses)")
+    print(
+        f"schema: {schema}  ({args.rounds} alternating rounds, {os.cpu_count()} CPUs, all subprocesses)"
+    )
     cpu = result["cpu_medians_s"]
-    print(f"  acp-codegen generate, cold (all written): median {med['ours_cold']:.2f}s wall, {cpu['ours_cold']:.2f}s CPU")
-    print(f"  acp-codegen generate, warm (up to date) : median {med['ours_warm']:.2f}s wall, {cpu['ours_warm']:.2f}s CPU")
-    print(f"  datamodel-codegen                      : median {med['datamodel_codegen']:.2f}s wall, {cpu['datamodel_codegen']:.2f}s CPU")
-    print(f"  ratio cold: {result['ratio_cold']:.2f} (paired {result['paired_ratio_cold']:.2f})"
-          f"   ratio warm: {result['ratio_warm']:.2f} (paired {result['paired_ratio_warm']:.2f})"
-          f"   goals: cold <= 0.75 ({'met' if result['ratio_cold'] <= 0.75 else 'NOT met'}),"
-          f" warm <= 0.2 ({'met' if result['ratio_warm'] <= 0.2 else 'NOT met'})")
-    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in result['load_average'])}"
-          " (other work on the machine inflates wall times)")
+    print(
+        f"  acp-codegen generate, cold (all written): median {med['ours_cold']:.2f}s wall, {cpu['ours_cold']:.2f}s CPU"
+    )
+    print(
+        f"  acp-codegen generate, warm (up to date) : median {med['ours_warm']:.2f}s wall, {cpu['ours_warm']:.2f}s CPU"
+    )
+    print(
+        f"  datamodel-codegen                      : median {med['datamodel_codegen']:.2f}s wall, {cpu['datamodel_codegen']:.2f}s CPU"
+    )
+    print(
+        f"  ratio cold: {result['ratio_cold']:.2f} (paired {result['paired_ratio_cold']:.2f})"
+        f"   ratio warm: {result['ratio_warm']:.2f} (paired {result['paired_ratio_warm']:.2f})"
+        f"   goals: cold <= 0.75 ({'met' if result['ratio_cold'] <= 0.75 else 'NOT met'}),"
+        f" warm <= 0.2 ({'met' if result['ratio_warm'] <= 0.2 else 'NOT met'})"
+    )
+    print(
+        f"  load average at the end: {' '.join(f'{x:.2f}' for x in result['load_average'])}"
+        " (other work on the machine inflates wall times)"
+    )
     if breakdown is not None:
         parts = ", ".join(f"{k} {v:.2f}s" for k, v in breakdown.items())
         print(f"  one cold generate in process: {parts}")

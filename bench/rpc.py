@@ -64,8 +64,7 @@ sys.path.insert(0, str(GENERATED))
 MARKER = "__end__"
 STEP_TIMEOUT = 60.0  # seconds: hard bound on any single measurement
 
-GENERATED_AGENT = textwrap.dedent(
-    '''
+GENERATED_AGENT = textwrap.dedent("""
     import asyncio
     import acp_v1 as acp
 
@@ -94,14 +93,12 @@ GENERATED_AGENT = textwrap.dedent(
             return acp.PromptResponse(stop_reason="end_turn")
 
     asyncio.run(acp.serve_agent(BenchAgent()))
-    '''
-)
+    """)
 
 # The floor: the same traffic with no JSON-RPC runtime at all. The child echoes a canned
 # response line for each request line (no parsing), or writes N canned update lines; the client
 # matches responses in order and counts update lines by looking at their bytes.
-FLOOR_AGENT = textwrap.dedent(
-    '''
+FLOOR_AGENT = textwrap.dedent("""
     import asyncio, sys
 
     RESPONSE = b'{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}\\n'
@@ -125,11 +122,9 @@ FLOOR_AGENT = textwrap.dedent(
             writer.write(RESPONSE)
 
     asyncio.run(main())
-    '''
-)
+    """)
 
-PACKAGE_AGENT = textwrap.dedent(
-    '''
+PACKAGE_AGENT = textwrap.dedent("""
     import asyncio
     import acp
     from acp.schema import AgentMessageChunk, TextContentBlock
@@ -161,8 +156,7 @@ PACKAGE_AGENT = textwrap.dedent(
             return acp.PromptResponse(stop_reason="end_turn")
 
     asyncio.run(acp.run_agent(BenchAgent()))
-    '''
-)
+    """)
 
 
 class Counter:
@@ -232,7 +226,9 @@ class Meter:
         return Sample(rate, (self.cpu + self.child) / operations * 1e6)
 
 
-async def _round_trips(call: Callable[[], Awaitable[Any]], total: int, concurrency: int, budget: float) -> tuple[float, int]:
+async def _round_trips(
+    call: Callable[[], Awaitable[Any]], total: int, concurrency: int, budget: float
+) -> tuple[float, int]:
     """Run up to ``total`` calls with ``concurrency`` in flight (or until ``budget`` s); (calls/s, calls)."""
     done = 0
     issued = 0
@@ -318,7 +314,9 @@ def _place_child(placement: str, pid: int) -> None:
 # --------------------------------------------------------------------------- contenders
 
 
-async def run_generated(script: Path, args: argparse.Namespace, placement: str = "none") -> dict[str, Sample]:
+async def run_generated(
+    script: Path, args: argparse.Namespace, placement: str = "none"
+) -> dict[str, Sample]:
     import acp_v1 as acp
 
     counter = Counter()
@@ -327,22 +325,32 @@ async def run_generated(script: Path, args: argparse.Namespace, placement: str =
         async def on_agent_message_chunk(self, params: Any, update: Any) -> None:
             counter.hit(update.content.text)
 
-    agent, connection, process = await acp.connect_agent(_command(script, args, "generated"), BenchClient(), env=_env())
+    agent, connection, process = await acp.connect_agent(
+        _command(script, args, "generated"), BenchClient(), env=_env()
+    )
     _place_child(placement, process.pid)
     try:
         async with connection:
             await agent.initialize(acp.InitializeRequest.from_dict({"protocolVersion": 1}))
-            session = (await agent.session_new(acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []}))).session_id
+            session = (
+                await agent.session_new(
+                    acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []})
+                )
+            ).session_id
 
             async def prompt() -> None:
                 response = await agent.session_prompt(
-                    acp.PromptRequest.from_dict({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]})
+                    acp.PromptRequest.from_dict(
+                        {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+                    )
                 )
                 assert response.stop_reason == "end_turn"
 
             async def flood(n: int) -> None:
                 await agent.session_prompt(
-                    acp.PromptRequest.from_dict({"sessionId": session, "prompt": [{"type": "text", "text": f"flood {n}"}]})
+                    acp.PromptRequest.from_dict(
+                        {"sessionId": session, "prompt": [{"type": "text", "text": f"flood {n}"}]}
+                    )
                 )
 
             return await _measure(process.pid, args, prompt, flood, counter)
@@ -350,7 +358,9 @@ async def run_generated(script: Path, args: argparse.Namespace, placement: str =
         await _reap(process)
 
 
-async def run_package(script: Path, args: argparse.Namespace, placement: str = "none") -> dict[str, Sample]:
+async def run_package(
+    script: Path, args: argparse.Namespace, placement: str = "none"
+) -> dict[str, Sample]:
     import acp
     from acp.schema import TextContentBlock
 
@@ -363,18 +373,24 @@ async def run_package(script: Path, args: argparse.Namespace, placement: str = "
         async def request_permission(self, *a: Any, **k: Any) -> Any:  # pragma: no cover - unused
             raise NotImplementedError
 
-    async with acp.spawn_agent_process(BenchClient(), *_command(script, args, "package"), env=_env()) as (conn, process):
+    async with acp.spawn_agent_process(
+        BenchClient(), *_command(script, args, "package"), env=_env()
+    ) as (conn, process):
         _place_child(placement, process.pid)
         try:
             await conn.initialize(protocol_version=1)
             session = (await conn.new_session(cwd="/tmp", mcp_servers=[])).session_id
 
             async def prompt() -> None:
-                response = await conn.prompt(session_id=session, prompt=[TextContentBlock(type="text", text="hi")])
+                response = await conn.prompt(
+                    session_id=session, prompt=[TextContentBlock(type="text", text="hi")]
+                )
                 assert response.stop_reason == "end_turn"
 
             async def flood(n: int) -> None:
-                await conn.prompt(session_id=session, prompt=[TextContentBlock(type="text", text=f"flood {n}")])
+                await conn.prompt(
+                    session_id=session, prompt=[TextContentBlock(type="text", text=f"flood {n}")]
+                )
 
             results = await _measure(process.pid, args, prompt, flood, counter)
         finally:
@@ -384,11 +400,16 @@ async def run_package(script: Path, args: argparse.Namespace, placement: str = "
     return results
 
 
-async def run_floor(script: Path, args: argparse.Namespace, placement: str = "none") -> dict[str, Sample]:
+async def run_floor(
+    script: Path, args: argparse.Namespace, placement: str = "none"
+) -> dict[str, Sample]:
     """Bare asyncio over the same pipes: what any runtime's figures are bounded by here."""
     counter = Counter()
     process = await asyncio.create_subprocess_exec(
-        *_command(script, args, "floor"), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 20
+        *_command(script, args, "floor"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=1 << 20,
     )
     _place_child(placement, process.pid)
     assert process.stdin is not None and process.stdout is not None
@@ -460,7 +481,9 @@ async def main_async(args: argparse.Namespace) -> None:
     placements = [p.strip() for p in args.placement.split(",") if p.strip()]
     for placement in placements:
         if placement not in PLACEMENTS:
-            raise SystemExit(f"unknown placement {placement!r}: choose from {', '.join(PLACEMENTS)}")
+            raise SystemExit(
+                f"unknown placement {placement!r}: choose from {', '.join(PLACEMENTS)}"
+            )
     if len(_ALL_CPUS) < 2 and "split" in placements:
         print("only one CPU available: 'split' dropped", file=sys.stderr)
         placements.remove("split")
@@ -478,7 +501,9 @@ async def main_async(args: argparse.Namespace) -> None:
         }
         if args.only:
             contenders = {args.only: contenders[args.only]}
-        samples = {(pl, name, m): Series() for pl in placements for name in contenders for m, _ in METRICS}
+        samples = {
+            (pl, name, m): Series() for pl in placements for name in contenders for m, _ in METRICS
+        }
         names = list(contenders)
         step = 0
         try:
@@ -495,7 +520,9 @@ async def main_async(args: argparse.Namespace) -> None:
                             profiler.enable()
                             result = await contenders[name](placement)
                             profiler.disable()
-                            profiler.dump_stats(Path(args.profile) / f"{name}-client-{placement}-{r}.prof")
+                            profiler.dump_stats(
+                                Path(args.profile) / f"{name}-client-{placement}-{r}.prof"
+                            )
                         else:
                             result = await contenders[name](placement)
                         for metric, sample in result.items():
@@ -506,7 +533,11 @@ async def main_async(args: argparse.Namespace) -> None:
                             f"round {r + 1}/{args.rounds} {placement:5s} {name:9s} "
                             + "  ".join(
                                 f"{m}={result[m].rate:,.0f}/s"
-                                + (f" ({result[m].cpu_us:.1f} us cpu)" if result[m].cpu_us is not None else "")
+                                + (
+                                    f" ({result[m].cpu_us:.1f} us cpu)"
+                                    if result[m].cpu_us is not None
+                                    else ""
+                                )
                                 for m, _ in METRICS
                             ),
                             flush=True,
@@ -541,7 +572,7 @@ async def main_async(args: argparse.Namespace) -> None:
         for metric, label in METRICS:
             gen = samples[placement, "generated", metric]
             pkg = samples[placement, "package", metric]
-            paired = [g / p for g, p in zip(gen.rates, pkg.rates)]
+            paired = [g / p for g, p in zip(gen.rates, pkg.rates, strict=True)]
             line = (
                 f"{label:32s} {_fmt_rate(gen.rates):>28s} {_fmt_rate(pkg.rates):>28s} "
                 f"{statistics.median(gen.rates) / statistics.median(pkg.rates):>5.2f}x "
@@ -564,16 +595,30 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--placement", default="same,split", help="comma-separated: same, split, none")
+    parser.add_argument(
+        "--placement", default="same,split", help="comma-separated: same, split, none"
+    )
     parser.add_argument("--requests", type=int, default=5000, help="round trips with 1 in flight")
-    parser.add_argument("--concurrent-requests", type=int, default=20000, help="round trips with 16 in flight")
+    parser.add_argument(
+        "--concurrent-requests", type=int, default=20000, help="round trips with 16 in flight"
+    )
     parser.add_argument("--updates", type=int, default=50000, help="notifications in the flood")
-    parser.add_argument("--warmup", type=int, default=500, help="round trips and notifications before measuring")
-    parser.add_argument("--budget", type=float, default=20.0, help="max seconds per round-trip measurement")
-    parser.add_argument("--only", choices=["generated", "package", "floor"], help="run one contender (profiling)")
-    parser.add_argument("--profile", metavar="DIR", help="write cProfile stats of both processes to DIR")
+    parser.add_argument(
+        "--warmup", type=int, default=500, help="round trips and notifications before measuring"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="max seconds per round-trip measurement"
+    )
+    parser.add_argument(
+        "--only", choices=["generated", "package", "floor"], help="run one contender (profiling)"
+    )
+    parser.add_argument(
+        "--profile", metavar="DIR", help="write cProfile stats of both processes to DIR"
+    )
     args = parser.parse_args()
     asyncio.run(main_async(args))
 

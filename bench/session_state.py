@@ -44,37 +44,132 @@ def turn(n: int) -> list[dict[str, Any]]:
     """The updates of one prompt turn (about 130 of them)."""
     user, agent, thought = f"u{n}", f"a{n}", f"t{n}"
     out: list[dict[str, Any]] = [
-        {"sessionUpdate": "user_message", "messageId": user, "content": [text(f"Please fix issue #{n} in module_{n % 17}.py")]},
+        {
+            "sessionUpdate": "user_message",
+            "messageId": user,
+            "content": [text(f"Please fix issue #{n} in module_{n % 17}.py")],
+        },
         {"sessionUpdate": "state_update", "state": "running"},
-        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "plan", "entries": [
-            {"content": f"step {i}", "priority": "medium", "status": "pending" if i > n % 4 else "completed"}
-            for i in range(4)]}},
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {
+                "type": "items",
+                "planId": "plan",
+                "entries": [
+                    {
+                        "content": f"step {i}",
+                        "priority": "medium",
+                        "status": "pending" if i > n % 4 else "completed",
+                    }
+                    for i in range(4)
+                ],
+            },
+        },
     ]
-    out += [{"sessionUpdate": "agent_thought_chunk", "messageId": thought, "content": text(f"thinking {i} ")} for i in range(12)]
+    out += [
+        {
+            "sessionUpdate": "agent_thought_chunk",
+            "messageId": thought,
+            "content": text(f"thinking {i} "),
+        }
+        for i in range(12)
+    ]
     for call in range(3):
         tool = f"c{n}_{call}"
-        out.append({"sessionUpdate": "tool_call_update", "toolCallId": tool, "title": f"Run step {call}",
-                    "kind": "execute", "status": "pending", "rawInput": {"command": f"pytest -k case_{call}"}})
-        out.append({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "in_progress"})
+        out.append(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tool,
+                "title": f"Run step {call}",
+                "kind": "execute",
+                "status": "pending",
+                "rawInput": {"command": f"pytest -k case_{call}"},
+            }
+        )
+        out.append(
+            {"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "in_progress"}
+        )
         if call == 0:
             terminal = f"term{n}"
-            out.append({"sessionUpdate": "terminal_update", "terminalId": terminal, "command": "pytest", "cwd": "/work"})
-            out += [{"sessionUpdate": "terminal_output_chunk", "terminalId": terminal,
-                     "data": base64.b64encode(f"test_{i} PASSED\n".encode()).decode()} for i in range(10)]
-            out.append({"sessionUpdate": "terminal_update", "terminalId": terminal, "exitStatus": {"exitCode": 0}})
-        out += [{"sessionUpdate": "tool_call_content_chunk", "toolCallId": tool,
-                 "content": {"type": "content", "content": text(f"line {i}\n")}} for i in range(6)]
-        out.append({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "completed", "_meta": {"ms": 12 + call}})
-    out += [{"sessionUpdate": "agent_message_chunk", "messageId": agent, "content": text(f"word{i} ")} for i in range(60)]
-    out.append({"sessionUpdate": "agent_message", "messageId": agent, "content": [text(f"Fixed issue #{n}.")]})
-    out.append({"sessionUpdate": "usage_update", "used": 1000 * (n % 180), "size": 200000,
-                "cost": {"amount": n / 1000, "currency": "USD"}})
+            out.append(
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": terminal,
+                    "command": "pytest",
+                    "cwd": "/work",
+                }
+            )
+            out += [
+                {
+                    "sessionUpdate": "terminal_output_chunk",
+                    "terminalId": terminal,
+                    "data": base64.b64encode(f"test_{i} PASSED\n".encode()).decode(),
+                }
+                for i in range(10)
+            ]
+            out.append(
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": terminal,
+                    "exitStatus": {"exitCode": 0},
+                }
+            )
+        out += [
+            {
+                "sessionUpdate": "tool_call_content_chunk",
+                "toolCallId": tool,
+                "content": {"type": "content", "content": text(f"line {i}\n")},
+            }
+            for i in range(6)
+        ]
+        out.append(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tool,
+                "status": "completed",
+                "_meta": {"ms": 12 + call},
+            }
+        )
+    out += [
+        {"sessionUpdate": "agent_message_chunk", "messageId": agent, "content": text(f"word{i} ")}
+        for i in range(60)
+    ]
+    out.append(
+        {
+            "sessionUpdate": "agent_message",
+            "messageId": agent,
+            "content": [text(f"Fixed issue #{n}.")],
+        }
+    )
+    out.append(
+        {
+            "sessionUpdate": "usage_update",
+            "used": 1000 * (n % 180),
+            "size": 200000,
+            "cost": {"amount": n / 1000, "currency": "USD"},
+        }
+    )
     if n % 25 == 24:
         cid = f"cmp{n}"
-        out.append({"sessionUpdate": "compaction_update", "compactionId": cid, "status": "in_progress"})
-        out += [{"sessionUpdate": "compaction_summary_chunk", "compactionId": cid, "content": text(f"summary {i} ")} for i in range(8)]
-        out.append({"sessionUpdate": "compaction_update", "compactionId": cid, "status": "completed",
-                    "summary": [text("Retained context.")]})
+        out.append(
+            {"sessionUpdate": "compaction_update", "compactionId": cid, "status": "in_progress"}
+        )
+        out += [
+            {
+                "sessionUpdate": "compaction_summary_chunk",
+                "compactionId": cid,
+                "content": text(f"summary {i} "),
+            }
+            for i in range(8)
+        ]
+        out.append(
+            {
+                "sessionUpdate": "compaction_update",
+                "compactionId": cid,
+                "status": "completed",
+                "summary": [text("Retained context.")],
+            }
+        )
     if n % 10 == 3:
         out.append({"sessionUpdate": "notice", "severity": "info", "title": f"Rate limit {n}"})
         out.append({"sessionUpdate": "session_info_update", "title": f"Fixing issue #{n}"})
@@ -131,7 +226,9 @@ def peak_memory(updates: list[Any]) -> tuple[int, int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--updates", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
@@ -140,19 +237,27 @@ def main() -> None:
     texts = [json.dumps(u) for u in raw]
     parsed = [acp.parse_update(t) for t in texts]
     kinds = {u["sessionUpdate"] for u in raw}
-    print(f"{len(raw):,} updates, {len(kinds)} kinds, python {sys.version.split()[0]}; best of {args.rounds} round(s) per figure")
+    print(
+        f"{len(raw):,} updates, {len(kinds)} kinds, python {sys.version.split()[0]}; best of {args.rounds} round(s) per figure"
+    )
 
     runs = [timed_apply(parsed, args.window) for _ in range(args.rounds)]
     total, first, last = (min(r[i] for r in runs) for i in range(3))
-    print(f"apply          {len(parsed) / total:12,.0f} updates/s overall  ({total * 1e6 / len(parsed):.2f} us/update)")
+    print(
+        f"apply          {len(parsed) / total:12,.0f} updates/s overall  ({total * 1e6 / len(parsed):.2f} us/update)"
+    )
     print(f"  first {args.window:,}  {args.window / first:12,.0f} updates/s")
-    print(f"  last {args.window:,}   {args.window / last:12,.0f} updates/s  (last/first rate: {first / last:.2f})")
+    print(
+        f"  last {args.window:,}   {args.window / last:12,.0f} updates/s  (last/first rate: {first / last:.2f})"
+    )
     parse_total = min(timed_parse_apply(texts) for _ in range(args.rounds))
     print(f"parse + apply  {len(texts) / parse_total:12,.0f} updates/s overall  (from JSON text)")
 
     peak, held, entities = peak_memory(parsed)
-    print(f"peak memory    {peak / 2**20:12.1f} MiB while applying ({held / 2**20:.1f} MiB held at the end, "
-          f"{entities:,} timeline entities; parsed updates not counted)")
+    print(
+        f"peak memory    {peak / 2**20:12.1f} MiB while applying ({held / 2**20:.1f} MiB held at the end, "
+        f"{entities:,} timeline entities; parsed updates not counted)"
+    )
 
 
 if __name__ == "__main__":

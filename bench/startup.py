@@ -60,19 +60,16 @@ FIRST: dict[str, tuple[str, str, dict[str, object]]] = {
     PYPI: ("acp.schema", "SessionNotification", _CHUNK_V1),
 }
 
-FIRST_MESSAGE = textwrap.dedent(
-    """
+FIRST_MESSAGE = textwrap.dedent("""
     import sys
     from {module} import {name} as Notification
     wire = {wire!r}
     out = Notification.model_validate_json(wire).model_dump_json(by_alias=True, exclude_unset=True)
     sys.stdout.write(out + "\\n")
     sys.stdout.flush()
-    """
-)
+    """)
 
-GENERATED_AGENT = textwrap.dedent(
-    '''
+GENERATED_AGENT = textwrap.dedent('''
     """An echo agent on the generated runtime: answers initialize, new session, and echoes prompts."""
     import asyncio
     import acp_v2_draft as acp
@@ -95,11 +92,9 @@ GENERATED_AGENT = textwrap.dedent(
             return acp.PromptResponse.from_dict({"stopReason": "end_turn"})
 
     asyncio.run(acp.serve_agent(EchoAgent()))
-    '''
-)
+    ''')
 
-PACKAGE_AGENT = textwrap.dedent(
-    '''
+PACKAGE_AGENT = textwrap.dedent('''
     """An echo agent on the PyPI package: answers initialize, new session, and echoes prompts."""
     import asyncio
     import acp
@@ -123,8 +118,7 @@ PACKAGE_AGENT = textwrap.dedent(
             return acp.PromptResponse(stop_reason="end_turn")
 
     asyncio.run(acp.run_agent(EchoAgent()))
-    '''
-)
+    ''')
 
 INITIALIZE = {
     "acp_v2_draft": {"protocolVersion": 2, "info": {"name": "bench", "version": "1.0"}},
@@ -133,7 +127,10 @@ INITIALIZE = {
 
 
 def _env(path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def _spawn(args: list[str], env: dict[str, str], **kw: object) -> subprocess.Popen[bytes]:
@@ -158,7 +155,9 @@ def run_code(code: str, env: dict[str, str]) -> tuple[float, int]:
     return elapsed, int(out)
 
 
-def first_line(script: Path, env: dict[str, str], stdin: bytes | None = None) -> tuple[float, float]:
+def first_line(
+    script: Path, env: dict[str, str], stdin: bytes | None = None
+) -> tuple[float, float]:
     """Seconds from spawning `script` (writing `stdin` at once) to its first output line, and the
     CPU seconds the child used in all (user + system, read as it exits: other processes on the
     machine do not count, unlike in the wall time)."""
@@ -205,13 +204,17 @@ def measure(rounds: int, work: Path) -> dict[str, dict[str, list[float]]]:
     for key, (module, name, chunk) in FIRST.items():
         wire = json.dumps({"sessionId": "sess_1", "update": chunk}, separators=(",", ":"))
         scripts[f"first:{key}"] = work / f"first_{key.replace(' ', '_')}.py"
-        scripts[f"first:{key}"].write_text(FIRST_MESSAGE.format(module=module, name=name, wire=wire))
+        scripts[f"first:{key}"].write_text(
+            FIRST_MESSAGE.format(module=module, name=name, wire=wire)
+        )
     scripts["agent:acp_v2_draft"] = work / "echo_generated.py"
     scripts["agent:acp_v2_draft"].write_text(GENERATED_AGENT)
     scripts[f"agent:{PYPI}"] = work / "echo_package.py"
     scripts[f"agent:{PYPI}"].write_text(PACKAGE_AGENT)
 
-    jobs: list[tuple[str, str, Callable[[], tuple[float, ...]]]] = [("python", "pass", lambda: run_code("pass", env))]
+    jobs: list[tuple[str, str, Callable[[], tuple[float, ...]]]] = [
+        ("python", "pass", lambda: run_code("pass", env))
+    ]
     for key in (*PACKAGES, PYPI):
         module, name, _ = FIRST[key]
         top = "acp" if key == PYPI else key
@@ -220,7 +223,9 @@ def measure(rounds: int, work: Path) -> dict[str, dict[str, list[float]]]:
         jobs.append((key, "first", lambda k=key: first_line(scripts[f"first:{k}"], env)))
     for key in ("acp_v2_draft", PYPI):
         req = _request(INITIALIZE[key])
-        jobs.append((key, "initialize", lambda k=key, r=req: first_line(scripts[f"agent:{k}"], env, r)))
+        jobs.append(
+            (key, "initialize", lambda k=key, r=req: first_line(scripts[f"agent:{k}"], env, r))
+        )
 
     out: dict[str, dict[str, list[float]]] = {}
     for round_ in range(rounds):
@@ -239,7 +244,9 @@ def measure(rounds: int, work: Path) -> dict[str, dict[str, list[float]]]:
 def report(out: dict[str, dict[str, list[float]]], rounds: int) -> None:
     """Print the table and the goals."""
     base = out[PYPI]
-    print(f"Python {sys.version.split()[0]}; {os.cpu_count()} CPUs; {rounds} rounds; medians (min-max); ratio vs {PYPI}")
+    print(
+        f"Python {sys.version.split()[0]}; {os.cpu_count()} CPUs; {rounds} rounds; medians (min-max); ratio vs {PYPI}"
+    )
     print(f"  {'python -c pass':<28} {statistics.median(out['python']['pass']) * 1000:9.1f} ms")
     sections = [
         ("import X", "import", "ms", 1000.0),
@@ -272,8 +279,12 @@ def report(out: dict[str, dict[str, list[float]]], rounds: int) -> None:
     # The same runs seen two more ways, less exposed to the machine's noise: the median of each
     # round's own ratio (both measured within seconds of each other) and the children's CPU time.
     for label, what in (("first message", "first"), ("time to initialize", "initialize")):
-        paired = statistics.median(a / b for a, b in zip(out["acp_v2_draft"][what], base[what], strict=True))
-        print(f"  {label}: median of per-round ratios {paired:.2f}x; CPU {ratio(what + ' cpu'):.2f}x")
+        paired = statistics.median(
+            a / b for a, b in zip(out["acp_v2_draft"][what], base[what], strict=True)
+        )
+        print(
+            f"  {label}: median of per-round ratios {paired:.2f}x; CPU {ratio(what + ' cpu'):.2f}x"
+        )
 
 
 def main() -> None:
@@ -284,7 +295,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="acp-startup-") as tmp:
         work = Path(tmp)
         for package in PACKAGES:
-            shutil.copytree(GENERATED / package, work / package, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                GENERATED / package, work / package, ignore=shutil.ignore_patterns("__pycache__")
+            )
             compileall.compile_dir(work / package, quiet=1)
         report(measure(args.rounds, work), args.rounds)
 

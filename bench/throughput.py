@@ -47,7 +47,41 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
 
 SESSION = "sess_7f3a9c2e41b84d0e9a6b5c1d"
-WORDS = ["the", "agent", "reads", "the", "file", "and", "proposes", "a", "minimal", "patch", "that", "keeps", "the", "public", "api", "stable", "while", "fixing", "the", "off", "by", "one", "error", "in", "the", "pagination", "helper", "then", "runs", "the", "test", "suite", "again"]
+WORDS = [
+    "the",
+    "agent",
+    "reads",
+    "the",
+    "file",
+    "and",
+    "proposes",
+    "a",
+    "minimal",
+    "patch",
+    "that",
+    "keeps",
+    "the",
+    "public",
+    "api",
+    "stable",
+    "while",
+    "fixing",
+    "the",
+    "off",
+    "by",
+    "one",
+    "error",
+    "in",
+    "the",
+    "pagination",
+    "helper",
+    "then",
+    "runs",
+    "the",
+    "test",
+    "suite",
+    "again",
+]
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -71,7 +105,9 @@ def _tool_call_update(rng: random.Random, i: int, v1: bool) -> dict[str, Any]:
         "title": "Read src/pagination.py",
         "kind": "read",
         "content": [{"type": "content", "content": {"type": "text", "text": _text(rng, 18)}}],
-        "locations": [{"path": "/home/user/project/src/pagination.py", "line": rng.randint(1, 400)}],
+        "locations": [
+            {"path": "/home/user/project/src/pagination.py", "line": rng.randint(1, 400)}
+        ],
     }
     return {"sessionId": SESSION, "update": update}
 
@@ -84,7 +120,10 @@ def _plan_update(rng: random.Random, i: int, v1: bool) -> dict[str, Any]:
     if v1:
         update: dict[str, Any] = {"sessionUpdate": "plan", "entries": entries}
     else:
-        update = {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "plan_1", "entries": entries}}
+        update = {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": "plan_1", "entries": entries},
+        }
     return {"sessionId": SESSION, "update": update}
 
 
@@ -101,7 +140,12 @@ def _state_update(rng: random.Random, i: int, v1: bool) -> dict[str, Any]:
             "sessionUpdate": "state_update",
             "state": "idle",
             "stopReason": "end_turn",
-            "usage": {"totalTokens": 5210, "inputTokens": 4800, "outputTokens": 410, "cachedReadTokens": 3900},
+            "usage": {
+                "totalTokens": 5210,
+                "inputTokens": 4800,
+                "outputTokens": 410,
+                "cachedReadTokens": 3900,
+            },
         }
     return {"sessionId": SESSION, "update": update}
 
@@ -125,7 +169,13 @@ def payloads(n: int, *, v1: bool, seed: int = 7) -> list[bytes]:
 class Contender:
     """One way of doing bytes -> object -> bytes."""
 
-    def __init__(self, name: str, load: Callable[[bytes], Any], dump: Callable[[Any], bytes], data: list[bytes]) -> None:
+    def __init__(
+        self,
+        name: str,
+        load: Callable[[bytes], Any],
+        dump: Callable[[Any], bytes],
+        data: list[bytes],
+    ) -> None:
         self.name, self.load, self.dump, self.data = name, load, dump, data
         self.inbound: list[float] = []
         self.outbound: list[float] = []
@@ -159,7 +209,12 @@ def typed(name: str, model: Any, data: list[bytes], *, adapter: bool = False) ->
     `adapter` the same through a `TypeAdapter` (what a union type, which has no class, needs)."""
     if adapter:
         ta = TypeAdapter(model)
-        return Contender(name, ta.validate_json, lambda obj: ta.dump_json(obj, by_alias=True, exclude_unset=True), data)
+        return Contender(
+            name,
+            ta.validate_json,
+            lambda obj: ta.dump_json(obj, by_alias=True, exclude_unset=True),
+            data,
+        )
     serializer = model.__pydantic_serializer__
 
     def dump(obj: Any) -> bytes:
@@ -176,8 +231,12 @@ def plain_model(directory: Path) -> Any:
     from acp_codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
 
     pin = load_pins(default_pin_path()).default_pin  # the schema acp_v2_draft is built from
-    schema = fetch(parse_source(pin.source), expected_sha256=pin.sha256,
-                   cache_dir=default_cache_dir(), shared_dir=default_shared_dir())
+    schema = fetch(
+        parse_source(pin.source),
+        expected_sha256=pin.sha256,
+        cache_dir=default_cache_dir(),
+        shared_dir=default_shared_dir(),
+    )
     out = directory / "plain_draft.py"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -236,11 +295,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             c.run()
     n = args.messages
     med = {c.name: (statistics.median(c.inbound), statistics.median(c.outbound)) for c in runs}
-    print(f"{n} messages, {args.rounds} rounds, medians; mean size v1 {sizes['acp_v1']:.0f} B, v2 {sizes['acp_v2_draft']:.0f} B")
-    print(f"{'contender':<26} {'in us/msg':>10} {'out us/msg':>11} {'in msg/s':>10} {'out msg/s':>10}")
+    print(
+        f"{n} messages, {args.rounds} rounds, medians; mean size v1 {sizes['acp_v1']:.0f} B, v2 {sizes['acp_v2_draft']:.0f} B"
+    )
+    print(
+        f"{'contender':<26} {'in us/msg':>10} {'out us/msg':>11} {'in msg/s':>10} {'out msg/s':>10}"
+    )
     for c in runs:
         i, o = med[c.name]
-        print(f"{c.name:<26} {i / n * 1e6:>10.2f} {o / n * 1e6:>11.2f} {n / i:>10.0f} {n / o:>10.0f}")
+        print(
+            f"{c.name:<26} {i / n * 1e6:>10.2f} {o / n * 1e6:>11.2f} {n / i:>10.0f} {n / o:>10.0f}"
+        )
     print()
     floors = {
         "acp_v1": "orjson v1 (floor)",
@@ -251,7 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, floor in floors.items():
         i, o = med[name]
         fi, fo = med[floor]
-        print(f"{name:<26} inbound {i / fi:5.2f}x floor (goal <= 3), outbound {o / fo:5.2f}x floor (goal <= 4)")
+        print(
+            f"{name:<26} inbound {i / fi:5.2f}x floor (goal <= 3), outbound {o / fo:5.2f}x floor (goal <= 4)"
+        )
     pi, po = med["pypi acp (v1)"]
     for name in ("acp_v1", "acp_v2_draft"):
         i, o = med[name]
@@ -266,7 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"outbound {do / lo:5.2f}x its time (goal <= 1.25)"
     )
     fi, _ = med["acp_v2_draft (full path)"]
-    print(f"{'acp_v2_draft':<26} fast path: inbound {fi / med['acp_v2_draft'][0]:5.2f}x the full path's throughput")
+    print(
+        f"{'acp_v2_draft':<26} fast path: inbound {fi / med['acp_v2_draft'][0]:5.2f}x the full path's throughput"
+    )
     return 0
 
 

@@ -30,11 +30,17 @@ if __name__ == "__main__":
         figures = json.loads(FIGURES.read_text(encoding="utf-8"))
     else:
         only = [a for a in sys.argv[1:] if not a.startswith("--")]  # NAME...: re-measure only those
-        previous = json.loads(FIGURES.read_text(encoding="utf-8")) if only and FIGURES.is_file() else []
+        previous = (
+            json.loads(FIGURES.read_text(encoding="utf-8")) if only and FIGURES.is_file() else []
+        )
         kept = {(row["peer"], row["probe"]): row for row in previous}
         figures = []
         for peer in PEER_LIST:
-            if only and not any(word in peer.name for word in only) and (peer.name, peer.role) in kept:
+            if (
+                only
+                and not any(word in peer.name for word in only)
+                and (peer.name, peer.role) in kept
+            ):
                 figures.append(kept[(peer.name, peer.role)])
                 continue
             print(f"probing {peer.name} ({peer.role})", file=sys.stderr, flush=True)

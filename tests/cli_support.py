@@ -118,4 +118,6 @@ def write_json(path: Path, document: Any) -> Path:
 
 def model_source(package: Path) -> str:
     """The text of every model module of a generated package (`_models/*.py`, in name order)."""
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((package / "_models").glob("*.py")))
+    return "\n".join(
+        p.read_text(encoding="utf-8") for p in sorted((package / "_models").glob("*.py"))
+    )

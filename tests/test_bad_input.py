@@ -18,10 +18,22 @@ from cli_support import CliResult, run_cli, write_json
 Schema = dict[str, Any]
 
 
-def _generate(tmp_path: Path, source: str | Path, *extra: str, env: dict[str, str] | None = None) -> tuple[CliResult, Path]:
+def _generate(
+    tmp_path: Path, source: str | Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[CliResult, Path]:
     out = tmp_path / "out"
-    result = run_cli("generate", "--schema", source, "--package", "bad_pkg", "--out", out, *extra,
-                     cwd=tmp_path, env=env)
+    result = run_cli(
+        "generate",
+        "--schema",
+        source,
+        "--package",
+        "bad_pkg",
+        "--out",
+        out,
+        *extra,
+        cwd=tmp_path,
+        env=env,
+    )
     return result, out
 
 
@@ -85,26 +97,48 @@ def _unsupported_ref(s: Schema) -> None:
 
 
 CASES: list[tuple[str, Callable[[Schema], None], str, tuple[str, ...]]] = [
-    ("dangling-ref", _dangling, "dangling-ref",
-     ("#/$defs/PingRequest/properties/bar:", "'#/$defs/Missing'", "points to no definition")),
+    (
+        "dangling-ref",
+        _dangling,
+        "dangling-ref",
+        ("#/$defs/PingRequest/properties/bar:", "'#/$defs/Missing'", "points to no definition"),
+    ),
     ("ref-cycle", _cycle, "ref-cycle", ("#/$defs/A:", "A -> B -> A")),
     ("union-alias-cycle", _union_cycle, "ref-cycle", ("#/$defs/A:", "A -> B -> A")),
     ("list-alias-cycle", _list_cycle, "ref-cycle", ("#/$defs/A:", "A -> A")),
     ("no-defs", _no_defs, "not-acp", ("#:", "no `$defs`")),
     ("no-x-method", _no_method, "not-acp", ("#:", "no `x-method` anywhere")),
-    ("unknown-side", _bad_side, "unknown-side",
-     ("#/$defs/PingRequest/x-side:", "'server'", "agent, client, both, protocol, proxy")),
-    ("x-method-not-a-string", _method_not_string, "bad-method",
-     ("#/$defs/PingRequest/x-method:", "non-empty string", "5")),
+    (
+        "unknown-side",
+        _bad_side,
+        "unknown-side",
+        ("#/$defs/PingRequest/x-side:", "'server'", "agent, client, both, protocol, proxy"),
+    ),
+    (
+        "x-method-not-a-string",
+        _method_not_string,
+        "bad-method",
+        ("#/$defs/PingRequest/x-method:", "non-empty string", "5"),
+    ),
     ("empty-oneOf", _empty_one_of, "bad-schema", ("#/$defs/Choice/oneOf:", "non-empty array")),
-    ("unsupported-ref", _unsupported_ref, "bad-ref",
-     ("#/$defs/PingRequest/properties/bar:", "'other.json#/Foo'", "only #/$defs/")),
+    (
+        "unsupported-ref",
+        _unsupported_ref,
+        "bad-ref",
+        ("#/$defs/PingRequest/properties/bar:", "'other.json#/Foo'", "only #/$defs/"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("break_it", "code", "needles"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("break_it", "code", "needles"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_broken_schema(
-    tmp_path: Path, minimal_schema: Schema, break_it: Callable[[Schema], None], code: str, needles: tuple[str, ...]
+    tmp_path: Path,
+    minimal_schema: Schema,
+    break_it: Callable[[Schema], None],
+    code: str,
+    needles: tuple[str, ...],
 ) -> None:
     break_it(minimal_schema)
     write_json(tmp_path / "broken.json", minimal_schema)
@@ -129,7 +163,9 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_invalid_json(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text('{"$defs": {\n  "A": {,}\n}}\n', encoding="utf-8")
     result, out = _generate(tmp_path, "broken.json")
-    assert_one_error(result, out, "invalid-json", "broken.json:", "invalid JSON at line 2, column 9")
+    assert_one_error(
+        result, out, "invalid-json", "broken.json:", "invalid JSON at line 2, column 9"
+    )
 
 
 def test_invalid_utf8(tmp_path: Path) -> None:
@@ -147,7 +183,9 @@ def test_top_level_not_an_object(tmp_path: Path) -> None:
 def test_sha256_mismatch(tmp_path: Path, minimal_schema: Schema) -> None:
     write_json(tmp_path / "ok.json", minimal_schema)
     result, out = _generate(tmp_path, "ok.json", "--sha256", "0" * 64)
-    assert_one_error(result, out, "sha256-mismatch", "ok.json", "expected sha256 " + "0" * 64, "got ")
+    assert_one_error(
+        result, out, "sha256-mismatch", "ok.json", "expected sha256 " + "0" * 64, "got "
+    )
 
 
 def test_url_that_cannot_be_fetched(tmp_path: Path) -> None:
@@ -160,12 +198,17 @@ def test_url_that_cannot_be_fetched(tmp_path: Path) -> None:
 def test_npm_package_that_cannot_be_fetched(tmp_path: Path) -> None:
     source = "npm:@acp-codegen-tests/no-such-package@0.0.0#schema.json"
     result, out = _generate(tmp_path, source, env={"ACP_CODEGEN_CACHE": str(tmp_path / "cache")})
-    assert_one_error(result, out, "fetch-failed", source, "npm pack @acp-codegen-tests/no-such-package@0.0.0")
+    assert_one_error(
+        result, out, "fetch-failed", source, "npm pack @acp-codegen-tests/no-such-package@0.0.0"
+    )
 
 
 @pytest.mark.parametrize(
     ("source", "needle"),
-    [("npm:left-pad", "malformed npm source"), ("github:owner/repo#x.json", "malformed github source")],
+    [
+        ("npm:left-pad", "malformed npm source"),
+        ("github:owner/repo#x.json", "malformed github source"),
+    ],
 )
 def test_malformed_source_spec(tmp_path: Path, source: str, needle: str) -> None:
     result, out = _generate(tmp_path, source)
@@ -173,11 +216,15 @@ def test_malformed_source_spec(tmp_path: Path, source: str, needle: str) -> None
 
 
 @pytest.mark.parametrize("package", ["./escape", "..escape", "has-dash", "class", "a..b", ""])
-def test_package_that_is_not_a_dotted_identifier(tmp_path: Path, minimal_schema: Schema, package: str) -> None:
+def test_package_that_is_not_a_dotted_identifier(
+    tmp_path: Path, minimal_schema: Schema, package: str
+) -> None:
     """`--package ./x` once resolved to `/x` (outside --out) and replaced that directory."""
     write_json(tmp_path / "ok.json", minimal_schema)
     out = tmp_path / "out"
-    result = run_cli("generate", "--schema", "ok.json", "--package", package, "--out", out, cwd=tmp_path)
+    result = run_cli(
+        "generate", "--schema", "ok.json", "--package", package, "--out", out, cwd=tmp_path
+    )
     assert_one_error(result, out, "bad-package", repr(package), "not a dotted Python identifier")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.json"]
 
@@ -185,7 +232,9 @@ def test_package_that_is_not_a_dotted_identifier(tmp_path: Path, minimal_schema:
 def test_output_path_that_cannot_be_written(tmp_path: Path, minimal_schema: Schema) -> None:
     write_json(tmp_path / "ok.json", minimal_schema)
     (tmp_path / "occupied").write_text("a file, not a directory\n", encoding="utf-8")
-    result = run_cli("generate", "--schema", "ok.json", "--package", "p", "--out", "occupied", cwd=tmp_path)
+    result = run_cli(
+        "generate", "--schema", "ok.json", "--package", "p", "--out", "occupied", cwd=tmp_path
+    )
     assert result.returncode == 2, result.describe()
     assert "Traceback" not in result.output and "╭" not in result.output, result.describe()
     assert result.stderr.splitlines() == [result.stderr.strip()]
@@ -193,7 +242,9 @@ def test_output_path_that_cannot_be_written(tmp_path: Path, minimal_schema: Sche
     assert (tmp_path / "occupied").read_text(encoding="utf-8") == "a file, not a directory\n"
 
 
-def test_several_problems_are_all_reported_one_line_each(tmp_path: Path, minimal_schema: Schema) -> None:
+def test_several_problems_are_all_reported_one_line_each(
+    tmp_path: Path, minimal_schema: Schema
+) -> None:
     _dangling(minimal_schema)
     _bad_side(minimal_schema)
     write_json(tmp_path / "broken.json", minimal_schema)
@@ -207,11 +258,16 @@ def test_several_problems_are_all_reported_one_line_each(tmp_path: Path, minimal
 # --- things that look like keywords but are not: no false alarms ------------------------------
 
 
-def test_property_names_and_data_are_not_mistaken_for_keywords(tmp_path: Path, minimal_schema: Schema) -> None:
+def test_property_names_and_data_are_not_mistaken_for_keywords(
+    tmp_path: Path, minimal_schema: Schema
+) -> None:
     props = minimal_schema["$defs"]["PingRequest"]["properties"]
     props["x-side"] = {"type": "string"}  # a property called x-side
     props["$ref"] = {"type": "string"}  # a property called $ref
-    props["options"] = {"type": "object", "default": {"$ref": "not a reference", "x-side": "nobody"}}
+    props["options"] = {
+        "type": "object",
+        "default": {"$ref": "not a reference", "x-side": "nobody"},
+    }
     props["oneOf"] = {"type": "array", "items": {"type": "string"}, "examples": [{"oneOf": []}]}
     write_json(tmp_path / "ok.json", minimal_schema)
     result, out = _generate(tmp_path, "ok.json")
@@ -225,10 +281,15 @@ def test_property_names_and_data_are_not_mistaken_for_keywords(tmp_path: Path, m
         (("--package", "p"), "--package only applies to an ad-hoc --schema source"),
         (("--sha256", "0" * 64), "--sha256 only applies to an ad-hoc --schema source"),
         (("--package", "p", "--sha256", "0" * 64), "--package and --sha256 only apply"),
-        (("acp_v1", "--schema", "ok.json"), "give pinned target names (acp_v1) or --schema, not both"),
+        (
+            ("acp_v1", "--schema", "ok.json"),
+            "give pinned target names (acp_v1) or --schema, not both",
+        ),
     ],
 )
-def test_options_that_do_not_go_together(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
+def test_options_that_do_not_go_together(
+    tmp_path: Path, args: tuple[str, ...], needle: str
+) -> None:
     """Options that would otherwise be silently ignored are a usage error, and nothing is written."""
     out = tmp_path / "out"
     result = run_cli("generate", *args, "--out", out, cwd=tmp_path)

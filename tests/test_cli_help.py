@@ -15,8 +15,23 @@ from cli_support import ROOT, run_cli
 from acp_codegen import __version__
 from acp_codegen.cli_help import EXAMPLES
 
-COMMANDS = ["", "generate", "init", "pull", "version", "diff", "check-transcript", "outdated", "upgrade", "migrate",
-            "scaffold agent", "scaffold client", "ci github", "probe agent", "probe client"]
+COMMANDS = [
+    "",
+    "generate",
+    "init",
+    "pull",
+    "version",
+    "diff",
+    "check-transcript",
+    "outdated",
+    "upgrade",
+    "migrate",
+    "scaffold agent",
+    "scaffold client",
+    "ci github",
+    "probe agent",
+    "probe client",
+]
 
 
 def test_version_flag_and_command() -> None:
@@ -42,10 +57,22 @@ def test_the_default_package_is_documented() -> None:
 
 
 def _complete(*words: str) -> list[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "_ACP_CODEGEN_COMPLETE": "complete_bash",
-           "COMP_WORDS": " ".join(("acp-codegen", *words)), "COMP_CWORD": str(len(words))}
-    done = subprocess.run([sys.executable, "-m", "acp_codegen"], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "_ACP_CODEGEN_COMPLETE": "complete_bash",
+        "COMP_WORDS": " ".join(("acp-codegen", *words)),
+        "COMP_CWORD": str(len(words)),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_codegen"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -56,4 +83,6 @@ def test_shell_completion_of_commands_options_and_pinned_targets() -> None:
     assert _complete("generate", "acp_v") == ["acp_v2_draft", "acp_v2", "acp_v1"]
     assert _complete("upgrade", "acp_v2_") == ["acp_v2_draft"]
     script = run_cli("--show-completion", "bash")
-    assert script.returncode == 0 and re.search(r"complete .*acp-codegen", script.stdout), script.describe()
+    assert script.returncode == 0 and re.search(
+        r"complete .*acp-codegen", script.stdout
+    ), script.describe()

@@ -12,7 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _run(body: str) -> subprocess.CompletedProcess[str]:
     code = f"import atexit, sys, tempfile\nfrom acp_codegen.fast_exit import run_and_exit\n{body}"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_the_status_and_unflushed_output_survive() -> None:
@@ -41,7 +48,19 @@ def test_atexit_callbacks_and_finalizers_run(tmp_path: Path) -> None:
 
 
 def test_the_cli_entry_exits_with_its_commands_status() -> None:
-    version = subprocess.run([sys.executable, "-m", "acp_codegen", "version"], capture_output=True, text=True, cwd=ROOT, check=False)
+    version = subprocess.run(
+        [sys.executable, "-m", "acp_codegen", "version"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert version.returncode == 0 and version.stdout.strip()
-    bad = subprocess.run([sys.executable, "-m", "acp_codegen", "generate", "--no-such-option"], capture_output=True, text=True, cwd=ROOT, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "acp_codegen", "generate", "--no-such-option"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert bad.returncode == 2 and "no-such-option" in bad.stderr

@@ -46,14 +46,18 @@ def test_committed_generated_matches_a_fresh_generate(
     for extra in sorted(p.name for p in generated_dir.iterdir() if p.is_dir()):
         if extra not in packages and not extra.startswith("."):
             problems.append(f"{extra}/: a package in generated/ that no pin generates")
-    assert not problems, "generated/ is out of date; " + REGEN_HINT + ":\n  " + "\n  ".join(problems)
+    assert not problems, (
+        "generated/ is out of date; " + REGEN_HINT + ":\n  " + "\n  ".join(problems)
+    )
 
 
 def test_fresh_generate_writes_every_package_file(fresh_generated: Path, pins: PinFile) -> None:
     for pin in pins:
         names = set(tree_bytes(fresh_generated / pin.package))
         assert {"__init__.py", "models.py", "enums.py", "dispatch.py", "py.typed"} <= names, names
-        assert not [p for p in fresh_generated.iterdir() if p.name.startswith(".")], "staging left over"
+        assert not [
+            p for p in fresh_generated.iterdir() if p.name.startswith(".")
+        ], "staging left over"
 
 
 # --- --check ----------------------------------------------------------------------------------
@@ -89,7 +93,13 @@ def _edit(path: Path) -> None:
 @pytest.mark.parametrize(
     ("how", "relative", "old_label", "new_label", "marker"),
     [
-        ("modify", "acp_v2/models.py", "a/acp_v2/models.py", "b/acp_v2/models.py", "-# edited by hand"),
+        (
+            "modify",
+            "acp_v2/models.py",
+            "a/acp_v2/models.py",
+            "b/acp_v2/models.py",
+            "-# edited by hand",
+        ),
         ("add", "acp_v1/extra.py", "a/acp_v1/extra.py", "/dev/null", "-print('stray')"),
         ("remove", "acp_v2_draft/enums.py", "/dev/null", "b/acp_v2_draft/enums.py", "+class "),
     ],
@@ -134,9 +144,23 @@ def test_generated_packages_pass_mypy_strict(
     missing = [p for p in packages if not (generated_dir / p).is_dir()]
     assert not missing, f"generated/ lacks {missing}; {REGEN_HINT}"
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.11",
-         "--cache-dir", str(tmp_path / "mypy-cache"), "--no-error-summary", *packages],
-        cwd=generated_dir, capture_output=True, text=True, timeout=900, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--python-version",
+            "3.11",
+            "--cache-dir",
+            str(tmp_path / "mypy-cache"),
+            "--no-error-summary",
+            *packages,
+        ],
+        cwd=generated_dir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert done.returncode == 0, f"mypy --strict failed:\n{done.stdout}{done.stderr}"
 
@@ -169,8 +193,12 @@ def test_every_schema_definition_is_importable_from_the_package_root(
     # A fresh interpreter, warnings as errors: an import must be silent as well as successful.
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", _IMPORT_SCRIPT],
-        cwd=generated_dir, input=json.dumps(wanted), capture_output=True, text=True,
-        timeout=300, check=False,
+        cwd=generated_dir,
+        input=json.dumps(wanted),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, f"{done.stdout}{done.stderr}"
     assert done.stderr == "", done.stderr
@@ -186,8 +214,13 @@ def test_generation_does_not_depend_on_the_hash_seed(
     seeds = ("0", "1", "12345")
 
     def one(seed: str) -> CliResult:
-        return run_cli("generate", target.name, "--out", tmp_path / f"seed-{seed}",
-                       env={"PYTHONHASHSEED": seed})
+        return run_cli(
+            "generate",
+            target.name,
+            "--out",
+            tmp_path / f"seed-{seed}",
+            env={"PYTHONHASHSEED": seed},
+        )
 
     with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
         results = list(pool.map(one, seeds))
@@ -195,15 +228,20 @@ def test_generation_does_not_depend_on_the_hash_seed(
         assert result.returncode == 0, result.describe()
     trees = [tree_bytes(tmp_path / f"seed-{seed}" / target.package) for seed in seeds]
     assert trees[0] and "models.py" in trees[0]
-    for seed, tree in zip(seeds[1:], trees[1:]):
-        differing = sorted(k for k in trees[0].keys() | tree.keys() if trees[0].get(k) != tree.get(k))
+    for seed, tree in zip(seeds[1:], trees[1:], strict=True):
+        differing = sorted(
+            k for k in trees[0].keys() | tree.keys() if trees[0].get(k) != tree.get(k)
+        )
         assert not differing, f"PYTHONHASHSEED=0 and ={seed} generate different {differing}"
 
 
 def _without_provenance(text: bytes) -> list[str]:
     return [
-        line for line in text.decode().splitlines()
-        if not line.startswith(("# Source: ", "# sha256: ", "# Regenerate: ", "SOURCE = ", "SHA256 = "))
+        line
+        for line in text.decode().splitlines()
+        if not line.startswith(
+            ("# Source: ", "# sha256: ", "# Regenerate: ", "SOURCE = ", "SHA256 = ")
+        )
     ]
 
 
@@ -214,10 +252,14 @@ def test_generation_does_not_depend_on_definition_order(
     document = load(target.source, target.sha256).document
     defs = document["$defs"]
     forward = write_json(tmp_path / "forward.json", document)
-    backward = write_json(tmp_path / "backward.json", {**document, "$defs": dict(reversed(defs.items()))})
+    backward = write_json(
+        tmp_path / "backward.json", {**document, "$defs": dict(reversed(defs.items()))}
+    )
     trees = []
     for source in (forward, backward):
-        result = run_cli("generate", "--schema", source, "--package", "ordered", "--out", tmp_path / source.stem)
+        result = run_cli(
+            "generate", "--schema", source, "--package", "ordered", "--out", tmp_path / source.stem
+        )
         assert result.returncode == 0, result.describe()
         trees.append(tree_bytes(tmp_path / source.stem / "ordered"))
     assert trees[0].keys() == trees[1].keys()
@@ -228,7 +270,9 @@ def test_generation_does_not_depend_on_definition_order(
 # --- the format stage: `ruff format` writes black's bytes ----------------------------------------
 
 
-def test_what_generate_writes_is_blacks_output(generated_dir: Path, pinned_sources: PinFile) -> None:
+def test_what_generate_writes_is_blacks_output(
+    generated_dir: Path, pinned_sources: PinFile
+) -> None:
     """The formatter is `ruff format` (pinned); the bytes are black's (pinned): black changes no
     committed generated file, and none of a fresh render of the default pin."""
     import black
@@ -239,7 +283,10 @@ def test_what_generate_writes_is_blacks_output(generated_dir: Path, pinned_sourc
     mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
     files, _ = render_target(Target.from_pin(pinned_sources.default_pin))
     python = {name: text for name, text in files.items() if name.endswith(".py")}
-    committed = {str(p.relative_to(generated_dir)): p.read_text(encoding="utf-8") for p in generated_dir.rglob("*.py")}
+    committed = {
+        str(p.relative_to(generated_dir)): p.read_text(encoding="utf-8")
+        for p in generated_dir.rglob("*.py")
+    }
     assert len(python) > 50 and len(committed) > 150
     for name, text in [*python.items(), *committed.items()]:
         assert black.format_str(text, mode=mode) == text, f"black would change {name}"
@@ -247,5 +294,8 @@ def test_what_generate_writes_is_blacks_output(generated_dir: Path, pinned_sourc
 
 def test_the_drafts_package_stays_a_size_a_person_reads(generated_dir: Path) -> None:
     """Issue 30's bound: the draft's package, all of it, is at most 15,000 lines of Python."""
-    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (generated_dir / "acp_v2_draft").rglob("*.py"))
+    lines = sum(
+        len(p.read_text(encoding="utf-8").splitlines())
+        for p in (generated_dir / "acp_v2_draft").rglob("*.py")
+    )
     assert lines <= 15_000, f"acp_v2_draft is {lines} lines"

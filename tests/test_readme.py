@@ -23,12 +23,18 @@ V1_ONLY_AGENT = ROOT / "tests" / "versions" / "routed_agent.py"
 
 def python_blocks() -> dict[str, str]:
     """Every ```python block of the README, by the file name its first line gives (`# agent.py: ...`)."""
-    blocks = re.findall(r"^```python\n(.*?)^```$", (ROOT / "README.md").read_text(encoding="utf-8"), re.MULTILINE | re.DOTALL)
+    blocks = re.findall(
+        r"^```python\n(.*?)^```$",
+        (ROOT / "README.md").read_text(encoding="utf-8"),
+        re.MULTILINE | re.DOTALL,
+    )
     named: dict[str, str] = {}
     for block in blocks:
         first = block.splitlines()[0]
         match = re.fullmatch(r"# (\w+\.py): .+", first)
-        assert match, f"README python block without a `# <file>.py: ...` first line, so no test runs it: {first!r}"
+        assert (
+            match
+        ), f"README python block without a `# <file>.py: ...` first line, so no test runs it: {first!r}"
         named[match[1]] = block
     return named
 
@@ -51,8 +57,15 @@ def test_every_python_block_is_one_of_the_run_files() -> None:
 
 
 def _client(project: Path, *command: str) -> str:
-    done = subprocess.run([sys.executable, "client.py", *command], cwd=project, env=_env(), capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "client.py", *command],
+        cwd=project,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     return done.stdout
 
@@ -66,19 +79,46 @@ def test_the_readme_client_talks_v1_to_a_v1_only_agent(project: Path) -> None:
 
 
 async def test_the_readme_agent_serves_a_v1_only_client(project: Path) -> None:
-    offers = {1: acp_v1.InitializeRequest(protocol_version=1, client_info=acp_v1.Implementation(name="zed", version="1"))}
-    negotiated, process = await acp_v1.spawn_negotiated([sys.executable, "agent.py"], {1: acp_v1.Client()}, offers,
-                                                        env=_env(), cwd=project)
+    offers = {
+        1: acp_v1.InitializeRequest(
+            protocol_version=1, client_info=acp_v1.Implementation(name="zed", version="1")
+        )
+    }
+    negotiated, process = await acp_v1.spawn_negotiated(
+        [sys.executable, "agent.py"], {1: acp_v1.Client()}, offers, env=_env(), cwd=project
+    )
     async with negotiated.connection:
-        assert negotiated.version == 1 and isinstance(negotiated.response, acp_v1.InitializeResponse)
-        assert negotiated.response.agent_info is not None and negotiated.response.agent_info.name == "my-agent"
-        session = await negotiated.peer.session_new(acp_v1.NewSessionRequest(cwd="/", mcp_servers=[]))
+        assert negotiated.version == 1 and isinstance(
+            negotiated.response, acp_v1.InitializeResponse
+        )
+        assert (
+            negotiated.response.agent_info is not None
+            and negotiated.response.agent_info.name == "my-agent"
+        )
+        session = await negotiated.peer.session_new(
+            acp_v1.NewSessionRequest(cwd="/", mcp_servers=[])
+        )
         assert session.session_id == "v1-session"
     assert await asyncio.wait_for(process.wait(), 10) == 0
 
 
 def test_the_readme_blocks_pass_mypy_strict(project: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(project / ".mypy_cache"),
-                           "agent.py", "client.py"], cwd=project, env={**_env(), "MYPYPATH": str(GENERATED)},
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(project / ".mypy_cache"),
+            "agent.py",
+            "client.py",
+        ],
+        cwd=project,
+        env={**_env(), "MYPYPATH": str(GENERATED)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

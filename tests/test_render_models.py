@@ -36,7 +36,11 @@ def test_every_definition_is_defined_once_with_every_field(draft_ir: Protocol) -
     for path, text in files.items():
         if path.startswith("_models/") and path.endswith(".py"):
             for node in ast.parse(text).body:
-                name = node.name if isinstance(node, ast.ClassDef) else getattr(getattr(node, "target", None), "id", None)
+                name = (
+                    node.name
+                    if isinstance(node, ast.ClassDef)
+                    else getattr(getattr(node, "target", None), "id", None)
+                )
                 if name is not None and not name.startswith("_"):
                     assert name not in defined, f"{name} in {path} and {defined[name]}"
                     defined[name] = path
@@ -65,7 +69,11 @@ def test_each_model_module_defines_what_it_is_evaluated_from_first(draft_ir: Pro
         for node in ast.parse(text).body:
             if isinstance(node, ast.ClassDef):
                 position[node.name] = len(position)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in by_name:
+            elif (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id in by_name
+            ):
                 position[node.target.id] = len(position)
         for name, index in position.items():
             for dep in eager_deps(by_name[name]):
@@ -89,9 +97,23 @@ def test_a_description_many_fields_share_is_documented_once(draft_ir: Protocol) 
             if f.description is not None and shared.get(f.wire_name) == f.description:
                 counts[f.wire_name] = counts.get(f.wire_name, 0) + 1
     assert all(n >= SHARED_DOC_MIN for n in counts.values())
-    fields = {(c.name, f.name): f.doc for m in models.modules for c in m.definitions if c.kind == "class" for f in c.fields}
-    metas = [(d.name, f) for d in draft_ir.definitions if isinstance(d, Struct) for f in d.fields if f.wire_name == "_meta"]
-    own = [fields[d, f.py_name] for d, f in metas if f.description and f.description != shared["_meta"]]
+    fields = {
+        (c.name, f.name): f.doc
+        for m in models.modules
+        for c in m.definitions
+        if c.kind == "class"
+        for f in c.fields
+    }
+    metas = [
+        (d.name, f)
+        for d in draft_ir.definitions
+        if isinstance(d, Struct)
+        for f in d.fields
+        if f.wire_name == "_meta"
+    ]
+    own = [
+        fields[d, f.py_name] for d, f in metas if f.description and f.description != shared["_meta"]
+    ]
     assert own and all(own)  # a different description stays on its field
     assert all(fields[d, f.py_name] is None for d, f in metas if f.description == shared["_meta"])
     facade = _rendered(draft_ir)["models.py"]
@@ -104,9 +126,19 @@ def test_each_module_imports_exactly_what_it_uses(generated_dir: Path) -> None:
     from ruff.__main__ import find_ruff_bin
 
     done = subprocess.run(
-        [find_ruff_bin(), "check", "--isolated", "--line-length=100", "--select=F401,I", "--output-format=concise", str(generated_dir),
-         str(Path(__file__).resolve().parent / "generator" / "cases")],
-        capture_output=True, text=True, check=False,
+        [
+            find_ruff_bin(),
+            "check",
+            "--isolated",
+            "--line-length=100",
+            "--select=F401,I",
+            "--output-format=concise",
+            str(generated_dir),
+            str(Path(__file__).resolve().parent / "generator" / "cases"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -114,13 +146,19 @@ def test_each_module_imports_exactly_what_it_uses(generated_dir: Path) -> None:
 def test_a_formatter_failure_names_the_file() -> None:
     from acp_codegen.fmt import format_files
 
-    assert format_files({"ok.py": "x  =  1\n", "data.txt": "  as is"}) == {"ok.py": "x = 1\n", "data.txt": "  as is"}
+    assert format_files({"ok.py": "x  =  1\n", "data.txt": "  as is"}) == {
+        "ok.py": "x = 1\n",
+        "data.txt": "  as is",
+    }
     with pytest.raises(CodegenError) as caught:
         format_files({"ok.py": "x = 1\n", "pkg/bad.py": "def broken(:\n"})
     rendered = caught.value.diagnostics[0].render()
     assert rendered.startswith("error[format-failed] pkg/bad.py: ") and "\n" not in rendered
 
-def test_reserved_class_names_cover_every_name_the_package_already_uses(generated_dir: Path) -> None:
+
+def test_reserved_class_names_cover_every_name_the_package_already_uses(
+    generated_dir: Path,
+) -> None:
     """What the model modules and enums.py import (but the names of other model groups), and what
     the other modules export from the package root."""
     from acp_codegen.ir.naming import RESERVED_CLASS_NAMES
@@ -128,9 +166,17 @@ def test_reserved_class_names_cover_every_name_the_package_already_uses(generate
     for package in ("acp_v2_draft", "acp_v2", "acp_v1"):
         used: set[str] = set()
         groups = sorted((generated_dir / package / "_models").glob("*.py"))
-        for path in [generated_dir / package / "models.py", generated_dir / package / "enums.py", *groups]:
+        for path in [
+            generated_dir / package / "models.py",
+            generated_dir / package / "enums.py",
+            *groups,
+        ]:
             for node in ast.parse(path.read_text(encoding="utf-8")).body:
-                sibling = path.parent.name == "_models" and node.__class__ is ast.ImportFrom and node.level == 1
+                sibling = (
+                    path.parent.name == "_models"
+                    and node.__class__ is ast.ImportFrom
+                    and node.level == 1
+                )
                 if isinstance(node, ast.ImportFrom) and node.module != "enums" and not sibling:
                     used |= {a.asname or a.name for a in node.names if a.name != "*"}
         for module in ("dispatch.py", "session.py", "__init__.py"):
@@ -139,28 +185,54 @@ def test_reserved_class_names_cover_every_name_the_package_already_uses(generate
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                     if isinstance(node, ast.ClassDef):
                         used.add(node.name)
-                    elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                    elif isinstance(node, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+                    ):
                         # every exported name: the package root binds the first module's that has it
-                        used |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                        used |= {
+                            e.value
+                            for e in ast.walk(node.value)
+                            if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        }
         used = {name for name in used if name[:1].isupper()}
-        assert used <= RESERVED_CLASS_NAMES, f"{package}: add {sorted(used - RESERVED_CLASS_NAMES)} to RESERVED_CLASS_NAMES"
-def test_a_definition_named_like_an_import_is_renamed_not_shadowed(tmp_path: Path, minimal_schema: dict[str, Any]) -> None:
+        assert (
+            used <= RESERVED_CLASS_NAMES
+        ), f"{package}: add {sorted(used - RESERVED_CLASS_NAMES)} to RESERVED_CLASS_NAMES"
+
+
+def test_a_definition_named_like_an_import_is_renamed_not_shadowed(
+    tmp_path: Path, minimal_schema: dict[str, Any]
+) -> None:
     """A `$defs` entry called `Field` must not replace pydantic's `Field` (nor be replaced by it)."""
     from cli_support import run_cli, write_json
 
-    minimal_schema["$defs"]["Field"] = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    minimal_schema["$defs"]["Field"] = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}},
+        "required": ["x"],
+    }
     minimal_schema["$defs"]["PingRequest"]["properties"]["field"] = {"$ref": "#/$defs/Field"}
-    minimal_schema["$defs"]["PingRequest"]["properties"]["_meta"] = {"type": "object"}  # needs Field(alias=...)
+    minimal_schema["$defs"]["PingRequest"]["properties"]["_meta"] = {
+        "type": "object"
+    }  # needs Field(alias=...)
     write_json(tmp_path / "s.json", minimal_schema)
-    result = run_cli("generate", "--schema", "s.json", "--package", "named", "--out", "out", cwd=tmp_path)
+    result = run_cli(
+        "generate", "--schema", "s.json", "--package", "named", "--out", "out", cwd=tmp_path
+    )
     assert result.returncode == 0, result.describe()
     script = (
         "import named, pydantic\n"
         "import sys\n"
         "group = sys.modules[named.Field_.__module__]\n"
         "assert named.Field_.__name__ == 'Field_' and group.Field is pydantic.Field\n"
-        "r = named.PingRequest.from_json('{\"bar\": \"b\", \"field\": {\"x\": 1}, \"_meta\": {}}')\n"
+        'r = named.PingRequest.from_json(\'{"bar": "b", "field": {"x": 1}, "_meta": {}}\')\n'
         "assert type(r.field) is named.Field_ and r.field.x == 1 and r.meta == {}\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "out", capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path / "out",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

@@ -42,7 +42,10 @@ class Case:
 
     @property
     def package(self) -> str:
-        return "rev_" + re.sub(r"\W", "_", f"{self.revision}_{self.name.removesuffix('.json')}").lower()
+        return (
+            "rev_"
+            + re.sub(r"\W", "_", f"{self.revision}_{self.name.removesuffix('.json')}").lower()
+        )
 
     @property
     def meta(self) -> Path:
@@ -96,16 +99,27 @@ class Outcome:
 
 
 @pytest.fixture(scope="session")
-def revision_outcomes(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path) -> dict[Case, Outcome]:
+def revision_outcomes(
+    tmp_path_factory: pytest.TempPathFactory, shared_dir: Path
+) -> dict[Case, Outcome]:
     out = tmp_path_factory.mktemp("revisions")
     workers = max(1, os.cpu_count() or 1)
 
     def generate(case: Case) -> CliResult:
-        return run_cli("generate", "--schema", case.path, "--sha256", case.sha256,
-                       "--package", case.package, "--out", out)
+        return run_cli(
+            "generate",
+            "--schema",
+            case.path,
+            "--sha256",
+            case.sha256,
+            "--package",
+            case.package,
+            "--out",
+            out,
+        )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        generated = dict(zip(CASES, pool.map(generate, CASES)))
+        generated = dict(zip(CASES, pool.map(generate, CASES), strict=True))
     importable = [c for c in CASES if generated[c].returncode == 0]
     wanted = {
         c.package: (c.sha256, sorted(json.loads(c.path.read_bytes())["$defs"])) for c in importable
@@ -113,8 +127,15 @@ def revision_outcomes(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path
     batches = [dict(list(wanted.items())[i::workers]) for i in range(workers)]
 
     def import_batch(batch: dict[str, Any]) -> dict[str, str | None]:
-        done = subprocess.run([sys.executable, "-c", _IMPORT_SCRIPT], cwd=out, input=json.dumps(batch),
-                              capture_output=True, text=True, timeout=900, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", _IMPORT_SCRIPT],
+            cwd=out,
+            input=json.dumps(batch),
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         if done.returncode != 0:
             return {package: f"importer crashed: {done.stderr}" for package in batch}
         report: dict[str, str | None] = json.loads(done.stdout.splitlines()[-1])
@@ -173,7 +194,16 @@ def _copy(case: Case, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def _generate(schema: Path, tmp_path: Path) -> CliResult:
-    return run_cli("generate", "--schema", schema, "--package", "checked", "--out", tmp_path / "out", cwd=tmp_path)
+    return run_cli(
+        "generate",
+        "--schema",
+        schema,
+        "--package",
+        "checked",
+        "--out",
+        tmp_path / "out",
+        cwd=tmp_path,
+    )
 
 
 def test_an_unaltered_meta_copy_passes(git_case: Case, tmp_path: Path) -> None:
@@ -183,7 +213,9 @@ def test_an_unaltered_meta_copy_passes(git_case: Case, tmp_path: Path) -> None:
     assert result.returncode == 0, result.describe()
 
 
-def test_a_meta_method_missing_from_the_schema_is_a_mismatch(git_case: Case, tmp_path: Path) -> None:
+def test_a_meta_method_missing_from_the_schema_is_a_mismatch(
+    git_case: Case, tmp_path: Path
+) -> None:
     schema, meta = _copy(git_case, tmp_path)
     meta["agentMethods"]["bogus_method"] = "bogus/method"
     write_json(schema.with_name("meta.json"), meta)
@@ -216,7 +248,9 @@ def test_a_meta_table_that_is_not_json_is_reported(git_case: Case, tmp_path: Pat
     schema.with_name("meta.json").write_text("{not json", encoding="utf-8")
     result = _generate(schema, tmp_path)
     assert result.returncode == 2, result.describe()
-    assert result.stderr.startswith(f"error[invalid-json] {schema.with_name('meta.json')}: invalid JSON"), result.describe()
+    assert result.stderr.startswith(
+        f"error[invalid-json] {schema.with_name('meta.json')}: invalid JSON"
+    ), result.describe()
     assert len(result.stderr.splitlines()) == 1
 
 
@@ -228,7 +262,9 @@ def test_a_meta_table_that_is_not_json_is_reported(git_case: Case, tmp_path: Pat
 
 
 def _git_drafts() -> list[Case]:
-    chosen = [c for c in CASES if c.revision.startswith("git-") and c.name == "schema.unstable.json"]
+    chosen = [
+        c for c in CASES if c.revision.startswith("git-") and c.name == "schema.unstable.json"
+    ]
     if not chosen:
         pytest.skip(ABSENT)
     return chosen
@@ -247,17 +283,36 @@ def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
     for case in cases:
         tree = ast.parse((out / case.package / "dispatch.py").read_text(encoding="utf-8"))
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-            plain = [f.name for f in cls.body if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
-                     and not any(isinstance(d, ast.Name) and d.id == "overload" for d in f.decorator_list)]
+            plain = [
+                f.name
+                for f in cls.body
+                if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
+                and not any(
+                    isinstance(d, ast.Name) and d.id == "overload" for d in f.decorator_list
+                )
+            ]
             twice = sorted({name for name in plain if plain.count(name) > 1})
             assert twice == [], f"{case.package}.{cls.name} defines {twice} more than once"
-    checked = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"),
-                              *(c.package for c in cases)], cwd=out, capture_output=True, text=True, timeout=900,
-                             check=False)
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "mypy"),
+            *(c.package for c in cases),
+        ],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-_MCP_AGENT = '''
+_MCP_AGENT = """
 import asyncio
 import sys
 
@@ -279,7 +334,7 @@ class McpAgent(acp.Agent):
 
 
 asyncio.run(acp.serve_agent(McpAgent()))
-'''
+"""
 
 
 def test_a_request_and_a_notification_of_one_name_each_reach_their_own_handler(
@@ -302,11 +357,21 @@ def test_a_request_and_a_notification_of_one_name_each_reach_their_own_handler(
 
     async def scenario() -> Any:
         env = {**os.environ, "PYTHONPATH": str(out)}
-        peer, connection, process = await acp.connect_agent([sys.executable, str(script)], acp.Client(), env=env)
+        peer, connection, process = await acp.connect_agent(
+            [sys.executable, str(script)], acp.Client(), env=env
+        )
         async with connection:
-            await peer.mcp_message_notification(acp.MessageMcpNotification.from_dict({"connectionId": "c1", "method": "notifications/initialized"}))
-            result = await peer.mcp_message(acp.MessageMcpRequest.from_dict({"connectionId": "c1", "method": "tools/list"}))
+            await peer.mcp_message_notification(
+                acp.MessageMcpNotification.from_dict(
+                    {"connectionId": "c1", "method": "notifications/initialized"}
+                )
+            )
+            result = await peer.mcp_message(
+                acp.MessageMcpRequest.from_dict({"connectionId": "c1", "method": "tools/list"})
+            )
         await process.wait()
         return result
 
-    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {"seen": ["notifications/initialized", "tools/list"]}
+    assert asyncio.run(asyncio.wait_for(scenario(), 60)) == {
+        "seen": ["notifications/initialized", "tools/list"]
+    }

@@ -46,8 +46,9 @@ def codes(exc: pytest.ExceptionInfo[CodegenError]) -> list[str]:
 
 def test_parse_npm_scoped() -> None:
     spec = parse_source(DRAFT)
-    assert spec == NpmSource(DRAFT, "@agentclientprotocol/sdk", "2.4.0",
-                             "schema/v2/schema.unstable.json")
+    assert spec == NpmSource(
+        DRAFT, "@agentclientprotocol/sdk", "2.4.0", "schema/v2/schema.unstable.json"
+    )
     assert spec.kind == "npm"
 
 
@@ -62,34 +63,43 @@ def test_parse_github() -> None:
     spec = parse_source(text)
     assert isinstance(spec, GithubSource)
     assert (spec.owner, spec.repo, spec.commit) == (
-        "agentclientprotocol", "agent-client-protocol", "b4edad80")
-    assert spec.url == ("https://raw.githubusercontent.com/agentclientprotocol/"
-                        "agent-client-protocol/b4edad80/schema/v2/schema.json")
+        "agentclientprotocol",
+        "agent-client-protocol",
+        "b4edad80",
+    )
+    assert spec.url == (
+        "https://raw.githubusercontent.com/agentclientprotocol/"
+        "agent-client-protocol/b4edad80/schema/v2/schema.json"
+    )
 
 
 def test_parse_url_and_path() -> None:
     assert parse_source("https://example.org/s.json") == UrlSource(
-        "https://example.org/s.json", "https://example.org/s.json")
+        "https://example.org/s.json", "https://example.org/s.json"
+    )
     assert isinstance(parse_source("http://example.org/s.json"), UrlSource)
     assert parse_source("schema/x.json") == PathSource("schema/x.json", Path("schema/x.json"))
     assert parse_source("/abs/x.json").kind == "path"
 
 
-@pytest.mark.parametrize("text", [
-    "npm:@agentclientprotocol/sdk#schema.json",  # no version
-    "npm:@agentclientprotocol/sdk@2.4.0",  # no path
-    "npm:@agentclientprotocol/sdk@2.4.0#",  # empty path
-    "npm:@agentclientprotocol/sdk@2.4.0#../etc/passwd",
-    "npm:@agentclientprotocol/sdk@2.4.0#/abs.json",
-    "npm:sdk@@2.4.0#a.json",
-    "npm:-rf@1.0.0#a.json",
-    "npm:",
-    "github:owner@abc#a.json",  # no repo
-    "github:owner/repo#a.json",  # no commit
-    "github:owner/repo@abc",  # no path
-    "github:owner/repo@abc#a//b.json",
-    "github:",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "npm:@agentclientprotocol/sdk#schema.json",  # no version
+        "npm:@agentclientprotocol/sdk@2.4.0",  # no path
+        "npm:@agentclientprotocol/sdk@2.4.0#",  # empty path
+        "npm:@agentclientprotocol/sdk@2.4.0#../etc/passwd",
+        "npm:@agentclientprotocol/sdk@2.4.0#/abs.json",
+        "npm:sdk@@2.4.0#a.json",
+        "npm:-rf@1.0.0#a.json",
+        "npm:",
+        "github:owner@abc#a.json",  # no repo
+        "github:owner/repo#a.json",  # no commit
+        "github:owner/repo@abc",  # no path
+        "github:owner/repo@abc#a//b.json",
+        "github:",
+    ],
+)
 def test_parse_malformed(text: str) -> None:
     with pytest.raises(CodegenError) as exc:
         parse_source(text)
@@ -102,10 +112,15 @@ def test_parse_malformed(text: str) -> None:
 def test_fetch_local(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_bytes(b'{"a": 1}')
-    got = fetch(parse_source(str(path)), expected_sha256=None, cache_dir=tmp_path / "c",
-                shared_dir=None)
+    got = fetch(
+        parse_source(str(path)), expected_sha256=None, cache_dir=tmp_path / "c", shared_dir=None
+    )
     assert (got.data, got.sha256, got.origin, got.label) == (
-        b'{"a": 1}', sha(b'{"a": 1}'), "local", str(path))
+        b'{"a": 1}',
+        sha(b'{"a": 1}'),
+        "local",
+        str(path),
+    )
     assert not (tmp_path / "c").exists()
 
 
@@ -117,15 +132,17 @@ def test_fetch_local_relative_to_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_fetch_local_missing_and_mismatch(tmp_path: Path) -> None:
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("no/such.json"), expected_sha256=None, cache_dir=tmp_path,
-              shared_dir=None)
+        fetch(
+            parse_source("no/such.json"), expected_sha256=None, cache_dir=tmp_path, shared_dir=None
+        )
     assert codes(exc) == ["file-not-found"]
     assert exc.value.diagnostics[0].file == "no/such.json"
     path = tmp_path / "s.json"
     path.write_bytes(b"{}")
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source(str(path)), expected_sha256="0" * 64, cache_dir=tmp_path,
-              shared_dir=None)
+        fetch(
+            parse_source(str(path)), expected_sha256="0" * 64, cache_dir=tmp_path, shared_dir=None
+        )
     assert codes(exc) == ["sha256-mismatch"]
 
 
@@ -149,8 +166,7 @@ def test_fetch_from_shared_then_cache(tmp_path: Path) -> None:
     assert (first.origin, first.data, first.label) == ("shared", data, spec.text)
     assert (cache / sha(data)).read_bytes() == data
     assert [p.name for p in cache.iterdir()] == [sha(data)]  # no temp files left behind
-    second = fetch(spec, expected_sha256=sha(data), cache_dir=cache, shared_dir=None,
-                   offline=True)
+    second = fetch(spec, expected_sha256=sha(data), cache_dir=cache, shared_dir=None, offline=True)
     assert (second.origin, second.data) == ("cache", data)
 
 
@@ -170,8 +186,13 @@ def test_shared_dir_without_manifest(tmp_path: Path) -> None:
     data = b'{"y": 2}'
     shared = make_shared(tmp_path / "shared", {"s.json": data})
     (shared / "manifest.json").unlink()
-    got = fetch(parse_source("https://example.invalid/s.json"), expected_sha256=sha(data),
-                cache_dir=tmp_path / "cache", shared_dir=shared, offline=True)
+    got = fetch(
+        parse_source("https://example.invalid/s.json"),
+        expected_sha256=sha(data),
+        cache_dir=tmp_path / "cache",
+        shared_dir=shared,
+        offline=True,
+    )
     assert got.origin == "shared"
 
 
@@ -180,8 +201,13 @@ def test_shared_sha_mismatch_writes_nothing(tmp_path: Path) -> None:
     shared = make_shared(tmp_path / "shared", {"s.json": b"{}"}, claimed={"s.json": claimed})
     cache = tmp_path / "cache"
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("https://example.invalid/s.json"), expected_sha256=claimed,
-              cache_dir=cache, shared_dir=shared, offline=True)
+        fetch(
+            parse_source("https://example.invalid/s.json"),
+            expected_sha256=claimed,
+            cache_dir=cache,
+            shared_dir=shared,
+            offline=True,
+        )
     assert codes(exc) == ["sha256-mismatch"]
     message = exc.value.diagnostics[0].message
     assert claimed in message and sha(b"{}") in message and "(read from shared)" in message
@@ -195,20 +221,34 @@ def test_corrupt_cache_entry_is_ignored(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / sha(data)).write_bytes(b"garbage")
-    got = fetch(parse_source("https://example.invalid/s.json"), expected_sha256=sha(data),
-                cache_dir=cache, shared_dir=shared, offline=True)
+    got = fetch(
+        parse_source("https://example.invalid/s.json"),
+        expected_sha256=sha(data),
+        cache_dir=cache,
+        shared_dir=shared,
+        offline=True,
+    )
     assert got.origin == "shared"
     assert (cache / sha(data)).read_bytes() == data
 
 
 def test_offline_miss_and_unreachable_url(tmp_path: Path) -> None:
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("https://example.invalid/s.json"), expected_sha256="0" * 64,
-              cache_dir=tmp_path, shared_dir=None, offline=True)
+        fetch(
+            parse_source("https://example.invalid/s.json"),
+            expected_sha256="0" * 64,
+            cache_dir=tmp_path,
+            shared_dir=None,
+            offline=True,
+        )
     assert codes(exc) == ["fetch-failed"]
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("http://127.0.0.1:9/s.json"), expected_sha256=None,
-              cache_dir=tmp_path, shared_dir=None)
+        fetch(
+            parse_source("http://127.0.0.1:9/s.json"),
+            expected_sha256=None,
+            cache_dir=tmp_path,
+            shared_dir=None,
+        )
     assert codes(exc) == ["fetch-failed"]
     assert "http://127.0.0.1:9/s.json" in exc.value.diagnostics[0].message
 
@@ -231,14 +271,29 @@ def test_npm_tarball_cache_serves_files_offline(tmp_path: Path) -> None:
     (cache / "npm").mkdir(parents=True)
     tgz = fake_tarball({"a.json": b"[1]", "b/c.json": b"{}"})
     (cache / "npm" / "@scope%2Fpkg@1.0.0.tgz").write_bytes(tgz)
-    a = fetch(parse_source("npm:@scope/pkg@1.0.0#a.json"), expected_sha256=None,
-              cache_dir=cache, shared_dir=None, offline=True)
-    c = fetch(parse_source("npm:@scope/pkg@1.0.0#b/c.json"), expected_sha256=sha(b"{}"),
-              cache_dir=cache, shared_dir=None, offline=True)
+    a = fetch(
+        parse_source("npm:@scope/pkg@1.0.0#a.json"),
+        expected_sha256=None,
+        cache_dir=cache,
+        shared_dir=None,
+        offline=True,
+    )
+    c = fetch(
+        parse_source("npm:@scope/pkg@1.0.0#b/c.json"),
+        expected_sha256=sha(b"{}"),
+        cache_dir=cache,
+        shared_dir=None,
+        offline=True,
+    )
     assert (a.data, a.origin, c.data) == (b"[1]", "cache", b"{}")
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("npm:@scope/pkg@1.0.0#missing.json"), expected_sha256=None,
-              cache_dir=cache, shared_dir=None, offline=True)
+        fetch(
+            parse_source("npm:@scope/pkg@1.0.0#missing.json"),
+            expected_sha256=None,
+            cache_dir=cache,
+            shared_dir=None,
+            offline=True,
+        )
     assert codes(exc) == ["fetch-failed"]
     assert "missing.json" in exc.value.diagnostics[0].message
 
@@ -246,8 +301,12 @@ def test_npm_tarball_cache_serves_files_offline(tmp_path: Path) -> None:
 @needs_npm
 def test_npm_missing_package(tmp_path: Path) -> None:
     with pytest.raises(CodegenError) as exc:
-        fetch(parse_source("npm:@agentclientprotocol/no-such-package-zz9@1.0.0#x.json"),
-              expected_sha256=None, cache_dir=tmp_path, shared_dir=None)
+        fetch(
+            parse_source("npm:@agentclientprotocol/no-such-package-zz9@1.0.0#x.json"),
+            expected_sha256=None,
+            cache_dir=tmp_path,
+            shared_dir=None,
+        )
     assert codes(exc) == ["fetch-failed"]
     message = exc.value.diagnostics[0].message
     assert "npm pack @agentclientprotocol/no-such-package-zz9@1.0.0" in message
@@ -260,14 +319,23 @@ def test_npm_pack_matches_pin(tmp_path: Path) -> None:
     pins = load_pins(default_pin_path())
     draft, v2 = pins.get("acp_v2_draft"), pins.get("acp_v2")
     assert draft is not None and v2 is not None
-    got = fetch(parse_source(draft.source), expected_sha256=draft.sha256, cache_dir=tmp_path,
-                shared_dir=None)
+    got = fetch(
+        parse_source(draft.source),
+        expected_sha256=draft.sha256,
+        cache_dir=tmp_path,
+        shared_dir=None,
+    )
     assert (got.sha256, got.origin) == (draft.sha256, "network")
     assert (tmp_path / draft.sha256).exists()
     assert len(list((tmp_path / "npm").glob("*.tgz"))) == 1
     # a second file of the same package comes from the cached tarball: no second `npm pack`
-    again = fetch(parse_source(v2.source), expected_sha256=v2.sha256, cache_dir=tmp_path,
-                  shared_dir=None, offline=True)
+    again = fetch(
+        parse_source(v2.source),
+        expected_sha256=v2.sha256,
+        cache_dir=tmp_path,
+        shared_dir=None,
+        offline=True,
+    )
     assert (again.sha256, again.origin) == (v2.sha256, "cache")
 
 
@@ -318,12 +386,18 @@ def test_real_pin_file() -> None:
     assert draft.history[0].source.startswith("github:agentclientprotocol/")
     assert draft.history[-1] == PinnedSource(
         "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json",
-        "67d41c3c5f3320b99c27203f2b0381652ecc3428420b17f4ad5dbf4510c1f2b9")
+        "67d41c3c5f3320b99c27203f2b0381652ecc3428420b17f4ad5dbf4510c1f2b9",
+    )
     assert pins.get("acp_v1") == Pin(
-        "acp_v1", "acp_v1", "npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json",
+        "acp_v1",
+        "acp_v1",
+        "npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.json",
         "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a",
-        unstable=PinnedSource("npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.unstable.json",
-                              "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189"))
+        unstable=PinnedSource(
+            "npm:@agentclientprotocol/sdk@2.4.0#schema/v1/schema.unstable.json",
+            "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189",
+        ),
+    )
     assert pins.get("nope") is None
 
 
@@ -356,23 +430,29 @@ sha256 = "%s"
 """ % ("a" * 64)
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("default = \n", "invalid TOML"),
-    ("default = 't'\n", "at least one [[target]]"),
-    ("default = 'x'\n" + GOOD_TARGET, "default target 'x'"),
-    (GOOD_TARGET.replace('package = "pkg.sub"\n', ""), "target 't': missing key 'package'"),
-    (GOOD_TARGET + GOOD_TARGET, "duplicate target name 't'"),
-    (GOOD_TARGET.replace("pkg.sub", "pkg.class"), "target 't': package 'pkg.class' is not a"),
-    (GOOD_TARGET.replace("pkg.sub", "pkg-sub"), "target 't': package 'pkg-sub' is not a"),
-    (GOOD_TARGET.replace("a" * 64, "a" * 63), "target 't': sha256 must be 64 hex digits"),
-    (GOOD_TARGET.replace("a" * 64, "g" * 64), "target 't': sha256 must be 64 hex digits"),
-    (GOOD_TARGET.replace("schema.json", "npm:pkg#x"), "target 't': malformed npm source"),
-    (GOOD_TARGET + "history = [{ source = 'a.json' }]\n", "target 't': missing key 'sha256'"),
-    (GOOD_TARGET + "sah256 = 'x'\n", "target 't': unknown key 'sah256'"),
-    (GOOD_TARGET + "unstable = 'u.json'\n", "target 't': 'unstable' must be an inline table"),
-    (GOOD_TARGET + "unstable = { source = 'u.json' }\n", "target 't': missing key 'sha256'"),
-    (GOOD_TARGET + "unstable = { source = 'u.json', sha256 = 'x' }\n", "target 't': sha256 must be 64 hex digits"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("default = \n", "invalid TOML"),
+        ("default = 't'\n", "at least one [[target]]"),
+        ("default = 'x'\n" + GOOD_TARGET, "default target 'x'"),
+        (GOOD_TARGET.replace('package = "pkg.sub"\n', ""), "target 't': missing key 'package'"),
+        (GOOD_TARGET + GOOD_TARGET, "duplicate target name 't'"),
+        (GOOD_TARGET.replace("pkg.sub", "pkg.class"), "target 't': package 'pkg.class' is not a"),
+        (GOOD_TARGET.replace("pkg.sub", "pkg-sub"), "target 't': package 'pkg-sub' is not a"),
+        (GOOD_TARGET.replace("a" * 64, "a" * 63), "target 't': sha256 must be 64 hex digits"),
+        (GOOD_TARGET.replace("a" * 64, "g" * 64), "target 't': sha256 must be 64 hex digits"),
+        (GOOD_TARGET.replace("schema.json", "npm:pkg#x"), "target 't': malformed npm source"),
+        (GOOD_TARGET + "history = [{ source = 'a.json' }]\n", "target 't': missing key 'sha256'"),
+        (GOOD_TARGET + "sah256 = 'x'\n", "target 't': unknown key 'sah256'"),
+        (GOOD_TARGET + "unstable = 'u.json'\n", "target 't': 'unstable' must be an inline table"),
+        (GOOD_TARGET + "unstable = { source = 'u.json' }\n", "target 't': missing key 'sha256'"),
+        (
+            GOOD_TARGET + "unstable = { source = 'u.json', sha256 = 'x' }\n",
+            "target 't': sha256 must be 64 hex digits",
+        ),
+    ],
+)
 def test_broken_pin_files(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "pins.toml"
     path.write_text(text)

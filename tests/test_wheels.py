@@ -21,7 +21,9 @@ TIMEOUT = 600
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
     assert done.returncode == 0, f"$ {' '.join(argv)}\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -43,11 +45,27 @@ def _workflow_install(project: Path, wheels: Path) -> list[str]:
     (project / "schema").mkdir()
     (project / "schema" / "pins.toml").write_bytes(toolkit_pin_path().read_bytes())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    workflow = _run([sys.executable, "-m", "acp_codegen", "ci", "github", "-o", "-", "--install-from",
-                     wheels.relative_to(project).as_posix()], project, env).stdout
+    workflow = _run(
+        [
+            sys.executable,
+            "-m",
+            "acp_codegen",
+            "ci",
+            "github",
+            "-o",
+            "-",
+            "--install-from",
+            wheels.relative_to(project).as_posix(),
+        ],
+        project,
+        env,
+    ).stdout
     block = workflow.split("      - name: Install acp-codegen\n        run: |\n", 1)[1]
     commands = [line.strip() for line in block.splitlines()[:2]]
-    assert [c.split()[-1] for c in commands] == [f"acp-runtime=={__version__}", f"acp-codegen=={__version__}"], commands
+    assert [c.split()[-1] for c in commands] == [
+        f"acp-runtime=={__version__}",
+        f"acp-codegen=={__version__}",
+    ], commands
     return commands
 
 
@@ -59,8 +77,26 @@ def test_the_wheels_work_where_no_source_tree_is(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
     env["ACP_CODEGEN_SHARED"] = str(default_shared_dir())  # offline: the pinned files by sha256
     env["ACP_CODEGEN_CACHE"] = str(tmp_path / "cache")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT / "runtime"), str(ROOT)], work, env)
-    assert sorted(p.name.split("-")[0] for p in wheels.glob("*.whl")) == ["acp_codegen", "acp_runtime"]
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(wheels),
+            str(ROOT / "runtime"),
+            str(ROOT),
+        ],
+        work,
+        env,
+    )
+    assert sorted(p.name.split("-")[0] for p in wheels.glob("*.whl")) == [
+        "acp_codegen",
+        "acp_runtime",
+    ]
     venv.create(env_dir, with_pip=True)
     python, bin_dir = env_dir / "bin" / "python", env_dir / "bin"
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
@@ -68,11 +104,38 @@ def test_the_wheels_work_where_no_source_tree_is(tmp_path: Path) -> None:
     for command in _workflow_install(tmp_path, wheels):
         _run(["bash", "-c", command], tmp_path, env)  # `python` is the fresh venv's (first on PATH)
 
-    located = _run([str(python), "-c", "import acp_codegen, acp_runtime; print(acp_codegen.__file__); print(acp_runtime.__file__)"], work, env)
-    assert all(str(env_dir) in line and str(ROOT) not in line for line in located.stdout.split()), located.stdout
+    located = _run(
+        [
+            str(python),
+            "-c",
+            "import acp_codegen, acp_runtime; print(acp_codegen.__file__); print(acp_runtime.__file__)",
+        ],
+        work,
+        env,
+    )
+    assert all(
+        str(env_dir) in line and str(ROOT) not in line for line in located.stdout.split()
+    ), located.stdout
 
-    _run([str(bin_dir / "acp-codegen"), "generate", "--schema", str(schema), "--package", "x", "--out", str(work / "out")], work, env)
-    imported = _run([str(python), "-c", "import x; print(x.RpcError.__module__, len(x.__all__))"], work / "out", env)
+    _run(
+        [
+            str(bin_dir / "acp-codegen"),
+            "generate",
+            "--schema",
+            str(schema),
+            "--package",
+            "x",
+            "--out",
+            str(work / "out"),
+        ],
+        work,
+        env,
+    )
+    imported = _run(
+        [str(python), "-c", "import x; print(x.RpcError.__module__, len(x.__all__))"],
+        work / "out",
+        env,
+    )
     assert imported.stdout.split()[0] == "acp_runtime.jsonrpc.framing"
 
     _run([str(bin_dir / "acp-codegen"), "scaffold", "agent", "my-agent"], work, env)
@@ -80,6 +143,14 @@ def test_the_wheels_work_where_no_source_tree_is(tmp_path: Path) -> None:
     assert (project / "acp_runtime" / "bindings.py").is_file()
     project_env = env_dir.parent / "project-venv"
     venv.create(project_env, with_pip=True)
-    _run([str(project_env / "bin" / "python"), "-m", "pip", "install", "-q", "-e", ".[test]"], project, env)
-    tested = _run([str(project_env / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], project, env)
+    _run(
+        [str(project_env / "bin" / "python"), "-m", "pip", "install", "-q", "-e", ".[test]"],
+        project,
+        env,
+    )
+    tested = _run(
+        [str(project_env / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        project,
+        env,
+    )
     assert " passed" in tested.stdout and "failed" not in tested.stdout, tested.stdout

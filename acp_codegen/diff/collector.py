@@ -34,7 +34,9 @@ class Collector:
         self.method_renames = find_method_renames(old, new)
         self.renames = find_renames(old, new, self.method_renames)
         self.rename = path_mapper(self.renames)
-        self.unrename = path_mapper({new_path: old_path for old_path, new_path in self.renames.items()})
+        self.unrename = path_mapper(
+            {new_path: old_path for old_path, new_path in self.renames.items()}
+        )
         self.judge = TypeJudge(old, new, self.rename)
         self.changes: list[Change] = []
 
@@ -67,12 +69,21 @@ class Collector:
         before, after = without_marker(old), without_marker(new)
         if before != after:
             verb = "added" if not before else "removed" if not after else "changed"
-            self.emit("DESCRIPTION_CHANGED", path, f"description of {what} {verb}", at=at, old=before or None, new=after or None)
+            self.emit(
+                "DESCRIPTION_CHANGED",
+                path,
+                f"description of {what} {verb}",
+                at=at,
+                old=before or None,
+                new=after or None,
+            )
 
     def stability(self, path: str, what: str, old: bool, new: bool, *, at: str) -> None:
         """Record the UNSTABLE marker being removed or added."""
         if old and not new:
-            self.emit("UNSTABLE_MARK_REMOVED", path, f"{what} stabilised (UNSTABLE marker removed)", at=at)
+            self.emit(
+                "UNSTABLE_MARK_REMOVED", path, f"{what} stabilised (UNSTABLE marker removed)", at=at
+            )
         elif new and not old:
             self.emit("UNSTABLE_MARK_ADDED", path, f"{what} is now marked UNSTABLE", at=at)
 

@@ -27,7 +27,7 @@ from acp_codegen.errors import CodegenError, fail
 from acp_codegen.progress import terminal_progress
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     """Output formats."""
 
     text = "text"
@@ -36,7 +36,7 @@ class Format(str, enum.Enum):
     github = "github"
 
 
-class FailOn(str, enum.Enum):
+class FailOn(enum.StrEnum):
     """Which level makes the command exit 1."""
 
     breaking = "breaking"
@@ -46,14 +46,58 @@ class FailOn(str, enum.Enum):
 
 
 def diff(
-    revisions: Annotated[list[str] | None, typer.Argument(metavar="OLD NEW", help="Revisions, oldest first: npm:..., github:..., URLs, paths or pinned target names (pin:NAME when a file has the same name).", show_default=False)] = None,
-    series: Annotated[bool, typer.Option("--series", help="Compare each consecutive pair of the revisions given (A B C ...).")] = False,
-    history: Annotated[str | None, typer.Option("--history", metavar="TARGET", help="Compare each consecutive pair of a pinned target's history, ending at its current source.")] = None,
-    fmt: Annotated[Format | None, typer.Option("--format", help="Output format (default: text on a terminal, markdown otherwise).")] = None,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 if a change reaches this level.")] = FailOn.breaking,
-    no_docs: Annotated[bool, typer.Option("--no-docs", help="Hide description-only changes.")] = False,
+    revisions: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="OLD NEW",
+            help=(
+                "Revisions, oldest first: npm:..., github:..., URLs, paths or pinned target names "
+                "(pin:NAME when a file has the same name)."
+            ),
+            show_default=False,
+        ),
+    ] = None,
+    series: Annotated[
+        bool,
+        typer.Option(
+            "--series", help="Compare each consecutive pair of the revisions given (A B C ...)."
+        ),
+    ] = False,
+    history: Annotated[
+        str | None,
+        typer.Option(
+            "--history",
+            metavar="TARGET",
+            help=(
+                "Compare each consecutive pair of a pinned target's history, ending at its "
+                "current source."
+            ),
+        ),
+    ] = None,
+    fmt: Annotated[
+        Format | None,
+        typer.Option(
+            "--format", help="Output format (default: text on a terminal, markdown otherwise)."
+        ),
+    ] = None,
+    fail_on: Annotated[
+        FailOn, typer.Option("--fail-on", help="Exit 1 if a change reaches this level.")
+    ] = FailOn.breaking,
+    no_docs: Annotated[
+        bool, typer.Option("--no-docs", help="Hide description-only changes.")
+    ] = False,
     rules: Annotated[bool, typer.Option("--rules", help="List the rules and exit.")] = False,
-    pins: Annotated[Path | None, typer.Option("--pins", help="Pin file for target names and --history (default: schema/pins.toml of the current directory or the nearest one above it, else the toolkit's own).", show_default=False)] = None,
+    pins: Annotated[
+        Path | None,
+        typer.Option(
+            "--pins",
+            help=(
+                "Pin file for target names and --history (default: schema/pins.toml of the "
+                "current directory or the nearest one above it, else the toolkit's own)."
+            ),
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show what changed between schema revisions, and whom it breaks (agent, client)."""
     out = Console(highlight=False, soft_wrap=True)
@@ -73,7 +117,10 @@ def diff(
                     raise fail("diff-usage", "--history takes no OLD/NEW arguments")
                 results = compare_history(history, pins=pins)
             elif len(args) < 2 or (len(args) > 2 and not series):
-                raise fail("diff-usage", f"expected OLD and NEW, got {len(args)} argument(s) (use --series for more)")
+                raise fail(
+                    "diff-usage",
+                    f"expected OLD and NEW, got {len(args)} argument(s) (use --series for more)",
+                )
             else:
                 results = compare(*args, pins=pins)
     except CodegenError as error:
@@ -85,6 +132,10 @@ def diff(
     if chosen == "text":
         render_text(results, out)
     else:
-        sys.stdout.write({"markdown": render_markdown, "json": render_json, "github": render_github}[chosen](results))
+        sys.stdout.write(
+            {"markdown": render_markdown, "json": render_json, "github": render_github}[chosen](
+                results
+            )
+        )
     if fails(results, fail_on.value):
         raise typer.Exit(1)

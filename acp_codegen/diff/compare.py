@@ -44,7 +44,16 @@ def compare_methods(c: Collector) -> None:
     for old_key, new_key in sorted(c.method_renames.items()):
         a, b = before[old_key], after[new_key]
         message = f"{a.kind} `{a.wire_name}` (handled by {a.side}) renamed to `{b.wire_name}`"
-        c.emit("METHOD_RENAMED", b.wire_name, message, at=b.wire_name, old=a.wire_name, new=b.wire_name, breaks=parties(b.side), senders=callers(b.side))
+        c.emit(
+            "METHOD_RENAMED",
+            b.wire_name,
+            message,
+            at=b.wire_name,
+            old=a.wire_name,
+            new=b.wire_name,
+            breaks=parties(b.side),
+            senders=callers(b.side),
+        )
         _compare_method(c, a, b)
     for key in list(gone):
         side, wire, kind = key
@@ -52,7 +61,16 @@ def compare_methods(c: Collector) -> None:
         if other is not None:
             gone.remove(key)
             new.remove(other)
-            c.emit("METHOD_KIND_CHANGED", wire, f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}", at=wire, old=kind, new=other[2], breaks=parties(side), senders=callers(side))
+            c.emit(
+                "METHOD_KIND_CHANGED",
+                wire,
+                f"method `{wire}` (handled by {side}) changed from {kind} to {other[2]}",
+                at=wire,
+                old=kind,
+                new=other[2],
+                breaks=parties(side),
+                senders=callers(side),
+            )
     for wire, kind in sorted({(k[1], k[2]) for k in gone} & {(k[1], k[2]) for k in new}):
         old_sides = sorted(k[0] for k in gone if k[1:] == (wire, kind))
         new_sides = sorted(k[0] for k in new if k[1:] == (wire, kind))
@@ -60,14 +78,42 @@ def compare_methods(c: Collector) -> None:
             gone = [k for k in gone if k[1:] != (wire, kind)]
             new = [k for k in new if k[1:] != (wire, kind)]
             shown_old, shown_new = ", ".join(old_sides), ", ".join(new_sides)
-            involved = tuple(sorted({p for side in old_sides + new_sides for p in parties(side)}, key=SIDES.index))
-            c.emit("METHOD_SIDE_CHANGED", wire, f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})", at=wire, old=shown_old, new=shown_new, breaks=involved, senders=involved)
+            involved = tuple(
+                sorted(
+                    {p for side in old_sides + new_sides for p in parties(side)}, key=SIDES.index
+                )
+            )
+            c.emit(
+                "METHOD_SIDE_CHANGED",
+                wire,
+                f"{kind} `{wire}` is now handled by {shown_new} (was {shown_old})",
+                at=wire,
+                old=shown_old,
+                new=shown_new,
+                breaks=involved,
+                senders=involved,
+            )
     for key in sorted(gone):
         m = before[key]
-        c.emit("METHOD_REMOVED", m.wire_name, f"{m.kind} `{m.wire_name}` (handled by {m.side}) removed", at=m.wire_name, breaks=callers(m.side), senders=callers(m.side))
+        c.emit(
+            "METHOD_REMOVED",
+            m.wire_name,
+            f"{m.kind} `{m.wire_name}` (handled by {m.side}) removed",
+            at=m.wire_name,
+            breaks=callers(m.side),
+            senders=callers(m.side),
+        )
     for key in sorted(new):
         m = after[key]
-        c.emit("METHOD_ADDED", m.wire_name, f"new {'UNSTABLE ' if m.unstable else ''}{m.kind} `{m.wire_name}` (handled by {m.side})", at=m.wire_name, breaks=(), senders=callers(m.side))
+        unstable = "UNSTABLE " if m.unstable else ""
+        c.emit(
+            "METHOD_ADDED",
+            m.wire_name,
+            f"new {unstable}{m.kind} `{m.wire_name}` (handled by {m.side})",
+            at=m.wire_name,
+            breaks=(),
+            senders=callers(m.side),
+        )
     for key in sorted(set(before) & set(after)):
         _compare_method(c, before[key], after[key])
 
@@ -79,12 +125,32 @@ def _compare_method(c: Collector, old: Method, new: Method) -> None:
         pb = None if b is None else c.new.path(b)
         if pa != pb:
             rule_id = "METHOD_PARAMS_CHANGED" if slot == "params" else "METHOD_RESULT_CHANGED"
-            c.emit(rule_id, wire, f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}", at=wire, old=pa, new=pb, breaks=parties(new.side), senders=callers(new.side))
+            c.emit(
+                rule_id,
+                wire,
+                f"{slot} of `{wire}` (handled by {new.side}) changed: {pa} -> {pb}",
+                at=wire,
+                old=pa,
+                new=pb,
+                breaks=parties(new.side),
+                senders=callers(new.side),
+            )
     what = f"method `{wire}` (handled by {new.side})"
     if old.unstable != new.unstable:
         rule_id = "UNSTABLE_MARK_REMOVED" if old.unstable else "UNSTABLE_MARK_ADDED"
-        message = f"{what} stabilised (UNSTABLE marker removed)" if old.unstable else f"{what} is now marked UNSTABLE"
-        c.emit(rule_id, wire, message, at=wire, breaks=() if old.unstable else parties(new.side), senders=callers(new.side))
+        message = (
+            f"{what} stabilised (UNSTABLE marker removed)"
+            if old.unstable
+            else f"{what} is now marked UNSTABLE"
+        )
+        c.emit(
+            rule_id,
+            wire,
+            message,
+            at=wire,
+            breaks=() if old.unstable else parties(new.side),
+            senders=callers(new.side),
+        )
 
 
 # -- definitions ------------------------------------------------------------------------------
@@ -92,7 +158,14 @@ def compare_definitions(c: Collector) -> None:
     """Every definition matched by wire path, compared by kind."""
     method_defs = {c.rename(p) for p in _method_defs(c.old)} | _method_defs(c.new)
     for old_path, new_path in sorted(c.renames.items()):
-        c.emit("DEFINITION_RENAMED", new_path, f"definition {old_path} renamed to {new_path}", at=new_path, old=old_path, new=new_path)
+        c.emit(
+            "DEFINITION_RENAMED",
+            new_path,
+            f"definition {old_path} renamed to {new_path}",
+            at=new_path,
+            old=old_path,
+            new=new_path,
+        )
     olds: dict[str, Definition] = {c.rename(p): a for p, a in c.old.by_path.items()}
     for path in sorted(set(olds) | set(c.new.by_path)):
         if c.old.in_envelope(c.unrename(path)) or c.new.in_envelope(path):
@@ -104,10 +177,22 @@ def compare_definitions(c: Collector) -> None:
             if named and path not in method_defs:
                 rule_id = "DEFINITION_ADDED" if a is None else "DEFINITION_REMOVED"
                 unstable = "UNSTABLE " if b is not None and _unstable(b) else ""
-                c.emit(rule_id, path, f"{unstable}definition {path} {'added' if a is None else 'removed'}", at=path)
+                c.emit(
+                    rule_id,
+                    path,
+                    f"{unstable}definition {path} {'added' if a is None else 'removed'}",
+                    at=path,
+                )
             continue
         if a.kind != b.kind:
-            c.emit("DEFINITION_KIND_CHANGED", path, f"{path} changed from {_KINDS[a.kind]} to {_KINDS[b.kind]}", at=path, old=_KINDS[a.kind], new=_KINDS[b.kind])
+            c.emit(
+                "DEFINITION_KIND_CHANGED",
+                path,
+                f"{path} changed from {_KINDS[a.kind]} to {_KINDS[b.kind]}",
+                at=path,
+                old=_KINDS[a.kind],
+                new=_KINDS[b.kind],
+            )
             continue
         if path.endswith("#tag"):
             continue  # an open union's tag enum mirrors its variants
@@ -133,25 +218,44 @@ def _unstable(definition: Definition) -> bool:
 def compare_union(c: Collector, path: str, old: TaggedUnion, new: TaggedUnion) -> None:
     """Variants added or removed (judged by openness), tag property, open versus closed."""
     if old.tag_wire != new.tag_wire:
-        c.emit("UNION_TAG_CHANGED", path, f"tag of {path} changed from `{old.tag_wire}` to `{new.tag_wire}`", at=path, old=old.tag_wire, new=new.tag_wire)
+        c.emit(
+            "UNION_TAG_CHANGED",
+            path,
+            f"tag of {path} changed from `{old.tag_wire}` to `{new.tag_wire}`",
+            at=path,
+            old=old.tag_wire,
+            new=new.tag_wire,
+        )
         return
     before = [variant_key(v.tag) for v in old.variants]
     after = [variant_key(v.tag) for v in new.variants]
     targets = {variant_key(v.tag): c.new.protocol.get(v.target) for v in new.variants}
+    old_kind = "open" if old.unknown else "closed"
     for tag in after:
-        if tag not in before:  # new senders send it; old receivers keep it if the old union was open
+        # new senders send it; old receivers keep it if the old union was open
+        if tag not in before:
             rule_id = "VARIANT_ADDED" if old.unknown else "VARIANT_ADDED_TO_CLOSED_UNION"
             target = targets.get(tag)
             unstable = "UNSTABLE " if target is not None and _unstable(target) else ""
-            message = f"new {unstable}variant `{tag}` in {'open' if old.unknown else 'closed'} union {path}"
+            message = f"new {unstable}variant `{tag}` in {old_kind} union {path}"
             c.emit(rule_id, f"{path}[{tag}]", message, at=path, new=tag)
     for tag in before:
-        if tag not in after:  # old senders send it; new receivers fall back if the new union is open
+        # old senders send it; new receivers fall back if the new union is open
+        if tag not in after:
             if new.unknown:
-                message = f"variant `{tag}` removed from {path}: old senders' `{tag}` now falls to the fallback"
+                message = (
+                    f"variant `{tag}` removed from {path}: "
+                    f"old senders' `{tag}` now falls to the fallback"
+                )
                 c.emit("VARIANT_REMOVED", f"{path}[{tag}]", message, at=path, old=tag)
             else:
-                c.emit("VARIANT_REMOVED_FROM_CLOSED_UNION", f"{path}[{tag}]", f"variant `{tag}` removed from closed union {path}", at=path, old=tag)
+                c.emit(
+                    "VARIANT_REMOVED_FROM_CLOSED_UNION",
+                    f"{path}[{tag}]",
+                    f"variant `{tag}` removed from closed union {path}",
+                    at=path,
+                    old=tag,
+                )
     if bool(old.unknown) != bool(new.unknown):
         if new.unknown:
             c.emit("UNION_OPENED", path, f"{path} now keeps unknown variants", at=path)
@@ -160,7 +264,12 @@ def compare_union(c: Collector, path: str, old: TaggedUnion, new: TaggedUnion) -
     if old.lenient_tag != new.lenient_tag:
         rule_id = "LENIENCE_ADDED" if new.lenient_tag else "LENIENCE_REMOVED"
         verb = "now treats" if new.lenient_tag else "no longer treats"
-        c.emit(rule_id, f"{path}.{new.tag_wire}", f"{path} {verb} a malformed `{new.tag_wire}` as absent", at=path)
+        c.emit(
+            rule_id,
+            f"{path}.{new.tag_wire}",
+            f"{path} {verb} a malformed `{new.tag_wire}` as absent",
+            at=path,
+        )
 
 
 def compare_enum(c: Collector, path: str, old: Enum, new: Enum) -> None:
@@ -170,15 +279,39 @@ def compare_enum(c: Collector, path: str, old: Enum, new: Enum) -> None:
     for value in after:
         if value not in before:
             rule_id = "ENUM_VALUE_ADDED" if old.open else "CLOSED_ENUM_VALUE_ADDED"
-            c.emit(rule_id, f"{path}[{value}]", f"new value `{value}` in {'open' if old.open else 'closed'} enum {path}", at=path, new=value)
+            c.emit(
+                rule_id,
+                f"{path}[{value}]",
+                f"new value `{value}` in {'open' if old.open else 'closed'} enum {path}",
+                at=path,
+                new=value,
+            )
     for value, known in before.items():
         if value not in after:
             if new.open:
-                c.emit("ENUM_VALUE_REMOVED", f"{path}[{value}]", f"value `{value}` removed from open enum {path}: now an unknown string", at=path, old=value)
+                c.emit(
+                    "ENUM_VALUE_REMOVED",
+                    f"{path}[{value}]",
+                    f"value `{value}` removed from open enum {path}: now an unknown string",
+                    at=path,
+                    old=value,
+                )
             else:
-                c.emit("CLOSED_ENUM_VALUE_REMOVED", f"{path}[{value}]", f"value `{value}` removed from closed enum {path}", at=path, old=value)
+                c.emit(
+                    "CLOSED_ENUM_VALUE_REMOVED",
+                    f"{path}[{value}]",
+                    f"value `{value}` removed from closed enum {path}",
+                    at=path,
+                    old=value,
+                )
         else:
-            c.docs(f"{path}[{value}]", f"value `{value}` of {path}", known.description, after[value].description, at=path)
+            c.docs(
+                f"{path}[{value}]",
+                f"value `{value}` of {path}",
+                known.description,
+                after[value].description,
+                at=path,
+            )
     if old.open != new.open:
         if new.open:
             c.emit("ENUM_OPENED", path, f"{path} now accepts any string", at=path)
@@ -194,6 +327,19 @@ def compare_generated(c: Collector) -> None:
         path = c.rename(c.old.path(definition.name))
         other = c.new.at(path)
         if other is not None and other.name != definition.name:
-            c.emit("CLASS_RENAMED", path, f"class `{definition.name}` renamed to `{other.name}`", at=path, old=definition.name, new=other.name)
+            c.emit(
+                "CLASS_RENAMED",
+                path,
+                f"class `{definition.name}` renamed to `{other.name}`",
+                at=path,
+                old=definition.name,
+                new=other.name,
+            )
         elif other is None and definition.name not in new_names:
-            c.emit("CLASS_REMOVED", path, f"class `{definition.name}` removed from the generated package", at=path, old=definition.name)
+            c.emit(
+                "CLASS_REMOVED",
+                path,
+                f"class `{definition.name}` removed from the generated package",
+                at=path,
+                old=definition.name,
+            )

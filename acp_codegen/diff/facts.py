@@ -55,7 +55,9 @@ def children(protocol: Protocol, definition: Definition) -> Iterator[tuple[str, 
             yield definition.base, "(base)"
         for f in definition.fields:
             yield from type_refs(f.type, "." + f.wire_name)
-        for key in sorted({k for f in definition.fields if (k := copied_from(definition, f)) is not None}):
+        for key in sorted(
+            {k for f in definition.fields if (k := copied_from(definition, f)) is not None}
+        ):
             yield naming.class_name(key), ""
     elif isinstance(definition, TaggedUnion):
         copied = _def_key(definition.pointer)

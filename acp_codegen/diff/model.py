@@ -129,7 +129,8 @@ class DiffResult:
     def summary(self) -> dict[str, int]:
         """Counts per level with description-only changes counted apart (`docs`)."""
         counts: dict[str, int] = {
-            level: sum(1 for c in self.changes if c.level == level and c.category != "docs") for level in LEVELS
+            level: sum(1 for c in self.changes if c.level == level and c.category != "docs")
+            for level in LEVELS
         }
         counts["docs"] = sum(1 for c in self.changes if c.category == "docs")
         return counts
@@ -146,5 +147,10 @@ class DiffResult:
 
 def fails(results: Iterable[DiffResult], fail_on: str) -> bool:
     """Whether the results should make the command exit 1 under `--fail-on`."""
-    levels = {"breaking": ("breaking",), "warning": ("breaking", "warning"), "any": LEVELS, "none": ()}[fail_on]
+    levels = {
+        "breaking": ("breaking",),
+        "warning": ("breaking", "warning"),
+        "any": LEVELS,
+        "none": (),
+    }[fail_on]
     return any(c.level in levels for r in results for c in r.changes)

@@ -36,9 +36,20 @@ def find_method_renames(old: Facts, new: Facts) -> dict[MethodKey, MethodKey]:
     """Old method key -> new method key for every removed method judged renamed to an added one."""
     before = {method_key(m): m for m in old.protocol.methods}
     after = {method_key(m): m for m in new.protocol.methods}
-    gone = [m for k, m in before.items() if k not in after and (k[0], k[1]) not in {(x[0], x[1]) for x in after}]
-    added = [m for k, m in after.items() if k not in before and (k[0], k[1]) not in {(x[0], x[1]) for x in before}]
-    candidates = {method_key(a): [method_key(b) for b in added if _same_signature(old, new, a, b)] for a in gone}
+    gone = [
+        m
+        for k, m in before.items()
+        if k not in after and (k[0], k[1]) not in {(x[0], x[1]) for x in after}
+    ]
+    added = [
+        m
+        for k, m in after.items()
+        if k not in before and (k[0], k[1]) not in {(x[0], x[1]) for x in before}
+    ]
+    candidates = {
+        method_key(a): [method_key(b) for b in added if _same_signature(old, new, a, b)]
+        for a in gone
+    }
     chosen = {a: bs[0] for a, bs in candidates.items() if len(bs) == 1}
     taken = [b for b in chosen.values()]
     return {a: b for a, b in sorted(chosen.items()) if taken.count(b) == 1}
@@ -48,7 +59,9 @@ def _same_signature(old: Facts, new: Facts, a: Method, b: Method) -> bool:
     """Same side and kind, and params and result that are the same (or equivalent) definitions."""
     if (a.side, a.kind) != (b.side, b.kind):
         return False
-    return all(_same_definition(old, new, x, y) for x, y in ((a.params, b.params), (a.result, b.result)))
+    return all(
+        _same_definition(old, new, x, y) for x, y in ((a.params, b.params), (a.result, b.result))
+    )
 
 
 def _same_definition(old: Facts, new: Facts, x: str | None, y: str | None) -> bool:
@@ -58,12 +71,19 @@ def _same_definition(old: Facts, new: Facts, x: str | None, y: str | None) -> bo
     if px == py:
         return True
     a, b = old.at(px), new.at(py)
-    if px in new.by_path or py in old.by_path or not isinstance(a, Struct) or not isinstance(b, Struct):
+    if (
+        px in new.by_path
+        or py in old.by_path
+        or not isinstance(a, Struct)
+        or not isinstance(b, Struct)
+    ):
         return False
     return {f.wire_name for f in a.fields} == {f.wire_name for f in b.fields}
 
 
-def find_renames(old: Facts, new: Facts, methods: dict[MethodKey, MethodKey] | None = None) -> dict[str, str]:
+def find_renames(
+    old: Facts, new: Facts, methods: dict[MethodKey, MethodKey] | None = None
+) -> dict[str, str]:
     """Old wire path -> new wire path for every named definition judged renamed."""
     renames: dict[str, str] = {}
 
@@ -123,7 +143,10 @@ def path_mapper(renames: dict[str, str]) -> Callable[[str], str]:
         if path in renames:
             return renames[path]
         for old_prefix in sorted(renames, key=len, reverse=True):
-            if path.startswith(old_prefix) and path[len(old_prefix) : len(old_prefix) + 1] in _SEPARATORS:
+            if (
+                path.startswith(old_prefix)
+                and path[len(old_prefix) : len(old_prefix) + 1] in _SEPARATORS
+            ):
                 return renames[old_prefix] + path[len(old_prefix) :]
         return path
 

@@ -26,7 +26,8 @@ _ANNOTATION = {"breaking": "error", "warning": "warning", "info": "notice"}
 def _groups(result: DiffResult) -> list[tuple[str, list[Change]]]:
     """(group, changes) for each non-empty group: the three levels, then docs."""
     groups: list[tuple[str, list[Change]]] = [
-        (level, [c for c in result.changes if c.level == level and c.category != "docs"]) for level in LEVELS
+        (level, [c for c in result.changes if c.level == level and c.category != "docs"])
+        for level in LEVELS
     ]
     groups.append(("docs", [c for c in result.changes if c.category == "docs"]))
     return [(name, changes) for name, changes in groups if changes]
@@ -47,14 +48,20 @@ def render_text(results: Sequence[DiffResult], console: Console) -> None:
     for index, result in enumerate(results):
         if index:
             console.print()
-        console.print(f"[bold]{escape(result.old.label)}[/] -> [bold]{escape(result.new.label)}[/]: {summary_line(result)}")
+        console.print(
+            f"[bold]{escape(result.old.label)}[/] -> [bold]{escape(result.new.label)}[/]: "
+            f"{summary_line(result)}"
+        )
         if not result.changes:
             console.print("  no changes")
         for group, changes in _groups(result):
             console.print(f"[{_STYLE[group]}]{_TITLE[group]} ({len(changes)})[/]")
             for c in changes:
                 who = "" if group == "docs" else f"  [dim]({_breaks(c)})[/]"
-                console.print(f"  [{_STYLE[group]}]{c.rule}[/] [bold]{escape(c.path)}[/]: {escape(c.message)}{who}")
+                console.print(
+                    f"  [{_STYLE[group]}]{c.rule}[/] [bold]{escape(c.path)}[/]: "
+                    f"{escape(c.message)}{who}"
+                )
 
 
 # -- markdown ---------------------------------------------------------------------------------
@@ -62,12 +69,20 @@ def render_markdown(results: Sequence[DiffResult]) -> str:
     """Results as Markdown for a pull request or a changelog."""
     lines: list[str] = []
     for result in results:
-        lines += [f"## `{result.old.label}` → `{result.new.label}`", "", summary_line(result) + ".", ""]
+        lines += [
+            f"## `{result.old.label}` → `{result.new.label}`",
+            "",
+            summary_line(result) + ".",
+            "",
+        ]
         if not result.changes:
             lines += ["No changes.", ""]
         for group, changes in _groups(result):
             if group == "docs":
-                lines += ["<details><summary>Documentation (" + str(len(changes)) + ")</summary>", ""]
+                lines += [
+                    "<details><summary>Documentation (" + str(len(changes)) + ")</summary>",
+                    "",
+                ]
             else:
                 lines += [f"### {_TITLE[group]} ({len(changes)})", ""]
             for c in changes:
@@ -121,14 +136,28 @@ def _property(text: str) -> str:
 def render_rules(fmt: str, console: Console) -> str | None:
     """The rule table in a format (text prints to the console and returns None)."""
     if fmt == "json":
-        rows = [{"id": r.id, "category": r.category, "level": r.level, "breaks": r.role, "purpose": r.purpose} for r in RULES]
+        rows = [
+            {
+                "id": r.id,
+                "category": r.category,
+                "level": r.level,
+                "breaks": r.role,
+                "purpose": r.purpose,
+            }
+            for r in RULES
+        ]
         return json.dumps({"rules": rows}, indent=2) + "\n"
     if fmt == "markdown":
         lines = ["| ID | Category | Level | Breaks | Purpose |", "| --- | --- | --- | --- | --- |"]
-        lines += [f"| `{r.id}` | {r.category} | {r.level} | {r.role} | {r.purpose.replace('|', '/')} |" for r in RULES]
+        lines += [
+            f"| `{r.id}` | {r.category} | {r.level} | {r.role} | {r.purpose.replace('|', '/')} |"
+            for r in RULES
+        ]
         return "\n".join(lines) + "\n"
     table = Table("ID", "Category", "Level", "Breaks", "Purpose", box=None, pad_edge=False)
     for r in RULES:
-        table.add_row(r.id, r.category, f"[{_STYLE[r.level]}]{r.level}[/]", r.role, escape(r.purpose))
+        table.add_row(
+            r.id, r.category, f"[{_STYLE[r.level]}]{r.level}[/]", r.role, escape(r.purpose)
+        )
     console.print(table)
     return None

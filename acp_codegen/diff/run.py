@@ -21,6 +21,7 @@ from acp_codegen.revisions import Resolver, RevisionRef, short_label
 
 __all__ = ["Resolver", "RevisionRef", "diff_series", "load_revision", "run_diff", "short_label"]
 
+
 def load_revision(ref: RevisionRef) -> tuple[Revision, Protocol]:
     """Load one revision's IR (the same stages and diagnostics as `generate`)."""
     with step(f"loading {ref.label}"):
@@ -47,7 +48,9 @@ def diff_series(refs: Sequence[RevisionRef]) -> list[DiffResult]:
     ]
 
 
-def run_diff(args: Sequence[str], *, series: bool, history: str | None, pins_path: Path) -> list[DiffResult]:
+def run_diff(
+    args: Sequence[str], *, series: bool, history: str | None, pins_path: Path
+) -> list[DiffResult]:
     """What `acp-codegen diff` compares: OLD NEW, a --series of revisions, or a --history."""
     resolver = Resolver(pins_path)
     if history is not None:
@@ -55,5 +58,8 @@ def run_diff(args: Sequence[str], *, series: bool, history: str | None, pins_pat
             raise fail("diff-usage", "--history takes no OLD/NEW arguments")
         return diff_series(resolver.history(history))
     if not series and len(args) != 2:
-        raise fail("diff-usage", f"expected OLD and NEW, got {len(args)} argument(s) (use --series for more)")
+        raise fail(
+            "diff-usage",
+            f"expected OLD and NEW, got {len(args)} argument(s) (use --series for more)",
+        )
     return diff_series([resolver.resolve(arg) for arg in args])

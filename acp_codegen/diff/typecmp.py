@@ -49,7 +49,9 @@ def split_null(expr: TypeExpr) -> tuple[TypeExpr, bool]:
 
 
 def _is_null(expr: TypeExpr) -> bool:
-    return (isinstance(expr, Scalar) and expr.kind == "none") or (isinstance(expr, Const) and expr.value is None)
+    return (isinstance(expr, Scalar) and expr.kind == "none") or (
+        isinstance(expr, Const) and expr.value is None
+    )
 
 
 class TypeJudge:
@@ -79,7 +81,11 @@ class TypeJudge:
         """Whether type `a` (in revision `fa`) accepts every value of type `b` (in `fb`)."""
         if depth > 12:
             return True
-        if isinstance(a, Ref) and isinstance(b, Ref) and self.path(a.name, fa) == self.path(b.name, fb):
+        if (
+            isinstance(a, Ref)
+            and isinstance(b, Ref)
+            and self.path(a.name, fa) == self.path(b.name, fb)
+        ):
             return True
         a, b = _expand(a, fa), _expand(b, fb)
         if isinstance(b, UnionOf):
@@ -125,7 +131,11 @@ def _json_kind(expr: TypeExpr, facts: Facts) -> str:
         return expr.kind
     if isinstance(expr, Const):
         value = expr.value
-        return "none" if value is None else "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "str"
+        return (
+            "none"
+            if value is None
+            else "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "str"
+        )
     if isinstance(expr, ArrayOf):
         return "array"
     if isinstance(expr, MapOf):
@@ -187,7 +197,11 @@ def show(expr: TypeExpr, facts: Facts) -> str:
         base = {"str": "string", "int": "integer", "none": "null"}.get(expr.kind, expr.kind)
         return f"{base}({expr.format})" if expr.format else base
     if isinstance(expr, Const):
-        return "null" if expr.value is None else repr(expr.value) if not isinstance(expr.value, str) else f'"{expr.value}"'
+        return (
+            "null"
+            if expr.value is None
+            else repr(expr.value) if not isinstance(expr.value, str) else f'"{expr.value}"'
+        )
     if isinstance(expr, ArrayOf):
         return f"array<{show(expr.item, facts)}>"
     if isinstance(expr, MapOf):

@@ -64,7 +64,11 @@ class Builder:
         self.queued_inline: list[tuple[str, dict[str, Any], str]] = []  # (name, schema, pointer)
         self.queued_names: set[str] = set()
         self.warnings: list[str] = []
-        self.reserved = {naming.class_name(k) for k in self.defs} | naming.RESERVED_CLASS_NAMES | naming.PYTHON_CLASS_NAMES
+        self.reserved = (
+            {naming.class_name(k) for k in self.defs}
+            | naming.RESERVED_CLASS_NAMES
+            | naming.PYTHON_CLASS_NAMES
+        )
 
     @property
     def label(self) -> str:
@@ -156,12 +160,27 @@ class Builder:
             return
         self._add(Alias(name, type_of(schema, self, name, pointer), description, pointer, def_key))
 
-    def _enum(self, name: str, shape: EnumShape, description: str | None, pointer: str, def_key: str | None) -> Enum:
+    def _enum(
+        self,
+        name: str,
+        shape: EnumShape,
+        description: str | None,
+        pointer: str,
+        def_key: str | None,
+    ) -> Enum:
         values = tuple(EnumValue(v, naming.constant(v), d) for v, d in shape.values)
         return Enum(name, values, shape.open, description, pointer, def_key)
 
     # -- structs ------------------------------------------------------------------------------
-    def _object(self, name: str, schema: dict[str, Any], pointer: str, *, def_key: str | None = None, **kwargs: Any) -> None:
+    def _object(
+        self,
+        name: str,
+        schema: dict[str, Any],
+        pointer: str,
+        *,
+        def_key: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Add the struct for an object schema, or, when the object is combined with alternatives
         (`oneOf`/`anyOf` of objects that is not a tagged union, in the schema itself or in a
         definition it extends), one struct per alternative (`<name><Alternative>`) and `name` as
@@ -175,14 +194,33 @@ class Builder:
         rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
         for suffix, parts, alt_pointer in alternatives:
             member = self._fresh(name + suffix)
-            merged = {**rest, "allOf": [*(p for p in rest.get("allOf") or () if not _extends_alternatives(p, self.defs)), *parts]}
+            merged = {
+                **rest,
+                "allOf": [
+                    *(
+                        p
+                        for p in rest.get("allOf") or ()
+                        if not _extends_alternatives(p, self.defs)
+                    ),
+                    *parts,
+                ],
+            }
             struct = self._struct(member, merged, alt_pointer, **kwargs)
             self._add(replace(struct, description=struct.description or schema.get("description")))
             members.append(Ref(member))
-        self._add(Alias(name, UnionOf(tuple(members), exclusive), schema.get("description"), pointer, def_key))
+        self._add(
+            Alias(
+                name,
+                UnionOf(tuple(members), exclusive),
+                schema.get("description"),
+                pointer,
+                def_key,
+            )
+        )
 
     def _exclusive(self, schema: dict[str, Any]) -> bool:
-        """Whether a struct's alternatives come from a `oneOf` (here or in the definition it extends)."""
+        """Whether a struct's alternatives come from a `oneOf` (here or in the definition it
+        extends)."""
         if "oneOf" in schema or "anyOf" in schema:
             return "oneOf" in schema
         for part in schema.get("allOf") or ():
@@ -190,7 +228,9 @@ class Builder:
                 return "oneOf" in self.defs[ref_name(part["$ref"])]
         return False
 
-    def _alternatives(self, schema: dict[str, Any], pointer: str) -> list[tuple[str, list[Any], str]] | None:
+    def _alternatives(
+        self, schema: dict[str, Any], pointer: str
+    ) -> list[tuple[str, list[Any], str]] | None:
         """(name suffix, `allOf` parts, pointer) of each object alternative of a struct schema."""
         options = options_of(schema)
         if options is not None:
@@ -214,7 +254,11 @@ class Builder:
                 if isinstance(target, dict) and _extends_alternatives(part, self.defs):
                     inner = self._alternatives(target, pointer_join("/$defs", key))
                     if inner:
-                        own = {k: v for k, v in target.items() if k not in ("anyOf", "oneOf", "description", "title")}
+                        own = {
+                            k: v
+                            for k, v in target.items()
+                            if k not in ("anyOf", "oneOf", "description", "title")
+                        }
                         return [(suffix, [own, *parts], p) for suffix, parts, p in inner]
         return None
 
@@ -224,7 +268,11 @@ class Builder:
         if is_object_schema(option) or option.get("type") == "object":
             return True
         refs = [p for p in option.get("allOf") or () if isinstance(p, dict) and "$ref" in p]
-        return bool(refs) and all(isinstance(self.defs.get(ref_name(p["$ref"])), dict) and is_object_schema(self.defs[ref_name(p["$ref"])]) for p in refs)
+        return bool(refs) and all(
+            isinstance(self.defs.get(ref_name(p["$ref"])), dict)
+            and is_object_schema(self.defs[ref_name(p["$ref"])])
+            for p in refs
+        )
 
     def _struct(
         self,
@@ -265,7 +313,16 @@ class Builder:
                 fields = [f if x.wire_name == f.wire_name else x for x in fields]
         for wire, value in _absent_or_const(schema):  # `not` forbidding any other value
             if wire not in taken:
-                fields.append(Field(wire, naming.field_name(wire), Const(value), False, None, pointer_join(pointer, "not")))
+                fields.append(
+                    Field(
+                        wire,
+                        naming.field_name(wire),
+                        Const(value),
+                        False,
+                        None,
+                        pointer_join(pointer, "not"),
+                    )
+                )
                 taken.add(wire)
         fields = self._distinct_names(fields, base)
         extra = schema.get("additionalProperties", schema.get("unevaluatedProperties", True))
@@ -285,9 +342,16 @@ class Builder:
     def _distinct_names(self, fields: list[Field], base: str | None) -> list[Field]:
         """The fields with distinct Python names, none taken from the base's fields."""
         parent = self.out.get(base) if base else None
-        inherited = {f.py_name for f in self._all_fields(parent)} if isinstance(parent, Struct) else set()
-        names = naming.distinct_field_names([f.wire_name for f in fields], inherited, {f.wire_name for f in fields if f.tag})
-        return [f if f.py_name == names[f.wire_name] else replace(f, py_name=names[f.wire_name]) for f in fields]
+        inherited = (
+            {f.py_name for f in self._all_fields(parent)} if isinstance(parent, Struct) else set()
+        )
+        names = naming.distinct_field_names(
+            [f.wire_name for f in fields], inherited, {f.wire_name for f in fields if f.tag}
+        )
+        return [
+            f if f.py_name == names[f.wire_name] else replace(f, py_name=names[f.wire_name])
+            for f in fields
+        ]
 
     def _all_fields(self, struct: Struct) -> list[Field]:
         """Inherited fields (the root base's first), then the struct's own."""
@@ -305,7 +369,12 @@ class Builder:
         if not isinstance(props, dict):
             return []
         required = set(schema.get("required") or ())
-        return [self._field(owner, wire, prop, wire in required, pointer_join(pointer, "properties", wire)) for wire, prop in props.items()]
+        return [
+            self._field(
+                owner, wire, prop, wire in required, pointer_join(pointer, "properties", wire)
+            )
+            for wire, prop in props.items()
+        ]
 
     def _field(self, owner: str, wire: str, prop: Any, required: bool, pointer: str) -> Field:
         prop = prop if isinstance(prop, dict) else {}
@@ -314,7 +383,9 @@ class Builder:
             if key in LENIENCE_KEYS and value:
                 lenience.append(LENIENCE_KEYS[key])
             elif key.startswith("x-deserialize-") and key not in LENIENCE_KEYS:
-                self.warnings.append(f"{self.resolved.label}#{pointer}: unknown leniency hint {key!r} ignored")
+                self.warnings.append(
+                    f"{self.resolved.label}#{pointer}: unknown leniency hint {key!r} ignored"
+                )
         description = prop.get("description")
         return Field(
             wire_name=wire,
@@ -338,7 +409,12 @@ class Builder:
 
     def _add(self, definition: Definition) -> None:
         if definition.name in self.out:
-            raise fail("name-clash", f"two definitions named {definition.name!r}", file=self.resolved.label, pointer=definition.pointer)
+            raise fail(
+                "name-clash",
+                f"two definitions named {definition.name!r}",
+                file=self.resolved.label,
+                pointer=definition.pointer,
+            )
         self.out[definition.name] = definition
 
 
@@ -382,12 +458,20 @@ def _absent_or_const(schema: dict[str, Any]) -> list[tuple[str, str | int | bool
     if not isinstance(rule, dict) or set(rule) - DOC_KEYS - {"type", "properties", "required"}:
         return []
     props = rule.get("properties")
-    if rule.get("type", "object") != "object" or not isinstance(props, dict) or rule.get("required") != list(props):
+    if (
+        rule.get("type", "object") != "object"
+        or not isinstance(props, dict)
+        or rule.get("required") != list(props)
+    ):
         return []
     out: list[tuple[str, str | int | bool]] = []
     for wire, sub in props.items():
         inner = sub.get("not") if isinstance(sub, dict) and set(sub) - DOC_KEYS == {"not"} else None
-        if not (isinstance(inner, dict) and set(inner) - DOC_KEYS == {"const"} and isinstance(inner["const"], (str, int, bool))):
+        if not (
+            isinstance(inner, dict)
+            and set(inner) - DOC_KEYS == {"const"}
+            and isinstance(inner["const"], (str, int, bool))
+        ):
             return []
         out.append((wire, inner["const"]))
     return out if len(out) == 1 else []
@@ -400,7 +484,11 @@ def _alternative_name(option: Any) -> str | None:
     title = option.get("title")
     if isinstance(title, str) and title.strip():
         return naming.pascal(title)
-    refs = [p["$ref"] for p in option.get("allOf") or () if isinstance(p, dict) and isinstance(p.get("$ref"), str)]
+    refs = [
+        p["$ref"]
+        for p in option.get("allOf") or ()
+        if isinstance(p, dict) and isinstance(p.get("$ref"), str)
+    ]
     return naming.class_name(ref_name(refs[0])) if len(refs) == 1 else None
 
 

@@ -66,7 +66,11 @@ class Builder:
     @property
     def args_source(self) -> str:
         """The required parameters as a tuple expression (`(a, b)`, `(a,)`, `()`)."""
-        return f"({self.positional[0]},)" if len(self.positional) == 1 else f"({', '.join(self.positional)})"
+        return (
+            f"({self.positional[0]},)"
+            if len(self.positional) == 1
+            else f"({', '.join(self.positional)})"
+        )
 
     @property
     def kwargs_source(self) -> str:
@@ -87,13 +91,25 @@ def text_unions(protocol: Protocol, types: TypeNames | None = None) -> dict[str,
         if not isinstance(target, Struct):
             continue
         needed = [f for f in all_fields(target, protocol) if f.required and not f.tag]
-        if [f.wire_name for f in needed] == ["text"] and isinstance(needed[0].type, Scalar) and needed[0].type.kind == "str":
+        if (
+            [f.wire_name for f in needed] == ["text"]
+            and isinstance(needed[0].type, Scalar)
+            and needed[0].type.kind == "str"
+        ):
             converter = "_as_" + naming.snake(definition.name)
-            found[definition.name] = TextUnion(definition.name, target.name, converter, types.use(definition.name))
+            found[definition.name] = TextUnion(
+                definition.name, target.name, converter, types.use(definition.name)
+            )
     return found
 
 
-def _param(field_type: TypeExpr, name: str, required: bool, types: TypeNames, texts: Mapping[str, TextUnion]) -> Param:
+def _param(
+    field_type: TypeExpr,
+    name: str,
+    required: bool,
+    types: TypeNames,
+    texts: Mapping[str, TextUnion],
+) -> Param:
     inner = field_type
     nullable = False
     if isinstance(inner, UnionOf):
@@ -110,7 +126,9 @@ def _param(field_type: TypeExpr, name: str, required: bool, types: TypeNames, te
         types.symbols.add("Sequence")
         annotation, convert = f"Sequence[{item} | str] | {item} | str", text.converter + "_items"
     else:
-        annotation = types.parameter(field_type) if required else types.optional_parameter(field_type)
+        annotation = (
+            types.parameter(field_type) if required else types.optional_parameter(field_type)
+        )
         return Param(name, annotation, required, None)
     if nullable or not required:
         annotation += " | None"
@@ -137,7 +155,9 @@ def builder_for(
         param, wire = pair
         return 0 if wire == "sessionId" else 1 if param.convert else 2
 
-    required = sorted(((p, f.wire_name) for p, f in zip(params, fields, strict=True) if p.required), key=rank)
+    required = sorted(
+        ((p, f.wire_name) for p, f in zip(params, fields, strict=True) if p.required), key=rank
+    )
     ordered = [p for p, _ in required] + [p for p in params if not p.required]
     return Builder(
         name,
@@ -151,16 +171,26 @@ def builder_for(
 
 
 def update_builders(
-    protocol: Protocol, cases: Iterable[tuple[str, str, str | None]], types: TypeNames, texts: Mapping[str, TextUnion]
+    protocol: Protocol,
+    cases: Iterable[tuple[str, str, str | None]],
+    types: TypeNames,
+    texts: Mapping[str, TextUnion],
 ) -> tuple[Builder, ...]:
     """One builder per (tag, variant class, description) of the fanned-out union; a variant that
     is a union itself (split by a second tag) gets one per variant of its own, named by both tags
     (its no-tag variant by the first alone)."""
-    leaves = [leaf for tag, cls, doc in cases for leaf in _leaves(protocol, naming.snake(tag), cls, doc)]
-    return tuple(builder_for(protocol, name, cls, frozenset(), doc, types, texts) for name, cls, doc in leaves)
+    leaves = [
+        leaf for tag, cls, doc in cases for leaf in _leaves(protocol, naming.snake(tag), cls, doc)
+    ]
+    return tuple(
+        builder_for(protocol, name, cls, frozenset(), doc, types, texts)
+        for name, cls, doc in leaves
+    )
 
 
-def _leaves(protocol: Protocol, name: str, target: str, doc: str | None) -> Iterable[tuple[str, str, str | None]]:
+def _leaves(
+    protocol: Protocol, name: str, target: str, doc: str | None
+) -> Iterable[tuple[str, str, str | None]]:
     found = protocol.get(target)
     if not isinstance(found, TaggedUnion):
         yield name, target, doc
@@ -171,7 +201,8 @@ def _leaves(protocol: Protocol, name: str, target: str, doc: str | None) -> Iter
 
 
 def short_name(method: Method) -> str | None:
-    """The name the TypeScript SDK gives the sender: the params model's, less `Request`/`Notification`."""
+    """The name the TypeScript SDK gives the sender: the params model's, less
+    `Request`/`Notification`."""
     if not method.params:
         return None
     return naming.snake(method.params.removesuffix("Request").removesuffix("Notification"))
@@ -183,4 +214,6 @@ def method_builder(
     """The builder of a method's params (None: the method takes none)."""
     if not method.params or not isinstance(protocol.get(method.params), Struct):
         return None
-    return builder_for(protocol, method.handler, method.params, frozenset(), method.description, types, texts)
+    return builder_for(
+        protocol, method.handler, method.params, frozenset(), method.description, types, texts
+    )

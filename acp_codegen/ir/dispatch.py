@@ -31,7 +31,17 @@ SIDES = ("agent", "client", "proxy", "protocol")
 
 # Names a peer already has: a builder's short name never takes one of them.
 _PEER_NAMES = frozenset(
-    {"connection", "session", "send", "ext_request", "ext_notify", "cancel_request", "request_timeout", "process", "stderr"}
+    {
+        "connection",
+        "session",
+        "send",
+        "ext_request",
+        "ext_notify",
+        "cancel_request",
+        "request_timeout",
+        "process",
+        "stderr",
+    }
 )
 
 
@@ -199,7 +209,9 @@ def cancelled_result(protocol: Protocol, method: Method) -> dict[str, object] | 
         return None
     variant = next((v for v in union.variants if v.tag == "cancelled"), None)
     target = protocol.get(variant.target) if variant else None
-    if not isinstance(target, Struct) or any(f.required and not f.tag for f in all_fields(target, protocol)):
+    if not isinstance(target, Struct) or any(
+        f.required and not f.tag for f in all_fields(target, protocol)
+    ):
         return None
     return {required[0].wire_name: {union.tag_wire: "cancelled"}}
 
@@ -209,7 +221,13 @@ def _tables(protocol: Protocol, side: str) -> SideTables:
     for m in protocol.methods_for(side):  # type: ignore[arg-type]
         cancelled = cancelled_result(protocol, m)
         rows[m.kind].append(
-            TableRow(m.wire_name, m.params, m.result, m.handler, python_literal(cancelled) if cancelled else None)
+            TableRow(
+                m.wire_name,
+                m.params,
+                m.result,
+                m.handler,
+                python_literal(cancelled) if cancelled else None,
+            )
         )
     return SideTables(side, tuple(rows["request"]), tuple(rows["notification"]))
 
@@ -218,7 +236,9 @@ def _annotation(types: TypeNames, name: str | None) -> str:
     return types.use(name) if name else "None"
 
 
-def _handler_class(protocol: Protocol, name: str, side: str, peer_side: str, peer: str, types: TypeNames) -> HandlerClass:
+def _handler_class(
+    protocol: Protocol, name: str, side: str, peer_side: str, peer: str, types: TypeNames
+) -> HandlerClass:
     methods = tuple(
         HandlerMethod(
             m.handler,
@@ -235,7 +255,13 @@ def _handler_class(protocol: Protocol, name: str, side: str, peer_side: str, pee
 
 
 def _peer_class(
-    protocol: Protocol, name: str, base: str, side: str, peer_side: str, types: TypeNames, texts: Mapping[str, TextUnion]
+    protocol: Protocol,
+    name: str,
+    base: str,
+    side: str,
+    peer_side: str,
+    types: TypeNames,
+    texts: Mapping[str, TextUnion],
 ) -> PeerClass:
     sent = protocol.methods_for(peer_side)  # type: ignore[arg-type]
     methods = tuple(
@@ -262,7 +288,10 @@ def _peer_class(
 
 
 def _session_handle(
-    protocol: Protocol, handlers: tuple[HandlerClass, ...], types: TypeNames, texts: Mapping[str, TextUnion]
+    protocol: Protocol,
+    handlers: tuple[HandlerClass, ...],
+    types: TypeNames,
+    texts: Mapping[str, TextUnion],
 ) -> SessionHandle | None:
     """The agent side's session handle: one builder per variant of the client's update union."""
     client = next(h for h in handlers if h.side == "client")
@@ -277,7 +306,14 @@ def _session_handle(
     cases = ((c.tag, _class_name(c.annotation), c.description) for c in fanout.cases)
     builders = update_builders(protocol, cases, types, texts)
     union = types.use(fanout.union)
-    return SessionHandle(others[0].py_name, fanout.method.handler, fanout.method.params or "", fanout.field, union, builders)
+    return SessionHandle(
+        others[0].py_name,
+        fanout.method.handler,
+        fanout.method.params or "",
+        fanout.field,
+        union,
+        builders,
+    )
 
 
 def _class_name(annotation: str) -> str:
@@ -307,5 +343,11 @@ def dispatch_of(protocol: Protocol) -> Dispatch:
     if any(m.kind == "notification" and m.fanout is None for h in handlers for m in h.methods):
         uses.add("logging")
     return Dispatch(
-        tables, handlers, peers, tuple(texts.values()), handle, tuple(sorted(enums | types.aliases)), frozenset(uses)
+        tables,
+        handlers,
+        peers,
+        tuple(texts.values()),
+        handle,
+        tuple(sorted(enums | types.aliases)),
+        frozenset(uses),
     )

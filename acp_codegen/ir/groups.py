@@ -106,7 +106,11 @@ def _roots(
             continue
         groups = {root[user] for m in component for user in users[m] if user not in members}
         joins = len(groups) == 1 and SCALARS not in groups and not members & entries
-        first = STANDALONE if not groups and not members & entries else min(members & entries or members)
+        first = (
+            STANDALONE
+            if not groups and not members & entries
+            else min(members & entries or members)
+        )
         for m in component:
             root[m] = next(iter(groups)) if joins else first
     return root
@@ -191,7 +195,9 @@ def model_groups(protocol: Protocol) -> tuple[ModelGroup, ...]:
     root = _roots(grouped, edges, entries)
     methods = _method_groups(protocol, root, edges)
     bases = {r: snake(naming.handler_name(wire)) for r, (wire, _, _) in methods.items()}
-    modules = _module_names([r for r in set(root.values()) if r not in (SCALARS, STANDALONE)], bases)
+    modules = _module_names(
+        [r for r in set(root.values()) if r not in (SCALARS, STANDALONE)], bases
+    )
     roots = {module: r for r, module in modules.items()}
     modules[SCALARS] = SCALARS
     modules[STANDALONE] = STANDALONE

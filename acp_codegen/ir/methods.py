@@ -105,7 +105,10 @@ def distinct_handlers(methods: list[Method]) -> tuple[Method, ...]:
     names: dict[int, str] = {}
     taken: set[tuple[str, str]] = set()
     clashing = {(m.side, m.handler) for m in methods if m.kind == "request"}
-    ranked = sorted(range(len(methods)), key=lambda i: (methods[i].side, methods[i].kind != "request", methods[i].wire_name))
+    ranked = sorted(
+        range(len(methods)),
+        key=lambda i: (methods[i].side, methods[i].kind != "request", methods[i].wire_name),
+    )
     for index in ranked:  # requests first: they keep the plain name
         method = methods[index]
         name = method.handler
@@ -117,10 +120,17 @@ def distinct_handlers(methods: list[Method]) -> tuple[Method, ...]:
             name = f"{base}_{number}"
         taken.add((method.side, name))
         names[index] = name
-    return tuple(m if names[i] == m.handler else replace(m, handler=names[i]) for i, m in enumerate(methods))
+    return tuple(
+        m if names[i] == m.handler else replace(m, handler=names[i]) for i, m in enumerate(methods)
+    )
 
 
-_META_SIDES: dict[str, Side] = {"agentMethods": "agent", "clientMethods": "client", "protocolMethods": "protocol", "proxyMethods": "proxy"}
+_META_SIDES: dict[str, Side] = {
+    "agentMethods": "agent",
+    "clientMethods": "client",
+    "protocolMethods": "protocol",
+    "proxyMethods": "proxy",
+}
 
 
 def check_meta(protocol: Protocol, meta: Mapping[str, Any], label: str) -> None:
@@ -130,10 +140,30 @@ def check_meta(protocol: Protocol, meta: Mapping[str, Any], label: str) -> None:
     for table, side in _META_SIDES.items():
         for key, wire in (meta.get(table) or {}).items():
             if (side, wire) not in ours:
-                problems.append(Diagnostic("error", "meta-mismatch", f"{table}.{key} = {wire!r} has no {side}-side method in the schema", label, f"/{table}/{key}"))
-    theirs = {(side, wire) for table, side in _META_SIDES.items() for wire in (meta.get(table) or {}).values()}
+                problems.append(
+                    Diagnostic(
+                        "error",
+                        "meta-mismatch",
+                        f"{table}.{key} = {wire!r} has no {side}-side method in the schema",
+                        label,
+                        f"/{table}/{key}",
+                    )
+                )
+    theirs = {
+        (side, wire)
+        for table, side in _META_SIDES.items()
+        for wire in (meta.get(table) or {}).values()
+    }
     for side, wire in sorted(ours - theirs):
         if any(t in meta for t, s in _META_SIDES.items() if s == side):
-            problems.append(Diagnostic("error", "meta-mismatch", f"schema method {wire!r} (x-side {side}) is missing from the meta table", label, None))
+            problems.append(
+                Diagnostic(
+                    "error",
+                    "meta-mismatch",
+                    f"schema method {wire!r} (x-side {side}) is missing from the meta table",
+                    label,
+                    None,
+                )
+            )
     if problems:
         raise CodegenError(*problems)

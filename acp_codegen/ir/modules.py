@@ -135,11 +135,17 @@ def _shared_docs(protocol: Protocol) -> tuple[SharedDoc, ...]:
     for (wire, description), count in sorted(counts.items()):
         if count >= SHARED_DOC_MIN and count > best.get(wire, (0, ""))[0]:
             best[wire] = (count, description)
-    return tuple(SharedDoc(names[wire], wire, description) for wire, (_, description) in sorted(best.items()))
+    return tuple(
+        SharedDoc(names[wire], wire, description) for wire, (_, description) in sorted(best.items())
+    )
 
 
 def _module(
-    protocol: Protocol, group: ModelGroup, where: Mapping[str, str], enums: frozenset[str], documented: Mapping[str, str]
+    protocol: Protocol,
+    group: ModelGroup,
+    where: Mapping[str, str],
+    enums: frozenset[str],
+    documented: Mapping[str, str],
 ) -> ModelModule:
     uses: Uses = set()
     definitions = tuple(
@@ -172,7 +178,9 @@ def _definition(
     return ModelAlias(d.name, value, d.description)
 
 
-def _class(struct: Struct, protocol: Protocol, uses: Uses, documented: Mapping[str, str]) -> ModelClass:
+def _class(
+    struct: Struct, protocol: Protocol, uses: Uses, documented: Mapping[str, str]
+) -> ModelClass:
     fields = []
     for field in struct.fields:
         spelled = field_spelling(field, protocol, uses)
@@ -240,7 +248,9 @@ def _imports(
             modules.setdefault(("..enums", None), set()).add(name)
         elif where.get(name, group.module) != group.module:
             modules.setdefault((f".{where[name]}", None), set()).add(name)
-    lines = [ImportLine(m, tuple(sorted(ns, key=isort_key)), alias) for (m, alias), ns in modules.items()]
+    lines = [
+        ImportLine(m, tuple(sorted(ns, key=isort_key)), alias) for (m, alias), ns in modules.items()
+    ]
     sections: dict[int, list[ImportLine]] = {}
     for line in lines:
         sections.setdefault(_section(line.module), []).append(line)
@@ -251,20 +261,22 @@ _STDLIB = frozenset({"collections.abc", "re", "typing"})
 
 
 def _section(module: str) -> int:
-    """isort's section of a module: 0 standard library, 1 third party, 2 the package's own."""
+    """The section isort puts a module in: 0 standard library, 1 third party, 2 the package's
+    own."""
     if module.startswith("."):
         return 2
     return 0 if module in _STDLIB else 1
 
 
 def _line_key(line: ImportLine) -> tuple[int, int, str]:
-    """isort's order within a section: `import x` first, then `from` imports; relative ones from
-    the furthest (`..`) to the closest (`.`)."""
+    """The order isort gives lines within a section: `import x` first, then `from` imports;
+    relative ones from the furthest (`..`) to the closest (`.`)."""
     dots = len(line.module) - len(line.module.lstrip("."))
     return (0 if line.alias else 1, -dots, line.module.lstrip("."))
 
 
 def isort_key(name: str) -> tuple[int, str, str]:
-    """isort's order of imported names: constants, then classes, then the rest, each ignoring case."""
+    """The order isort gives imported names: constants, then classes, then the rest, each
+    ignoring case."""
     kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
     return (kind, name.lower(), name)

@@ -64,7 +64,11 @@ def field_name(wire: str) -> str:
     return name
 
 
-def distinct_field_names(wires: Sequence[str], taken: AbstractSet[str] = frozenset(), keep: AbstractSet[str] = frozenset()) -> dict[str, str]:
+def distinct_field_names(
+    wires: Sequence[str],
+    taken: AbstractSet[str] = frozenset(),
+    keep: AbstractSet[str] = frozenset(),
+) -> dict[str, str]:
     """Python names for the properties of one object, all distinct: `field_name(wire)`, and where
     several wire names give the same name (`fooBar`, `foo_bar`, `foo-bar`, `FooBar`), a wire name
     in `keep` (a tag), else the one spelled exactly so, keeps it and the others, in code-point
@@ -82,7 +86,11 @@ def distinct_field_names(wires: Sequence[str], taken: AbstractSet[str] = frozens
         number = 1
         for index, wire in enumerate(ranked):
             candidate = name
-            while candidate in used or (candidate != name and candidate in groups) or (index and candidate == name):
+            while (
+                candidate in used
+                or (candidate != name and candidate in groups)
+                or (index and candidate == name)
+            ):
                 number += 1
                 candidate = f"{name}{'' if name.endswith('_') else '_'}{number}"
             used.add(candidate)
@@ -118,19 +126,21 @@ def handler_name(wire_method: str) -> str:
 # tests/test_render_models.py checks this list against the generated modules.
 RESERVED_CLASS_NAMES = frozenset(
     {
-        "AGENT_METHODS", "AGENT_NOTIFICATIONS", "AGENT_REQUESTS", "CLIENT_METHODS", "CLIENT_NOTIFICATIONS",
-        "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS", "PROTOCOL_REQUESTS",
-        "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS", "TimelineEntity", "Negotiated", "Routed",
-        "UnsupportedVersionError", "VersionRouter", "AgentHandler", "AgentPeerBase", "BINDING", "Binding",
-        "ClientHandler", "PeerBase", "SpawnOptions", "Unpack", "AbstractAsyncContextManager", "Sequence", "TaggedBy",
-        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client", "Items",
-        "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
-        "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
-        "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
-        "SessionDetails", "SessionHandle", "SessionState", "StderrTail", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
-        "TYPE_CHECKING", "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
-        "TimelineRaw", "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal",
-        "TimelineToolCall", "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
+        "AGENT_METHODS", "AGENT_NOTIFICATIONS", "AGENT_REQUESTS", "CLIENT_METHODS",
+        "CLIENT_NOTIFICATIONS", "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS",
+        "PROTOCOL_REQUESTS", "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS",
+        "TimelineEntity", "Negotiated", "Routed", "UnsupportedVersionError", "VersionRouter",
+        "AgentHandler", "AgentPeerBase", "BINDING", "Binding", "ClientHandler", "PeerBase",
+        "SpawnOptions", "Unpack", "AbstractAsyncContextManager", "Sequence", "TaggedBy", "AcpModel",
+        "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client",
+        "Items", "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer",
+        "JsonInt", "Literal", "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG",
+        "NOT_KNOWN_TAG", "NOT_NULL", "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE",
+        "STRICT_FIRST", "Self", "SessionDetails", "SessionHandle", "SessionState", "StderrTail",
+        "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "TYPE_CHECKING", "Tag", "TagValue",
+        "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan", "TimelineRaw",
+        "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal", "TimelineToolCall",
+        "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
     }
 )  # fmt: skip
 

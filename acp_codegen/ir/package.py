@@ -50,7 +50,11 @@ class PackageView:
     @property
     def reexports(self) -> tuple[tuple[str, str], ...]:
         """(module of `_models`, model name) in isort's order: the facade's re-exports."""
-        return tuple(sorted(((m, n) for n, m in self.module_of), key=lambda item: (item[0], isort_key(item[1]))))
+        return tuple(
+            sorted(
+                ((m, n) for n, m in self.module_of), key=lambda item: (item[0], isort_key(item[1]))
+            )
+        )
 
 
 def package_view(protocol: Protocol) -> PackageView:
@@ -63,5 +67,10 @@ def package_view(protocol: Protocol) -> PackageView:
         if isinstance(d, Enum)
     )
     return PackageView(
-        protocol, models_of(protocol), enums, dispatch, session_spec(protocol), chain_bound(protocol.definitions)
+        protocol,
+        models_of(protocol),
+        enums,
+        dispatch,
+        session_spec(protocol),
+        chain_bound(protocol.definitions),
     )

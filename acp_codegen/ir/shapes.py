@@ -27,17 +27,30 @@ def options_of(schema: dict[str, Any]) -> list[Any] | None:
 
 def is_null_schema(schema: Any) -> bool:
     """`{"type": "null"}` (with only documentation beside it)."""
-    return isinstance(schema, dict) and schema.get("type") == "null" and set(schema) - DOC_KEYS == {"type"}
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "null"
+        and set(schema) - DOC_KEYS == {"type"}
+    )
 
 
 def _string_const(schema: Any) -> str | None:
-    if isinstance(schema, dict) and isinstance(schema.get("const"), str) and schema.get("type", "string") == "string":
+    if (
+        isinstance(schema, dict)
+        and isinstance(schema.get("const"), str)
+        and schema.get("type", "string") == "string"
+    ):
         return str(schema["const"])
     return None
 
 
 def _bare_string(schema: Any) -> bool:
-    return isinstance(schema, dict) and schema.get("type") == "string" and "const" not in schema and "enum" not in schema
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and "const" not in schema
+        and "enum" not in schema
+    )
 
 
 @dataclass(frozen=True)
@@ -70,7 +83,11 @@ def enum_shape(schema: dict[str, Any]) -> EnumShape | None:
             return None
     if not values or len(fallback) > 1:
         return None
-    return EnumShape(tuple(values), open=bool(fallback), fallback_description=fallback[0].get("description") if fallback else None)
+    return EnumShape(
+        tuple(values),
+        open=bool(fallback),
+        fallback_description=fallback[0].get("description") if fallback else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -127,4 +144,6 @@ def _union_with_tag(opts: list[dict[str, Any]], tag: str) -> UnionShape | None:
     values = [k for k, _ in known]
     if not known or len(fallback) > 1 or len(none) > 1 or len(set(values)) != len(values):
         return None
-    return UnionShape(tag, tuple(known), fallback[0] if fallback else None, none[0] if none else None)
+    return UnionShape(
+        tag, tuple(known), fallback[0] if fallback else None, none[0] if none else None
+    )

@@ -36,7 +36,10 @@ Uses = set[str]
 
 IMPORTS: dict[str, tuple[str, str | None]] = {
     **{n: ("typing", None) for n in ("Annotated", "Any", "ClassVar", "Literal", "TypeAlias")},
-    **{n: ("pydantic", None) for n in ("Field", "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "Tag")},
+    **{
+        n: ("pydantic", None)
+        for n in ("Field", "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "Tag")
+    },
     **{
         n: ("acp_runtime.bindings", None)
         for n in (
@@ -74,7 +77,13 @@ _FIELD_ARGS = {
     "minItems": "min_length",
     "maxItems": "max_length",
 }
-_SCALAR = {"str": "StrictStr", "int": "StrictInt", "bool": "StrictBool", "any": "Any", "none": "None"}
+_SCALAR = {
+    "str": "StrictStr",
+    "int": "StrictInt",
+    "bool": "StrictBool",
+    "any": "Any",
+    "none": "None",
+}
 
 
 def python_literal(value: Any) -> str:
@@ -87,12 +96,22 @@ def python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(python_literal(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items())
+            + "}"
+        )
     return repr(json.loads(json.dumps(value)))
 
 
-def _constrained(base: str, constraints: tuple[tuple[str, Any], ...], uses: Uses, regex: Regex | None = None) -> str:
-    args = [f"{_FIELD_ARGS[k]}={_constraint_value(k, v, regex, uses)}" for k, v in constraints if k in _FIELD_ARGS]
+def _constrained(
+    base: str, constraints: tuple[tuple[str, Any], ...], uses: Uses, regex: Regex | None = None
+) -> str:
+    args = [
+        f"{_FIELD_ARGS[k]}={_constraint_value(k, v, regex, uses)}"
+        for k, v in constraints
+        if k in _FIELD_ARGS
+    ]
     if not args:
         return base
     uses.update(("Annotated", "Field"))
@@ -121,7 +140,9 @@ def annotation(expr: TypeExpr, uses: Uses) -> str:
     if isinstance(expr, ArrayOf):
         uses.add("Sequence")  # any sequence for type checkers, a list at run time (the runtime's)
         item = annotation(expr.item, uses)
-        return _constrained(f"Sequence[{item}]", tuple(c for c in expr.constraints if c[0] != "uniqueItems"), uses)
+        return _constrained(
+            f"Sequence[{item}]", tuple(c for c in expr.constraints if c[0] != "uniqueItems"), uses
+        )
     if isinstance(expr, MapOf):
         return f"dict[str, {annotation(expr.value, uses)}]"
     if isinstance(expr, Const):
@@ -138,7 +159,9 @@ def annotation(expr: TypeExpr, uses: Uses) -> str:
 
 def _scalar(expr: Scalar, uses: Uses) -> str:
     if expr.kind == "int":  # JSON Schema's `integer` (`2.0` is one), its bounds in its marker
-        args = [f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in expr.constraints if k in _FIELD_ARGS]
+        args = [
+            f"{_FIELD_ARGS[k]}={python_literal(v)}" for k, v in expr.constraints if k in _FIELD_ARGS
+        ]
         if not args:
             uses.add("JsonInt")
             return "JsonInt"
@@ -212,7 +235,9 @@ def field_spelling(field: Field, protocol: Protocol, uses: Uses) -> FieldSpellin
         enum_ref = isinstance(field.type, Ref)
         if field.default_json is not None:
             const = json.loads(field.default_json)
-            default = f"{ann}.{_const_name(protocol, ann, const)}" if enum_ref else python_literal(const)
+            default = (
+                f"{ann}.{_const_name(protocol, ann, const)}" if enum_ref else python_literal(const)
+            )
             if enum_ref:  # typed by the open tag enum, but only this variant's value is valid
                 metadata.append(f"TagValue({python_literal(const)})")
                 uses.add("TagValue")
@@ -226,9 +251,12 @@ def field_spelling(field: Field, protocol: Protocol, uses: Uses) -> FieldSpellin
             if value is None and not field.nullable:
                 ann = f"{ann} | None"
             elif value is not None and _has_ref(field.type):  # the model or enum, not raw JSON
-                # typed Any: pydantic before 2.12 types `Field(default=x)` as x's type, not the field's
+                # typed Any: pydantic before 2.12 types `Field(default=x)` as x's type, not the
+                # field's
                 uses.update(("Field", "_typing"))
-                default = f"Field(default=_typing.cast(_typing.Any, {default}), validate_default=True)"
+                default = (
+                    f"Field(default=_typing.cast(_typing.Any, {default}), validate_default=True)"
+                )
         elif field.nullable:
             default = "None"
         else:
@@ -269,7 +297,9 @@ def all_fields(struct: Struct, protocol: Protocol) -> list[Field]:
     chain: list[Struct] = []
     names: set[str] = set()
     current: object = struct
-    while isinstance(current, Struct) and current.name not in names:  # iterative: bases of any depth
+    while (
+        isinstance(current, Struct) and current.name not in names
+    ):  # iterative: bases of any depth
         chain.append(current)
         names.add(current.name)
         current = protocol.get(current.base) if current.base else None
@@ -285,7 +315,9 @@ def loose_none(union: TaggedUnion, protocol: Protocol) -> bool:
     has no tag property), so that any value it accepts is valid whatever its tag says."""
     none = union.none_variant
     target = protocol.get(none.target) if none else None
-    return isinstance(target, Struct) and all(f.wire_name != union.tag_wire for f in all_fields(target, protocol))
+    return isinstance(target, Struct) and all(
+        f.wire_name != union.tag_wire for f in all_fields(target, protocol)
+    )
 
 
 def union_value(union: TaggedUnion, protocol: Protocol, uses: Uses) -> str:

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from acp_codegen.ir.nodes import ArrayOf, Const, Enum, MapOf, Protocol, Ref, Scalar, TypeExpr
 
-_PLAIN = {"str": "str", "int": "int", "number": "int | float", "bool": "bool", "none": "None", "object": "dict[str, Any]"}
+_PLAIN = {
+    "str": "str",
+    "int": "int",
+    "number": "int | float",
+    "bool": "bool",
+    "none": "None",
+    "object": "dict[str, Any]",
+}
 
 
 def enum_value_alias(protocol: Protocol, enum: Enum) -> str:
@@ -75,7 +82,9 @@ class TypeNames:
     def optional(self, expr: TypeExpr, *, values: bool = False) -> str:
         """`plain`, with `| None` unless it already takes `None`."""
         text = self.plain(expr, values=values)
-        return text if text == "Any" or text.endswith("| None") or text == "None" else f"{text} | None"
+        return (
+            text if text == "Any" or text.endswith("| None") or text == "None" else f"{text} | None"
+        )
 
     def parameter(self, expr: TypeExpr) -> str:
         """A parameter's annotation: as `plain`, but an enum also takes its values as strings."""

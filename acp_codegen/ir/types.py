@@ -30,7 +30,13 @@ MAX_NESTED_ARRAYS = 16
 MAX_UNION_OPTIONS = 1_000
 _LEVEL_SUFFIX = re.compile(r"(?:Level[0-9]+)?(?:Item|Value)*$")
 _LEVEL_MARKS = ("/items", "/additionalProperties", "/anyOf/", "/oneOf/")
-_SCALARS = {"string": "str", "integer": "int", "number": "number", "boolean": "bool", "null": "none"}
+_SCALARS = {
+    "string": "str",
+    "integer": "int",
+    "number": "number",
+    "boolean": "bool",
+    "null": "none",
+}
 
 
 class Hoister(Protocol):
@@ -75,19 +81,33 @@ def union(options: list[TypeExpr]) -> TypeExpr:
 def check_union_size(options: int, label: str, pointer: str) -> None:
     """Refuse a union of more than `MAX_UNION_OPTIONS` options that are not literals."""
     if options > MAX_UNION_OPTIONS:
-        raise fail("union-too-large", f"a union of {options:,} options: at most {MAX_UNION_OPTIONS:,} besides literal values can be generated", file=label, pointer=pointer)
+        raise fail(
+            "union-too-large",
+            (
+                f"a union of {options:,} options: at most {MAX_UNION_OPTIONS:,} besides literal "
+                "values can be generated"
+            ),
+            file=label,
+            pointer=pointer,
+        )
 
 
 def is_object_schema(schema: dict[str, Any]) -> bool:
     """An object with declared properties (a struct rather than a map)."""
     t = schema.get("type")
-    return isinstance(schema.get("properties"), dict) and (t is None or t == "object" or (isinstance(t, list) and "object" in t))
+    return isinstance(schema.get("properties"), dict) and (
+        t is None or t == "object" or (isinstance(t, list) and "object" in t)
+    )
 
 
 def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int = 0) -> TypeExpr:
     """Convert a property schema to a type expression; `owner` names hoisted inline types;
     `depth`: how many arrays this one is nested in within the annotation being built."""
-    if schema is True or schema is None or (isinstance(schema, dict) and not set(schema) - DOC_KEYS):
+    if (
+        schema is True
+        or schema is None
+        or (isinstance(schema, dict) and not set(schema) - DOC_KEYS)
+    ):
         return Scalar("any")
     if schema is False or not isinstance(schema, dict):
         return Scalar("any")
@@ -98,24 +118,46 @@ def type_of(schema: Any, builder: Hoister, owner: str, pointer: str, depth: int 
         return type_of(all_of[0], builder, owner, pointer + "/allOf/0")
     if "const" in schema:
         value = schema["const"]
-        return Const(value) if isinstance(value, (str, int, bool)) or value is None else Scalar("any")
+        return (
+            Const(value) if isinstance(value, (str, int, bool)) or value is None else Scalar("any")
+        )
     opts = options_of(schema)
     if opts is not None and (is_object_schema(schema) or _tagged_or_enum(schema)):
         return Ref(builder.hoist(owner, schema, pointer))
     if opts is not None:
         key = "anyOf" if "anyOf" in schema else "oneOf"
-        check_union_size(sum(1 for o in opts if not (isinstance(o, dict) and "const" in o)), builder.label, pointer)
-        return union([_inner(o, builder, _option_owner(owner, o), "", f"{pointer}/{key}/{i}", depth) for i, o in enumerate(opts)])
+        check_union_size(
+            sum(1 for o in opts if not (isinstance(o, dict) and "const" in o)),
+            builder.label,
+            pointer,
+        )
+        return union(
+            [
+                _inner(o, builder, _option_owner(owner, o), "", f"{pointer}/{key}/{i}", depth)
+                for i, o in enumerate(opts)
+            ]
+        )
     if isinstance(schema.get("enum"), list):
-        return union([Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any") for v in schema["enum"]])
+        return union(
+            [
+                Const(v) if isinstance(v, (str, int, bool)) or v is None else Scalar("any")
+                for v in schema["enum"]
+            ]
+        )
     types = schema.get("type")
     type_list = types if isinstance(types, list) else [types] if isinstance(types, str) else []
     if not type_list:
-        return Ref(builder.hoist(owner, schema, pointer)) if is_object_schema(schema) else Scalar("any")
+        return (
+            Ref(builder.hoist(owner, schema, pointer))
+            if is_object_schema(schema)
+            else Scalar("any")
+        )
     return union([_one_type(t, schema, builder, owner, pointer, depth) for t in type_list])
 
 
-def _inner(schema: Any, builder: Hoister, owner: str, suffix: str, pointer: str, depth: int) -> TypeExpr:
+def _inner(
+    schema: Any, builder: Hoister, owner: str, suffix: str, pointer: str, depth: int
+) -> TypeExpr:
     """The type of an array's items, a map's values or a union's option, one level deeper:
     inline, or a named alias (`<Owner>Level<N>`) where one annotation would nest too deep for
     Python's parser (and the builder's recursion)."""
@@ -127,8 +169,15 @@ def _inner(schema: Any, builder: Hoister, owner: str, suffix: str, pointer: str,
 
 def _nests(schema: Any) -> bool:
     """Whether an inline schema holds arrays, maps or unions of its own (a scalar stays inline)."""
-    return isinstance(schema, dict) and "$ref" not in schema and (
-        "items" in schema or isinstance(schema.get("additionalProperties"), dict) or "anyOf" in schema or "oneOf" in schema
+    return (
+        isinstance(schema, dict)
+        and "$ref" not in schema
+        and (
+            "items" in schema
+            or isinstance(schema.get("additionalProperties"), dict)
+            or "anyOf" in schema
+            or "oneOf" in schema
+        )
     )
 
 
@@ -155,13 +204,17 @@ def _tagged_or_enum(schema: dict[str, Any]) -> bool:
     return union_shape(schema) is not None or (enum is not None and enum.open)
 
 
-def _one_type(t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str, depth: int) -> TypeExpr:
+def _one_type(
+    t: str, schema: dict[str, Any], builder: Hoister, owner: str, pointer: str, depth: int
+) -> TypeExpr:
     if t == "object":
         if is_object_schema(schema):
             return Ref(builder.hoist(owner, schema, pointer))
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict) and set(extra) - DOC_KEYS:
-            return MapOf(_inner(extra, builder, owner, "Value", pointer + "/additionalProperties", depth))
+            return MapOf(
+                _inner(extra, builder, owner, "Value", pointer + "/additionalProperties", depth)
+            )
         return Scalar("object")
     if t == "array":
         return ArrayOf(
@@ -184,8 +237,15 @@ def _regex(pattern: Any, builder: Hoister, pointer: str) -> Regex:
     """A `pattern` as the models run it; `bad-pattern` when it is no regular expression."""
     where = pointer + "/pattern"
     if not isinstance(pattern, str):
-        raise fail("bad-pattern", f"pattern must be a string, got {pattern!r}", file=builder.label, pointer=where)
+        raise fail(
+            "bad-pattern",
+            f"pattern must be a string, got {pattern!r}",
+            file=builder.label,
+            pointer=where,
+        )
     try:
         return translate(pattern)
     except BadPattern as exc:
-        raise fail("bad-pattern", f"{exc} in {pattern!r}", file=builder.label, pointer=where) from None
+        raise fail(
+            "bad-pattern", f"{exc} in {pattern!r}", file=builder.label, pointer=where
+        ) from None

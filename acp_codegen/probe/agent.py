@@ -36,19 +36,40 @@ if TYPE_CHECKING:
 
 PROBE_INFO = {"name": "acp-codegen-probe", "title": "acp-codegen probe", "version": "1"}
 DEFAULT_CAPABILITIES: dict[str, Any] = {"auth": {"terminal": {}}, "elicitation": {"form": {}}}
-DEFAULT_V1_CAPABILITIES: dict[str, Any] = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+DEFAULT_V1_CAPABILITIES: dict[str, Any] = {
+    "fs": {"readTextFile": False, "writeTextFile": False},
+    "terminal": False,
+}
 UNDEFINED_VERSION = 999  # a protocol version no schema defines: an agent must not echo it
 # Rules every agent exercises once initialized, and those a usable session surface adds.
-BASELINE = ("version-negotiation", "version-echoed", "method-not-found", "request-unanswered", "parse-error-reply",
-            "response-unknown-id", "schema-invalid")
+BASELINE = (
+    "version-negotiation",
+    "version-echoed",
+    "method-not-found",
+    "request-unanswered",
+    "parse-error-reply",
+    "response-unknown-id",
+    "schema-invalid",
+)
 SESSION_RULES = ("cancel-request-honoured",)
-V2_TURN_RULES = ("prompt-response-message-id", "user-message-missing", "work-without-running", "idle-without-stop-reason")
+V2_TURN_RULES = (
+    "prompt-response-message-id",
+    "user-message-missing",
+    "work-without-running",
+    "idle-without-stop-reason",
+)
 
 
 class AgentScript:
     """One run of the client-side script against a started agent."""
 
-    def __init__(self, link: Link, version: int, timeouts: Timeouts, capabilities: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        link: Link,
+        version: int,
+        timeouts: Timeouts,
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
         self.link, self.version, self.timeouts = link, version, timeouts
         self.turn_timeout = timeouts.turn
         self.capabilities = capabilities  # what the probe advertises; None: its default set
@@ -64,9 +85,16 @@ class AgentScript:
                 return
             session = await self.new_session()
             if session is not None:
-                await self.turn(session, "Hello! Please think, stream, and ask my permission for a pretend tool.")
+                await self.turn(
+                    session,
+                    "Hello! Please think, stream, and ask my permission for a pretend tool.",
+                )
                 await self.turn(session, "A long task that I will cancel.", cancel=True)
-                await self.turn(session, "A long task that I will withdraw with $/cancel_request.", withdraw=True)
+                await self.turn(
+                    session,
+                    "A long task that I will withdraw with $/cancel_request.",
+                    withdraw=True,
+                )
                 await self.session_methods(session)
             await self.extensions()
         except PeerGone as gone:
@@ -75,9 +103,15 @@ class AgentScript:
     async def initialize(self) -> bool:
         """Initialize; False when the agent refused."""
         caps = self.capabilities if self.capabilities is not None else DEFAULT_CAPABILITIES
-        params: dict[str, Any] = {"protocolVersion": self.version, "info": PROBE_INFO, "capabilities": caps}
+        params: dict[str, Any] = {
+            "protocolVersion": self.version,
+            "info": PROBE_INFO,
+            "capabilities": caps,
+        }
         if self.version == 1:
-            v1_caps = self.capabilities if self.capabilities is not None else DEFAULT_V1_CAPABILITIES
+            v1_caps = (
+                self.capabilities if self.capabilities is not None else DEFAULT_V1_CAPABILITIES
+            )
             params = {"protocolVersion": 1, "clientInfo": PROBE_INFO, "clientCapabilities": v1_caps}
         response = await self.link.request("initialize", params)
         result = response.get("result")
@@ -89,10 +123,16 @@ class AgentScript:
         self.agent_caps = found if isinstance(found, dict) else {}
         negotiated = result.get("protocolVersion")
         if isinstance(negotiated, int) and negotiated != 1 and is_v1_body(result):
-            self.log.append(f"the agent answered protocol version {negotiated} with a v1 body; the probe goes on in v1")
+            self.log.append(
+                f"the agent answered protocol version {negotiated} with a v1 body; the probe goes "
+                "on in v1"
+            )
             self.negotiated = 1
         elif isinstance(negotiated, int) and negotiated != self.version:
-            self.log.append(f"the agent negotiated protocol version {negotiated} (the probe asked for {self.version})")
+            self.log.append(
+                f"the agent negotiated protocol version {negotiated} (the probe asked for "
+                f"{self.version})"
+            )
             self.negotiated = negotiated
         return True
 
@@ -111,18 +151,27 @@ class AgentScript:
         session = result.get("sessionId") if isinstance(result, dict) else None
         return session if isinstance(session, str) else None
 
-    async def turn(self, session: str, text: str, *, cancel: bool = False, withdraw: bool = False) -> None:
+    async def turn(
+        self, session: str, text: str, *, cancel: bool = False, withdraw: bool = False
+    ) -> None:
         """One prompt: answer the agent's requests until the work ends (cancelling it if asked, or
         withdrawing the prompt with `$/cancel_request` and judging how soon it is answered)."""
         prompt_id, prompt = await self.link.send_request(
-            "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+            "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+        )
         cancelled, idle = False, False
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.turn_timeout
-        withdrawn: tuple[float, int] | None = None  # when `$/cancel_request` went out, on which line
-        if withdraw:  # at once: any answer within the bound passes, so the race with a quick one is harmless
+        withdrawn: tuple[float, int] | None = (
+            None  # when `$/cancel_request` went out, on which line
+        )
+        if (
+            withdraw
+        ):  # at once: any answer within the bound passes, so the race with a quick one is harmless
             withdrawn = await self._withdraw(prompt_id)
-        cancel = cancel or withdraw  # whatever `$/cancel_request` did, `session/cancel` ends the work
+        cancel = (
+            cancel or withdraw
+        )  # whatever `$/cancel_request` did, `session/cancel` ends the work
         try:
             while not (prompt.done() and (idle or self._ends_turn(prompt))):
                 now = loop.time()
@@ -131,8 +180,12 @@ class AgentScript:
                     withdrawn = None
                 if withdrawn is not None and now >= withdrawn[0] + self.timeouts.cancel:
                     self.link.conformance.external(
-                        "cancel-request-honoured", "agent", withdrawn[1], f"session/prompt withdrawn with "
-                        f"$/cancel_request got no answer within {self.timeouts.cancel:g}s")
+                        "cancel-request-honoured",
+                        "agent",
+                        withdrawn[1],
+                        f"session/prompt withdrawn with "
+                        f"$/cancel_request got no answer within {self.timeouts.cancel:g}s",
+                    )
                     withdrawn = None
                     if not cancelled:
                         cancelled = True
@@ -154,7 +207,9 @@ class AgentScript:
                     continue  # nothing within the wait: check the bounds again
                 if message is None:
                     raise PeerGone("the agent closed the connection during a turn")
-                started = self._is_work(message) or message.get("method") == "session/request_permission"
+                started = (
+                    self._is_work(message) or message.get("method") == "session/request_permission"
+                )
                 if cancel and not withdraw and not cancelled and started:
                     cancelled = True
                     await self.link.notify("session/cancel", {"sessionId": session})
@@ -188,7 +243,8 @@ class AgentScript:
             await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
 
     def _ends_turn(self, prompt: asyncio.Future[dict[str, Any]]) -> bool:
-        """Whether the prompt's response itself ends the turn (v1, or an error); raises `PeerGone`."""
+        """Whether the prompt's response itself ends the turn (v1, or an error); raises
+        `PeerGone`."""
         return self.negotiated == 1 or "error" in prompt.result()
 
     @staticmethod
@@ -200,28 +256,46 @@ class AgentScript:
     @staticmethod
     def _update(message: dict[str, Any]) -> dict[str, Any]:
         params = message.get("params")
-        update = params.get("update") if isinstance(params, dict) and message.get("method") == "session/update" else None
+        update = (
+            params.get("update")
+            if isinstance(params, dict) and message.get("method") == "session/update"
+            else None
+        )
         return update if isinstance(update, dict) else {}
 
     def _is_work(self, message: dict[str, Any]) -> bool:
         update = self._update(message)
-        return update.get("state") == "running" or update.get("sessionUpdate") in ("agent_message_chunk", "tool_call_update")
+        return update.get("state") == "running" or update.get("sessionUpdate") in (
+            "agent_message_chunk",
+            "tool_call_update",
+        )
 
     def _idle(self, message: dict[str, Any]) -> bool:
         update = self._update(message)
-        return update.get("sessionUpdate") == "state_update" and update.get("state") == "idle" and "stopReason" in update
+        return (
+            update.get("sessionUpdate") == "state_update"
+            and update.get("state") == "idle"
+            and "stopReason" in update
+        )
 
     async def session_methods(self, session: str) -> None:
         """session/list, session/resume and session/close where the agent offers them."""
-        caps = self.agent_caps.get("session") if self.negotiated != 1 else self.agent_caps.get("sessionCapabilities")
+        caps = (
+            self.agent_caps.get("session")
+            if self.negotiated != 1
+            else self.agent_caps.get("sessionCapabilities")
+        )
         if not isinstance(caps, dict):
             return
         v1 = self.negotiated == 1
         if not v1 or isinstance(caps.get("list"), dict):
             await self.link.request("session/list", {})
         if not v1 or isinstance(caps.get("resume"), dict):
-            await self.link.request("session/resume", {"sessionId": session, "cwd": os.getcwd(), "mcpServers": []},
-                                    timeout=self.turn_timeout)
+            await self.link.request(
+                "session/resume",
+                {"sessionId": session, "cwd": os.getcwd(), "mcpServers": []},
+                timeout=self.turn_timeout,
+            )
             await self._drain()
         if not v1 or isinstance(caps.get("close"), dict):
             await self.link.request("session/close", {"sessionId": session})
@@ -236,7 +310,9 @@ class AgentScript:
             if message is None:
                 return
             if "id" in message:
-                await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
+                await self.link.respond(
+                    message, error={"code": -32601, "message": "Method not found"}
+                )
 
     async def extensions(self) -> None:
         """An unknown method, an extension request and notification, a malformed line, a
@@ -245,26 +321,55 @@ class AgentScript:
         await self.link.request("_acp_codegen/probe_request", {"probe": True})
         await self.link.notify("_acp_codegen/probe_notification", {"probe": True})
         await self.link.send_raw('{"jsonrpc": "2.0", "id": 99, "method": ')
-        await self.link.send({"jsonrpc": "2.0", "id": "never-used-by-the-agent", "result": {}}, deliberate=True)
+        await self.link.send(
+            {"jsonrpc": "2.0", "id": "never-used-by-the-agent", "result": {}}, deliberate=True
+        )
         await self.link.request("_acp_codegen/probe_request", {"still": "there"})
         await self._drain()
 
     def misses(self, result: Result) -> list[tuple[str, str]]:
-        """Rules not exercised that the agent's own advertisement says should have been: (rule, why)."""
+        """Rules not exercised that the agent's own advertisement says should have been: (rule,
+        why)."""
         if not self.initialized:
-            return [("initialize", "the agent never answered initialize: nothing else could be tested")]
+            return [
+                ("initialize", "the agent never answered initialize: nothing else could be tested")
+            ]
         expected = {rule: "every initialized agent is held to it" for rule in BASELINE}
         if self.negotiated != 1 and not isinstance(self.agent_caps.get("session"), dict):
-            return [("session", ("the agent advertises no session capability (initialization.md: omitted means it "
-                     "supports no session method), so no prompt could be sent: a client can do nothing with it"))]
-        expected.update((rule, "the agent offers sessions, so its prompts were sent") for rule in SESSION_RULES)
+            return [
+                (
+                    "session",
+                    (
+                        "the agent advertises no session capability (initialization.md: omitted "
+                        "means it supports no session method), so no prompt could be sent: a "
+                        "client can do nothing with it"
+                    ),
+                )
+            ]
+        expected.update(
+            (rule, "the agent offers sessions, so its prompts were sent") for rule in SESSION_RULES
+        )
         if self.negotiated != 1:
-            expected.update((rule, "the agent offers sessions, so a v2 turn ran") for rule in V2_TURN_RULES)
-        session_caps = self.agent_caps.get("session") if self.negotiated != 1 else self.agent_caps.get("sessionCapabilities")
-        if isinstance(session_caps, dict) and (self.negotiated != 1 or any(
-                isinstance(session_caps.get(k), dict) for k in ("list", "resume", "close"))):
-            expected["capability-unimplemented"] = "the agent advertises session methods, so they were called"
-        return [(rule, why) for rule, why in sorted(expected.items()) if result.status(rule) == "not-exercised"]
+            expected.update(
+                (rule, "the agent offers sessions, so a v2 turn ran") for rule in V2_TURN_RULES
+            )
+        session_caps = (
+            self.agent_caps.get("session")
+            if self.negotiated != 1
+            else self.agent_caps.get("sessionCapabilities")
+        )
+        if isinstance(session_caps, dict) and (
+            self.negotiated != 1
+            or any(isinstance(session_caps.get(k), dict) for k in ("list", "resume", "close"))
+        ):
+            expected["capability-unimplemented"] = (
+                "the agent advertises session methods, so they were called"
+            )
+        return [
+            (rule, why)
+            for rule, why in sorted(expected.items())
+            if result.status(rule) == "not-exercised"
+        ]
 
 
 @dataclass(frozen=True)
@@ -275,14 +380,24 @@ class VersionJudgement:
     note: str | None = None
 
 
-async def version_check(process: asyncio.subprocess.Process, timeout: float, shape: int) -> VersionJudgement:
+async def version_check(
+    process: asyncio.subprocess.Process, timeout: float, shape: int
+) -> VersionJudgement:
     """Ask a fresh agent process for `UNDEFINED_VERSION` (params shaped as version `shape`'s) and
     judge its answer; the process's input is closed at the end."""
     assert process.stdin is not None and process.stdout is not None
     if shape == 1:
-        params: dict[str, Any] = {"protocolVersion": UNDEFINED_VERSION, "clientInfo": PROBE_INFO, "clientCapabilities": DEFAULT_V1_CAPABILITIES}
+        params: dict[str, Any] = {
+            "protocolVersion": UNDEFINED_VERSION,
+            "clientInfo": PROBE_INFO,
+            "clientCapabilities": DEFAULT_V1_CAPABILITIES,
+        }
     else:
-        params = {"protocolVersion": UNDEFINED_VERSION, "info": PROBE_INFO, "capabilities": DEFAULT_CAPABILITIES}
+        params = {
+            "protocolVersion": UNDEFINED_VERSION,
+            "info": PROBE_INFO,
+            "capabilities": DEFAULT_CAPABILITIES,
+        }
     request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
     try:
         process.stdin.write(json.dumps(request).encode() + b"\n")
@@ -291,20 +406,43 @@ async def version_check(process: asyncio.subprocess.Process, timeout: float, sha
             while True:
                 line = await process.stdout.readline()
                 if not line:
-                    return VersionJudgement(note=f"second connection: the agent closed it unanswered when asked for protocol version {UNDEFINED_VERSION}")
+                    return VersionJudgement(
+                        note=(
+                            "second connection: the agent closed it unanswered when asked for "
+                            f"protocol version {UNDEFINED_VERSION}"
+                        )
+                    )
                 with contextlib.suppress(ValueError):
                     message = loads(line)
-                    if isinstance(message, dict) and message.get("id") == 0 and "method" not in message:
+                    if (
+                        isinstance(message, dict)
+                        and message.get("id") == 0
+                        and "method" not in message
+                    ):
                         break
     except (TimeoutError, ConnectionError, OSError, ValueError):
-        return VersionJudgement(note=f"second connection: no answer to initialize for protocol version {UNDEFINED_VERSION} within {timeout:g}s")
+        return VersionJudgement(
+            note=(
+                "second connection: no answer to initialize for protocol version "
+                f"{UNDEFINED_VERSION} within {timeout:g}s"
+            )
+        )
     finally:
         with contextlib.suppress(OSError):
             process.stdin.close()
     result = message.get("result")
     answered = result.get("protocolVersion") if isinstance(result, dict) else None
     if answered == UNDEFINED_VERSION:
-        return VersionJudgement(finding=f"on a second connection, asked for protocol version {UNDEFINED_VERSION} "
-                                "(which no schema defines), the agent answered it back instead of the latest version it supports")
-    return VersionJudgement(note=f"second connection: asked for protocol version {UNDEFINED_VERSION}, the agent answered "
-                            f"{json.dumps(answered) if isinstance(result, dict) else 'with an error'}")
+        return VersionJudgement(
+            finding=(
+                f"on a second connection, asked for protocol version {UNDEFINED_VERSION} (which "
+                "no schema defines), the agent answered it back instead of the latest version it "
+                "supports"
+            )
+        )
+    return VersionJudgement(
+        note=(
+            f"second connection: asked for protocol version {UNDEFINED_VERSION}, the agent "
+            f"answered {json.dumps(answered) if isinstance(result, dict) else 'with an error'}"
+        )
+    )

@@ -40,10 +40,18 @@ def update_variants(revision: Revision, seeds: int = 40) -> list[dict[str, Any]]
     union = revision.protocol.by_def_name("SessionUpdate")
     method = revision.method("agent", "session/update", "notification")
     notification = revision.def_name(method.params) if method is not None else None
-    if not isinstance(union, TaggedUnion) or method is None or method.params is None or notification is None:
+    if (
+        not isinstance(union, TaggedUnion)
+        or method is None
+        or method.params is None
+        or notification is None
+    ):
         return []
-    branches = {b.get("properties", {}).get(union.tag_wire, {}).get("const"): b
-                for b in _branches(revision.defs["SessionUpdate"]) if isinstance(b, dict)}
+    branches = {
+        b.get("properties", {}).get(union.tag_wire, {}).get("const"): b
+        for b in _branches(revision.defs["SessionUpdate"])
+        if isinstance(b, dict)
+    }
     owner, rules = Instances({"$defs": revision.defs}, conforming=True), ExtensionRules(revision)
     out = []
     for tag in union.known_tags:
@@ -52,7 +60,11 @@ def update_variants(revision: Revision, seeds: int = 40) -> list[dict[str, Any]]
         for seed in range(seeds):
             value = instance_for(owner, branches[tag], seed)
             wrapped = {"sessionId": "probe", "update": value}
-            if value is not NONE and not revision.validate(notification, wrapped) and not rules.check(method.params, wrapped):
+            if (
+                value is not NONE
+                and not revision.validate(notification, wrapped)
+                and not rules.check(method.params, wrapped)
+            ):
                 out.append(_lifecycle_safe(value))
                 break
     return out
@@ -76,7 +88,9 @@ def _lifecycle_safe(update: dict[str, Any]) -> dict[str, Any]:
 class ClientScript:
     """One run of the agent-side script against a connected client."""
 
-    def __init__(self, link: Link | None, revision: Revision, turn_timeout: float, only: int | None = None) -> None:
+    def __init__(
+        self, link: Link | None, revision: Revision, turn_timeout: float, only: int | None = None
+    ) -> None:
         self.link_or_none, self.revision, self.turn_timeout = link, revision, turn_timeout
         self.only = only  # the one protocol version the probe speaks (`--protocol-version`)
         self.client_caps: dict[str, Any] = {}
@@ -99,11 +113,26 @@ class ClientScript:
         if not self.initialized:
             return [("initialize", "the client never sent initialize: nothing could be tested")]
         if not self.prompted:
-            return [("session/prompt", ("the client sent no prompt: no turn (updates, permission requests, "
-                     "cancellation) could be tested"))]
-        expected = ("method-not-found", "parse-error-reply", "request-unanswered", "initialize-first")
-        return [(rule, "every client that ran a turn is held to it") for rule in expected
-                if result.status(rule) == "not-exercised"]
+            return [
+                (
+                    "session/prompt",
+                    (
+                        "the client sent no prompt: no turn (updates, permission requests, "
+                        "cancellation) could be tested"
+                    ),
+                )
+            ]
+        expected = (
+            "method-not-found",
+            "parse-error-reply",
+            "request-unanswered",
+            "initialize-first",
+        )
+        return [
+            (rule, "every client that ran a turn is held to it")
+            for rule in expected
+            if result.status(rule) == "not-exercised"
+        ]
 
     async def run(self) -> None:
         """Serve the client until it closes the connection."""
@@ -148,21 +177,44 @@ class ClientScript:
         requested = params.get("protocolVersion")
         if self.only is not None:
             if requested != self.only:
-                self.log.append(f"the client asked for protocol version {requested}; the probe speaks only {self.only}")
+                self.log.append(
+                    f"the client asked for protocol version {requested}; the probe speaks only "
+                    f"{self.only}"
+                )
         elif isinstance(requested, int) and requested != self.revision.version:
             other = pinned_for_version(requested) if requested < self.revision.version else None
             if other is not None:
                 self.revision, self.version = other, requested
-            self.log.append(f"the client asked for protocol version {requested}; the probe answers {self.version}")
+            self.log.append(
+                f"the client asked for protocol version {requested}; the probe answers "
+                f"{self.version}"
+            )
         self.client_caps = capabilities(params, "client")
         if self.version == 1:
-            result: dict[str, Any] = {"protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "agentInfo": AGENT_INFO, "authMethods": []}
+            result: dict[str, Any] = {
+                "protocolVersion": 1,
+                "agentCapabilities": {"loadSession": False},
+                "agentInfo": AGENT_INFO,
+                "authMethods": [],
+            }
         else:
-            result = {"protocolVersion": self.version, "capabilities": {"session": {}}, "info": AGENT_INFO}
-            if advertised(self.client_caps, "auth.terminal"):  # something for auth/login rules to judge
+            result = {
+                "protocolVersion": self.version,
+                "capabilities": {"session": {}},
+                "info": AGENT_INFO,
+            }
+            if advertised(
+                self.client_caps, "auth.terminal"
+            ):  # something for auth/login rules to judge
                 result["authMethods"] = [
                     {"methodId": "probe-login", "name": "Probe login", "type": "agent"},
-                    {"methodId": "probe-terminal", "name": "Probe terminal login", "type": "terminal", "args": ["--login"]}]
+                    {
+                        "methodId": "probe-terminal",
+                        "name": "Probe terminal login",
+                        "type": "terminal",
+                        "args": ["--login"],
+                    },
+                ]
         await self.link.respond(message, result)
 
     async def turn(self, request: dict[str, Any], params: dict[str, Any]) -> None:
@@ -178,12 +230,28 @@ class ClientScript:
         user_id, v2 = f"probe-user-{n}", self.version >= 2
         if v2:
             await self.link.respond(request, {"messageId": user_id})
-            await self.update(session, {"sessionUpdate": "user_message", "messageId": user_id, "content": prompt if isinstance(prompt, list) else []})
+            await self.update(
+                session,
+                {
+                    "sessionUpdate": "user_message",
+                    "messageId": user_id,
+                    "content": prompt if isinstance(prompt, list) else [],
+                },
+            )
             await self.update(session, {"sessionUpdate": "state_update", "state": "running"})
         for part in range(4):
             tag = "agent_message_chunk"
-            await self.update(session, {"sessionUpdate": tag, "messageId": f"probe-a{n}-{part % 2}",
-                                        "content": {"type": "text", "text": f"interleaved part {part} \u2028 of message {part % 2}"}})
+            await self.update(
+                session,
+                {
+                    "sessionUpdate": tag,
+                    "messageId": f"probe-a{n}-{part % 2}",
+                    "content": {
+                        "type": "text",
+                        "text": f"interleaved part {part} \u2028 of message {part % 2}",
+                    },
+                },
+            )
         for update in update_variants(self.revision.stable or self.revision):
             if session in self.cancelled:
                 break
@@ -193,10 +261,21 @@ class ClientScript:
         # it only to see the client survive it, not as a conforming agent would
         union = self.revision.protocol.by_def_name("SessionUpdate")
         closed = not isinstance(union, TaggedUnion) or union.unknown is None
-        await self.update(session, {"sessionUpdate": "_acp_codegen_probe", "probe": True}, deliberate=closed)
-        await self.update(session, {"sessionUpdate": "probe_future_variant", "future": True}, deliberate=True)
+        await self.update(
+            session, {"sessionUpdate": "_acp_codegen_probe", "probe": True}, deliberate=closed
+        )
+        await self.update(
+            session, {"sessionUpdate": "probe_future_variant", "future": True}, deliberate=True
+        )
         if v2:
-            await self.update(session, {"sessionUpdate": "compaction_update", "compactionId": "probe-compaction", "status": "completed"})
+            await self.update(
+                session,
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": "probe-compaction",
+                    "status": "completed",
+                },
+            )
         await self.permissions(session)
         await self.link.request("_acp_codegen/probe_request", {"probe": True})
         await self.link.request("probe/unknown_method", {}, deliberate=True)
@@ -205,30 +284,49 @@ class ClientScript:
         stop = "cancelled" if session in self.cancelled else "end_turn"
         self.cancelled.discard(session)
         if v2:
-            await self.update(session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop})
+            await self.update(
+                session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop}
+            )
         else:
             await self.link.respond(request, {"stopReason": stop})
 
-    async def update(self, session: str, update: dict[str, Any], *, deliberate: bool = False) -> None:
+    async def update(
+        self, session: str, update: dict[str, Any], *, deliberate: bool = False
+    ) -> None:
         """One session/update notification."""
-        await self.link.notify("session/update", {"sessionId": session, "update": update}, deliberate=deliberate)
+        await self.link.notify(
+            "session/update", {"sessionId": session, "update": update}, deliberate=deliberate
+        )
 
     async def permissions(self, session: str) -> None:
         """A permission request to answer, and one the probe cancels with `$/cancel_request`."""
-        options = [{"optionId": "probe-allow", "name": "Allow", "kind": "allow_once"},
-                   {"optionId": "probe-reject", "name": "Reject", "kind": "reject_once"}]
+        options = [
+            {"optionId": "probe-allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "probe-reject", "name": "Reject", "kind": "reject_once"},
+        ]
         if self.version >= 2:
-            params: dict[str, Any] = {"sessionId": session, "title": "Run the probe's pretend tool?", "options": options}
+            params: dict[str, Any] = {
+                "sessionId": session,
+                "title": "Run the probe's pretend tool?",
+                "options": options,
+            }
         else:
-            params = {"sessionId": session, "toolCall": {"toolCallId": "probe-call"}, "options": options}
+            params = {
+                "sessionId": session,
+                "toolCall": {"toolCallId": "probe-call"},
+                "options": options,
+            }
         await self.link.request("session/request_permission", params, timeout=self.turn_timeout)
-        pending = asyncio.ensure_future(self.link.request("session/request_permission", params, timeout=self.turn_timeout))
+        pending = asyncio.ensure_future(
+            self.link.request("session/request_permission", params, timeout=self.turn_timeout)
+        )
         await asyncio.sleep(0.05)
         await self.link.notify("$/cancel_request", {"requestId": self.link.last_id})
         await pending
 
     def allowed(self, what: str) -> bool:
-        """Whether the client's capabilities let the probe send `what` (a method or `update:<tag>`)."""
+        """Whether the client's capabilities let the probe send `what` (a method or
+        `update:<tag>`)."""
         path = gate_path(self.revision, "agent", what)
         return path is None or advertised(self.client_caps, path)
 
@@ -238,13 +336,25 @@ class ClientScript:
         life (no `fs/write_text_file`: the probe does not make the client change files)."""
         has = {m.wire_name for m in self.revision.protocol.methods if m.side == "client"}
         if "fs/read_text_file" in has and self.allowed("fs/read_text_file"):
-            await self.link.request("fs/read_text_file", {"sessionId": session, "path": "/nonexistent/acp-probe.txt"})
+            await self.link.request(
+                "fs/read_text_file", {"sessionId": session, "path": "/nonexistent/acp-probe.txt"}
+            )
         if "terminal/create" in has and self.allowed("terminal/create"):
-            created = await self.link.request("terminal/create", {"sessionId": session, "command": "true"})
+            created = await self.link.request(
+                "terminal/create", {"sessionId": session, "command": "true"}
+            )
             result = created.get("result")
             terminal = result.get("terminalId") if isinstance(result, dict) else None
             if isinstance(terminal, str):
-                for method in ("terminal/wait_for_exit", "terminal/output", "terminal/kill", "terminal/release"):
+                for method in (
+                    "terminal/wait_for_exit",
+                    "terminal/output",
+                    "terminal/kill",
+                    "terminal/release",
+                ):
                     if method in has:
-                        await self.link.request(method, {"sessionId": session, "terminalId": terminal}, timeout=self.turn_timeout)
-
+                        await self.link.request(
+                            method,
+                            {"sessionId": session, "terminalId": terminal},
+                            timeout=self.turn_timeout,
+                        )

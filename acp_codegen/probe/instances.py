@@ -21,9 +21,30 @@ from jsonschema import Draft202012Validator
 
 Path_ = tuple[str | int, ...]
 
-_WORDS = ["alpha", "Beta", "γάμμα", "délta", "εψ", "zeta 🙂", 'quote"d', "back\\slash", "tab\there", ""]
-_URIS = ["HTTPS://Example.COM:443/a/../b/%7Euser?q=1&q=2#Frag", "file:///home/u/Project/Main.py", "urn:ISBN:0451450523", "mailto:X@Example.com"]
-_DATES = ["2024-02-29T23:59:60Z", "2024-01-01T00:00:00.000000001+05:30", "2025-12-31t10:00:00z", "1999-01-01T00:00:00-00:00"]
+_WORDS = [
+    "alpha",
+    "Beta",
+    "γάμμα",
+    "délta",
+    "εψ",
+    "zeta 🙂",
+    'quote"d',
+    "back\\slash",
+    "tab\there",
+    "",
+]
+_URIS = [
+    "HTTPS://Example.COM:443/a/../b/%7Euser?q=1&q=2#Frag",
+    "file:///home/u/Project/Main.py",
+    "urn:ISBN:0451450523",
+    "mailto:X@Example.com",
+]
+_DATES = [
+    "2024-02-29T23:59:60Z",
+    "2024-01-01T00:00:00.000000001+05:30",
+    "2025-12-31t10:00:00z",
+    "1999-01-01T00:00:00-00:00",
+]
 _INTS = [0, 1, 7, 42, 65535, 2**31 - 1, 2**53 + 1, 2**63 - 1, -1, -(2**31)]
 _FLOATS = [0.5, -1.25, 3.0, 1e-7, 1.5e300, -0.0, 123456789.125]
 _UNKNOWN_STRINGS = ["_vendor_thing", "future_value", "_zed.extension/v2", "UPPER_future"]
@@ -49,7 +70,8 @@ class Instances:
 
     # -- jsonschema -------------------------------------------------------------------------------
     def validator(self, key: str) -> Draft202012Validator:
-        """The Draft 2020-12 validator of one `$defs` entry (formats not asserted, as the spec says)."""
+        """The Draft 2020-12 validator of one `$defs` entry (formats not asserted, as the spec
+        says)."""
         v = self._validators.get(key)
         if v is None:
             v = Draft202012Validator({"$defs": self.defs, "$ref": f"#/$defs/{key}"})
@@ -74,7 +96,9 @@ class Instances:
         for attempt in range(tries):
             rng = random.Random(f"{key}:{seed}:{attempt}")
             try:
-                value = _Gen(self, rng, shallow=attempt >= tries // 2).value({"$ref": f"#/$defs/{key}"}, 0)
+                value = _Gen(self, rng, shallow=attempt >= tries // 2).value(
+                    {"$ref": f"#/$defs/{key}"}, 0
+                )
             except _Impossible:
                 continue
             if self.validator(key).is_valid(value):
@@ -130,7 +154,11 @@ class _Gen:
 
     def pick(self, options: list[Any], depth: int) -> Any:
         if depth >= self.MAX_DEPTH or self.shallow:
-            simple = [o for o in options if isinstance(o, dict) and o.get("type") in ("null", "string", "boolean", "integer")]
+            simple = [
+                o
+                for o in options
+                if isinstance(o, dict) and o.get("type") in ("null", "string", "boolean", "integer")
+            ]
             if simple:
                 return self.rng.choice(simple)
         return self.rng.choice(options)
@@ -160,7 +188,11 @@ class _Gen:
         choices = sorted(allowed)
         if "null" in choices and len(choices) > 1:
             non_null = [c for c in choices if c != "null"]
-            kind = "null" if self.chance(0.2 if depth < self.MAX_DEPTH and not self.shallow else 0.8) else self.rng.choice(non_null)
+            kind = (
+                "null"
+                if self.chance(0.2 if depth < self.MAX_DEPTH and not self.shallow else 0.8)
+                else self.rng.choice(non_null)
+            )
         else:
             kind = self.rng.choice(choices)
         if kind == "integer" and "number" in allowed and self.chance(0.5):
@@ -168,7 +200,15 @@ class _Gen:
         return getattr(self, "make_" + kind)(parts, depth)
 
     def anything(self, depth: int) -> Any:
-        options: list[Any] = [None, True, 3, 2.5, "text", [1, "two", None], {"nested": {"k": [1.0, 2]}}]
+        options: list[Any] = [
+            None,
+            True,
+            3,
+            2.5,
+            "text",
+            [1, "two", None],
+            {"nested": {"k": [1.0, 2]}},
+        ]
         return copy.deepcopy(self.rng.choice(options if depth < self.MAX_DEPTH else options[:5]))
 
     @staticmethod
@@ -193,7 +233,9 @@ class _Gen:
     def make_number(self, parts: list[dict[str, Any]], depth: int) -> float | int:
         lo = max(self._get(parts, "minimum") or [float("-inf")])
         hi = min(self._get(parts, "maximum") or [float("inf")])
-        values: list[float | int] = [f for f in _FLOATS if lo <= f <= hi] + [i for i in _INTS[:6] if lo <= i <= hi]
+        values: list[float | int] = [f for f in _FLOATS if lo <= f <= hi] + [
+            i for i in _INTS[:6] if lo <= i <= hi
+        ]
         if not values:
             return float(lo if lo != float("-inf") else hi)
         return self.rng.choice(values)
@@ -208,7 +250,9 @@ class _Gen:
         elif fmt == "date-time":
             value = str(self.rng.choice(_DATES))
         elif self.chance(0.3):
-            value = str(self.rng.choice(_EXTENSION_STRINGS if self.owner.conforming else _UNKNOWN_STRINGS))
+            value = str(
+                self.rng.choice(_EXTENSION_STRINGS if self.owner.conforming else _UNKNOWN_STRINGS)
+            )
         else:
             value = " ".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 3)))
         min_len = max(self._get(parts, "minLength") or [0])
@@ -220,7 +264,11 @@ class _Gen:
         items = [p["items"] for p in parts if "items" in p]
         lo = max(self._get(parts, "minItems") or [0])
         hi = min(self._get(parts, "maxItems") or [lo + 3])
-        n = lo if depth >= self.MAX_DEPTH or self.shallow else self.rng.randint(lo, max(lo, min(hi, lo + 3)))
+        n = (
+            lo
+            if depth >= self.MAX_DEPTH or self.shallow
+            else self.rng.randint(lo, max(lo, min(hi, lo + 3)))
+        )
         schema = {"allOf": items} if items else True
         return [self.value(schema, depth + 1) for _ in range(n)]
 
@@ -251,7 +299,9 @@ class _Gen:
         elif not closed and not deep and not self.owner.conforming and self.chance(0.35):
             name = self.rng.choice(["_vendorExtra", "futureField", "x"])
             if name not in props:
-                out[name] = self.value({"allOf": extra_schemas} if extra_schemas else True, depth + 1)
+                out[name] = self.value(
+                    {"allOf": extra_schemas} if extra_schemas else True, depth + 1
+                )
         return out
 
 

@@ -16,10 +16,10 @@ import contextlib
 import itertools
 import json
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from acp_codegen.transcript.conformance import Conformance
-from acp_codegen.transcript.read import Entry, Unreadable, loads
+from acp_codegen.transcript.read import Entry, Sender, Unreadable, loads
 
 MAX_LINE = 64 * 1024 * 1024
 
@@ -31,8 +31,15 @@ class PeerGone(Exception):
 class Link:
     """One recorded, checked connection to a peer process."""
 
-    def __init__(self, me: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | Any,
-                 conformance: Conformance, transcript: IO[str] | None, timeout: float) -> None:
+    def __init__(
+        self,
+        me: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter | Any,
+        conformance: Conformance,
+        transcript: IO[str] | None,
+        timeout: float,
+    ) -> None:
         self.me, self.peer = me, "agent" if me == "client" else "client"
         self.reader, self.writer = reader, writer
         self.conformance, self.transcript, self.timeout = conformance, transcript, timeout
@@ -48,14 +55,22 @@ class Link:
         """Start reading the peer's lines."""
         self._pump = asyncio.get_running_loop().create_task(self._read())
 
-    def _record(self, sender: str, message: dict[str, Any] | None, raw: str | None, deliberate: bool) -> None:
+    def _record(
+        self, sender: str, message: dict[str, Any] | None, raw: str | None, deliberate: bool
+    ) -> None:
         self.line += 1
+        side = cast(Sender, sender)  # `me` or `peer`: "client" or "agent"
         if message is not None:
-            self.conformance.add(Entry(self.line, sender, message, deliberate))  # type: ignore[arg-type]
+            self.conformance.add(Entry(self.line, side, message, deliberate))
         else:
-            self.conformance.add(Unreadable(self.line, sender, f"not a JSON-RPC message: {(raw or '')[:60]!r}", deliberate))  # type: ignore[arg-type]
+            text = f"not a JSON-RPC message: {(raw or '')[:60]!r}"
+            self.conformance.add(Unreadable(self.line, side, text, deliberate))
         if self.transcript is not None:
-            item: dict[str, Any] = {"from": sender, "message": message} if message is not None else {"from": sender, "raw": raw}
+            item: dict[str, Any] = (
+                {"from": sender, "message": message}
+                if message is not None
+                else {"from": sender, "raw": raw}
+            )
             if deliberate:
                 item["deliberate"] = True
             self.transcript.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -84,7 +99,8 @@ class Link:
             self.inbox.put_nowait(None)
 
     def _reply_parse_error(self) -> None:
-        """What the probe expects of its peer, it does itself: an error reply to a malformed line."""
+        """What the probe expects of its peer, it does itself: an error reply to a malformed
+        line."""
         reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         asyncio.get_running_loop().create_task(self._quietly(reply))
 
@@ -141,15 +157,22 @@ class Link:
         except (ConnectionError, OSError) as error:
             raise PeerGone(f"writing to the peer failed: {error}") from None
 
-    async def send_request(self, method: str, params: Any, *, deliberate: bool = False) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+    async def send_request(
+        self, method: str, params: Any, *, deliberate: bool = False
+    ) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Send a request; its id and the future of its response (not awaited)."""
         request_id = self.last_id = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.waiting[request_id] = future
-        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, deliberate=deliberate)
+        await self.send(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            deliberate=deliberate,
+        )
         return request_id, future
 
-    async def request(self, method: str, params: Any, *, deliberate: bool = False, timeout: float | None = None) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: Any, *, deliberate: bool = False, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Send a request and wait for its response (`PeerGone` on timeout or close)."""
         request_id, future = await self.send_request(method, params, deliberate=deliberate)
         try:
@@ -160,9 +183,13 @@ class Link:
 
     async def notify(self, method: str, params: Any, *, deliberate: bool = False) -> None:
         """Send a notification."""
-        await self.send({"jsonrpc": "2.0", "method": method, "params": params}, deliberate=deliberate)
+        await self.send(
+            {"jsonrpc": "2.0", "method": method, "params": params}, deliberate=deliberate
+        )
 
-    async def respond(self, request: dict[str, Any], result: Any = None, error: dict[str, Any] | None = None) -> None:
+    async def respond(
+        self, request: dict[str, Any], result: Any = None, error: dict[str, Any] | None = None
+    ) -> None:
         """Answer one of the peer's requests."""
         body = {"error": error} if error is not None else {"result": result}
         await self.send({"jsonrpc": "2.0", "id": request.get("id"), **body})

@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
             break
         view = memoryview(data)
         while view:
-            view = view[os.write(1, view):]
+            view = view[os.write(1, view) :]
     return 0
 
 

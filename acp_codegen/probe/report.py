@@ -38,8 +38,12 @@ class ProbeOutcome:
 
 
 def render_text(outcome: ProbeOutcome) -> str:
-    """One line per rule (`pass` / `FAIL` / `-`), its findings indented below, notes and a summary."""
-    lines = [f"probe {outcome.kind}: {' '.join(outcome.command)}", f"schema: {outcome.result.revision}"]
+    """One line per rule (`pass` / `FAIL` / `-`), its findings indented below, notes and a
+    summary."""
+    lines = [
+        f"probe {outcome.kind}: {' '.join(outcome.command)}",
+        f"schema: {outcome.result.revision}",
+    ]
     counts = {"pass": 0, "fail": 0, "not-exercised": 0}
     width = max(len(r.id) for r in CATALOG)
     for rule in CATALOG:
@@ -47,24 +51,47 @@ def render_text(outcome: ProbeOutcome) -> str:
         counts[status] += 1
         mark = {"pass": "pass", "fail": "FAIL", "not-exercised": "-   "}[status]
         lines.append(f"{mark}  {rule.id.ljust(width)}  {rule.source}")
-        lines.extend(f"        line {f.line}: {finding_text(f)}" for f in outcome.result.findings if f.rule == rule.id)
+        lines.extend(
+            f"        line {f.line}: {finding_text(f)}"
+            for f in outcome.result.findings
+            if f.rule == rule.id
+        )
     lines.extend(f"MISS  {what}: {why}" for what, why in outcome.misses)
-    lines.extend(f"stable-only (not a failure), line {f.line}: {finding_text(f)}" for f in outcome.result.stable_only)
+    lines.extend(
+        f"stable-only (not a failure), line {f.line}: {finding_text(f)}"
+        for f in outcome.result.stable_only
+    )
     lines.extend(f"note: {note}" for note in (*outcome.notes, *outcome.result.notes))
     if outcome.transcript:
         lines.append(f"transcript: {outcome.transcript}")
-    lines.append(f"{counts['pass']} passed, {counts['fail']} failed, {counts['not-exercised']} not exercised"
-                 f"{f', {len(outcome.misses)} missed' if outcome.misses else ''}")
+    lines.append(
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['not-exercised']} not exercised"
+        f"{f', {len(outcome.misses)} missed' if outcome.misses else ''}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def render_json(outcome: ProbeOutcome) -> str:
-    """`{"probe", "command", "schema", "rules": [{"rule", "status", "source", "binds", "findings"}], "notes", "failed"}`."""
-    rules = [{**rule.to_dict(), "status": outcome.result.status(rule.id),
-              "findings": [f.to_dict() for f in outcome.result.findings if f.rule == rule.id]} for rule in CATALOG]
-    payload = {"probe": outcome.kind, "command": list(outcome.command), "schema": outcome.result.revision,
-               "rules": rules, "misses": [{"what": what, "why": why} for what, why in outcome.misses],
-               "stable_only": [f.to_dict() for f in outcome.result.stable_only],
-               "notes": [*outcome.notes, *outcome.result.notes], "transcript": outcome.transcript,
-               "failed": outcome.failed, "exit_status": outcome.exit_status}
+    """`{"probe", "command", "schema", "rules": [{"rule", "status", "source", "binds", "findings"}],
+    "notes", "failed"}`."""
+    rules = [
+        {
+            **rule.to_dict(),
+            "status": outcome.result.status(rule.id),
+            "findings": [f.to_dict() for f in outcome.result.findings if f.rule == rule.id],
+        }
+        for rule in CATALOG
+    ]
+    payload = {
+        "probe": outcome.kind,
+        "command": list(outcome.command),
+        "schema": outcome.result.revision,
+        "rules": rules,
+        "misses": [{"what": what, "why": why} for what, why in outcome.misses],
+        "stable_only": [f.to_dict() for f in outcome.result.stable_only],
+        "notes": [*outcome.notes, *outcome.result.notes],
+        "transcript": outcome.transcript,
+        "failed": outcome.failed,
+        "exit_status": outcome.exit_status,
+    }
     return json.dumps(payload, indent=2) + "\n"

@@ -4,7 +4,8 @@ for a protocol version no schema defines); `probe_client` listens on a Unix sock
 the client with the relay command that connects the client's agent pipes to that socket
 (`acp_codegen.probe.relay`) in place of its agent placeholder: `{agent}`, a whole argument,
 becomes the relay's arguments; `{agent_line}`, anywhere in an argument, becomes the relay as one
-shell-quoted command line (for clients that take the agent as one string, or parse options after it).
+shell-quoted command line (for clients that take the agent as one string, or parse options after
+it).
 
 A peer that exits early, never connects or closes its pipes ends the script with a note, never a
 traceback; what was recorded is still checked.
@@ -53,7 +54,11 @@ def _revision(schema: str | None, protocol_version: int | None) -> tuple[Revisio
         return default, False
     found = pinned_for_version(protocol_version)
     if found is None:
-        raise fail("bad-option", f"--protocol-version {protocol_version}: no pinned schema describes it", file="command line")
+        raise fail(
+            "bad-option",
+            f"--protocol-version {protocol_version}: no pinned schema describes it",
+            file="command line",
+        )
     return found, False
 
 
@@ -61,7 +66,11 @@ async def _spawn(command: Sequence[str], **pipes: int) -> asyncio.subprocess.Pro
     try:
         return await asyncio.create_subprocess_exec(*command, limit=MAX_LINE, **pipes)  # type: ignore[arg-type]
     except OSError as error:
-        raise fail("probe-launch", f"cannot start {command[0]!r}: {error.strerror or error}", file="command line") from None
+        raise fail(
+            "probe-launch",
+            f"cannot start {command[0]!r}: {error.strerror or error}",
+            file="command line",
+        ) from None
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
@@ -73,13 +82,21 @@ async def _stop(process: asyncio.subprocess.Process, timeout: float, notes: list
     try:
         await asyncio.wait_for(process.wait(), timeout)
     except TimeoutError:
-        notes.append(f"the peer did not exit within {timeout:g}s of its input closing; it was killed")
+        notes.append(
+            f"the peer did not exit within {timeout:g}s of its input closing; it was killed"
+        )
         _kill(process)
         await process.wait()
 
 
-async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
-                       capabilities: dict[str, Any] | None, protocol_version: int | None) -> ProbeOutcome:
+async def _probe_agent(
+    command: Sequence[str],
+    schema: str | None,
+    timeouts: Timeouts,
+    transcript: Path | None,
+    capabilities: dict[str, Any] | None,
+    protocol_version: int | None,
+) -> ProbeOutcome:
     revision, fixed = _revision(schema, protocol_version)
     conformance = Conformance(revision, fixed=fixed)
     notes: list[str] = []
@@ -99,7 +116,9 @@ async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Tim
         await _stop(process, timeouts.exit, notes)
         await link.stop()
     if script.initialized:  # a second, short connection: a version no schema defines
-        second = await _spawn(command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        second = await _spawn(
+            command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
         judged = await version_check(second, timeouts.response, script.version)
         if judged.finding is not None:
             conformance.external("version-echoed", "agent", 0, judged.finding)
@@ -107,8 +126,14 @@ async def _probe_agent(command: Sequence[str], schema: str | None, timeouts: Tim
             notes.append(judged.note)
         await _stop(second, timeouts.exit, notes)
     result = conformance.finish()
-    return ProbeOutcome("agent", tuple(command), result, tuple(notes), str(transcript) if transcript else None,
-                        script.misses(result))
+    return ProbeOutcome(
+        "agent",
+        tuple(command),
+        result,
+        tuple(notes),
+        str(transcript) if transcript else None,
+        script.misses(result),
+    )
 
 
 def relay_command(socket_path: str) -> list[str]:
@@ -119,9 +144,13 @@ def relay_command(socket_path: str) -> list[str]:
 def client_argv(command: Sequence[str], relay: Sequence[str]) -> list[str]:
     """The client's command with its agent placeholder replaced by `relay` (see the module doc)."""
     if not any(arg == AGENT_PLACEHOLDER or AGENT_LINE_PLACEHOLDER in arg for arg in command):
-        raise fail("bad-option", f"the client command must contain {AGENT_PLACEHOLDER} (the agent's arguments) or "
-                   f"{AGENT_LINE_PLACEHOLDER} (the agent as one shell-quoted command line) where the agent goes",
-                   file="command line")
+        raise fail(
+            "bad-option",
+            f"the client command must contain {AGENT_PLACEHOLDER} (the agent's arguments) or "
+            f"{AGENT_LINE_PLACEHOLDER} (the agent as one shell-quoted command line) where the "
+            "agent goes",
+            file="command line",
+        )
     argv: list[str] = []
     for arg in command:
         if arg == AGENT_PLACEHOLDER:
@@ -131,8 +160,13 @@ def client_argv(command: Sequence[str], relay: Sequence[str]) -> list[str]:
     return argv
 
 
-async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
-                        protocol_version: int | None) -> ProbeOutcome:
+async def _probe_client(
+    command: Sequence[str],
+    schema: str | None,
+    timeouts: Timeouts,
+    transcript: Path | None,
+    protocol_version: int | None,
+) -> ProbeOutcome:
     client_argv(command, [])  # the placeholder check, before anything starts
     revision, fixed = _revision(schema, protocol_version)
     conformance = Conformance(revision, fixed=fixed)
@@ -150,12 +184,16 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
         process = await _spawn(argv, stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno())
         waiting = asyncio.ensure_future(connected.get())
         exited = asyncio.ensure_future(process.wait())
-        await asyncio.wait({waiting, exited}, timeout=timeouts.turn, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            {waiting, exited}, timeout=timeouts.turn, return_when=asyncio.FIRST_COMPLETED
+        )
         exited.cancel()
         if not waiting.done():
             waiting.cancel()
             if process.returncode is not None:
-                notes.append(f"the client exited (status {process.returncode}) without starting its agent")
+                notes.append(
+                    f"the client exited (status {process.returncode}) without starting its agent"
+                )
             else:
                 notes.append(f"the client never started its agent within {timeouts.turn:g}s")
                 _kill(process)
@@ -163,7 +201,9 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
             server.close()
             script = ClientScript(None, revision, timeouts.turn, protocol_version)
             result = conformance.finish()
-            return ProbeOutcome("client", tuple(command), result, tuple(notes), None, script.misses(result))
+            return ProbeOutcome(
+                "client", tuple(command), result, tuple(notes), None, script.misses(result)
+            )
         reader, writer = waiting.result()
         handle = open_transcript(transcript)
         if handle is not None:
@@ -174,24 +214,44 @@ async def _probe_client(command: Sequence[str], schema: str | None, timeouts: Ti
         await script.run()
         notes.extend(script.log)
         with contextlib.suppress(OSError):
-            writer.close()  # the relay exits when the socket closes, and the client sees its agent end
+            # the relay exits when the socket closes, and the client sees its agent end
+            writer.close()
         await _stop(process, timeouts.exit, notes)
         await link.stop()
         server.close()
     result = conformance.finish()
-    return ProbeOutcome("client", tuple(command), result, tuple(notes), str(transcript) if transcript else None,
-                        script.misses(result))
+    return ProbeOutcome(
+        "client",
+        tuple(command),
+        result,
+        tuple(notes),
+        str(transcript) if transcript else None,
+        script.misses(result),
+    )
 
 
-def probe_agent(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
-                capabilities: dict[str, Any] | None = None, protocol_version: int | None = None) -> ProbeOutcome:
+def probe_agent(
+    command: Sequence[str],
+    schema: str | None,
+    timeouts: Timeouts,
+    transcript: Path | None,
+    capabilities: dict[str, Any] | None = None,
+    protocol_version: int | None = None,
+) -> ProbeOutcome:
     """Probe an agent command (advertising `capabilities` in `initialize` when given; asking for
     `protocol_version` first when given, else the revision's version)."""
-    return asyncio.run(_probe_agent(command, schema, timeouts, transcript, capabilities, protocol_version))
+    return asyncio.run(
+        _probe_agent(command, schema, timeouts, transcript, capabilities, protocol_version)
+    )
 
 
-def probe_client(command: Sequence[str], schema: str | None, timeouts: Timeouts, transcript: Path | None,
-                 protocol_version: int | None = None) -> ProbeOutcome:
+def probe_client(
+    command: Sequence[str],
+    schema: str | None,
+    timeouts: Timeouts,
+    transcript: Path | None,
+    protocol_version: int | None = None,
+) -> ProbeOutcome:
     """Probe a client command containing `{agent}` or `{agent_line}` (the probe's agent speaks only
     `protocol_version` when given)."""
     return asyncio.run(_probe_client(command, schema, timeouts, transcript, protocol_version))

@@ -34,97 +34,306 @@ class Rule:
 
     def to_dict(self) -> dict[str, str]:
         """JSON-ready form."""
-        return {"rule": self.id, "source": self.source, "binds": self.binds, "requirement": self.requirement}
+        return {
+            "rule": self.id,
+            "source": self.source,
+            "binds": self.binds,
+            "requirement": self.requirement,
+        }
 
 
 _LIFECYCLE_SECTIONS = {
-    "prompt-response-message-id": "MessageId", "prompt-message-id-reused": "MessageId",
-    "user-message-id-mismatch": "MessageId", "user-message-missing": "MessageId",
-    "message-id-missing": "MessageId", "work-without-running": "Session States",
-    "idle-without-stop-reason": "Stop Reasons", "update-after-cancelled-idle": "Cancellation",
-    "notice-empty-title": "Session Notices", "custom-stop-reason": "Stop Reasons",
+    "prompt-response-message-id": "MessageId",
+    "prompt-message-id-reused": "MessageId",
+    "user-message-id-mismatch": "MessageId",
+    "user-message-missing": "MessageId",
+    "message-id-missing": "MessageId",
+    "work-without-running": "Session States",
+    "idle-without-stop-reason": "Stop Reasons",
+    "update-after-cancelled-idle": "Cancellation",
+    "notice-empty-title": "Session Notices",
+    "custom-stop-reason": "Stop Reasons",
 }
 
 _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
-    ("jsonrpc-envelope", "overview.md (JSON-RPC 2.0)", "Communication Model", "sender",
-     ("Every message is one JSON-RPC 2.0 request, notification or response: `jsonrpc: \"2.0\"`, a string "
-     "`method`, a string or integer `id` (never null on requests), exactly one of `result` / `error`.")),
-    ("unreadable-message", "overview.md (JSON-RPC 2.0)", "Communication Model", "sender",
-     ("Each line is one complete JSON-RPC message (not malformed JSON, not absurdly nested, no numbers no "
-     "reader can hold).")),
-    ("schema-invalid", "schema", "request / notification params, result and error of each method", "sender",
-     ("Params, results and errors are valid against the schema revision in the strict sense a sender must "
-     "meet (the x-deserialize leniency hints are for receivers).")),
-    ("extension-method-name", "extensibility.md", "Extension Methods", "sender",
-     "Methods the protocol does not define are custom extensions, whose names MUST begin with `_`."),
-    ("custom-root-field", "extensibility.md", "The `_meta` Field", "sender",
-     ("Implementations MUST NOT add custom fields at the root of a type that is part of the specification "
-     "(custom data goes under `_meta`; unknown keys are fine only where the schema allows them).")),
-    ("open-enum-custom-value", "extensibility.md", "Enum and Tagged-Union Variants", "sender",
-     "Extensions MUST NOT define custom non-underscore values: an open enum value is known or `_`-prefixed."),
-    ("open-union-custom-tag", "extensibility.md", "Enum and Tagged-Union Variants", "sender",
-     ("Extensions MUST NOT define custom non-underscore values: an open tagged union's tag is known or "
-     "`_`-prefixed.")),
-    ("request-unanswered", "extensibility.md", "Custom Requests", "receiver",
-     ("Every request gets a response with its `id` (JSON-RPC 2.0; for custom requests: implementations "
-     "MUST respond accordingly with the provided `id`).")),
-    ("method-not-found", "extensibility.md", "Custom Requests", "receiver",
-     ("A request for a method the protocol does not define and that is not a `_` extension cannot be "
-     "recognized: it gets the standard \"Method not found\" error, -32601.")),
-    ("permission-outcome-offered", "schema", "RequestPermissionOutcome", "client",
-     "A `selected` permission outcome names one of the options the Agent offered."),
-    ("response-unknown-id", "overview.md (JSON-RPC 2.0)", "Communication Model", "sender",
-     "A response answers a request the other side sent and has not been answered yet."),
-    ("request-id-in-use", "schema", "RequestId", "sender",
-     "A sender MUST NOT reuse an ID while a request with it is still awaiting a response."),
-    ("parse-error-reply", "error.md (JSON-RPC 2.0 § 5.1)", "Error codes", "receiver",
-     ("A line that is not a JSON-RPC message gets an error response with `id: null` and code -32700 (parse "
-     "error) or -32600 (invalid request).")),
-    ("error-code-cancelled", "cancellation.md", "`$/cancel_request` Notification", "receiver",
-     ("After `$/cancel_request`, the implementation MUST answer the original request with a valid response or "
-     "an error with code -32800.")),
-    ("cancel-request-honoured", "cancellation.md", "`$/cancel_request` Notification", "receiver",
-     ("After `$/cancel_request` the implementation MUST answer the original request (a valid response or "
-     "-32800); a probe judges it by time: within `--cancel-timeout` seconds (check-transcript cannot).")),
-    ("initialize-first", "initialization.md", "Initialization", "client",
-     ("Before a session can be created, Clients MUST initialize the connection: no other request before the "
-     "`initialize` response.")),
-    ("version-negotiation", "initialization.md", "Version Negotiation", "agent",
-     ("The Agent responds with the requested version if it supports it, otherwise with the highest version it "
-     "supports at or below it (schema: InitializeResponse.protocolVersion); never a higher one.")),
-    ("version-echoed", "initialization.md", "Version Negotiation", "agent",
-     ("The Agent answers with a version it supports, not an echo of the request: no version number over "
-     "another version's body (`protocolVersion: 2` with v1's `agentCapabilities`), and no version no schema "
-     "defines (a probe asks for one on a second connection).")),
-    ("capability-unimplemented", "initialization.md", "Capabilities", "receiver",
-     ("A method a side advertised through its capabilities is implemented: a request the capability allows "
-     "is not answered -32601 (Method not found).")),
-    ("capability-gated-request", "initialization.md", "Capabilities", "sender",
-     ("Capabilities omitted in `initialize` MUST be treated as unsupported: a side sends a gated method (fs/*, "
-     "terminal/*, session/load, session/delete, ...) only when the other side advertised it.")),
-    ("capability-gated-update", "initialization.md", "Client Capabilities", "agent",
-     ("Gated session updates (e.g. `notice` where the revision requires `session.notices`, compaction "
-     "updates) are sent only when the Client advertised them.")),
-    ("capability-gated-content", "initialization.md", "Prompt capabilities", "client",
-     "Prompts carry image, audio or embedded-resource content only when the Agent advertised it."),
-    ("auth-method-custom-type", "authentication.md", "Authentication method types", "agent",
-     "Custom authentication method types MUST begin with `_`."),
-    ("auth-env-unique", "authentication.md", "Terminal authentication", "agent",
-     "Every `env` entry of a terminal authentication method MUST have a unique `name`."),
-    ("auth-terminal-unadvertised", "authentication.md", "Authentication method types", "agent",
-     "An Agent may advertise a `terminal` method only when the Client advertised `auth.terminal`."),
-    ("auth-login-terminal", "authentication.md", "Terminal authentication", "client",
-     "The Client MUST NOT send `auth/login` (v1: `authenticate`) for a terminal method."),
-    ("auth-without-methods", "authentication.md", "Advertising Authentication", "client",
-     "If `authMethods` is omitted or empty, Clients MUST NOT call `auth/login` or `auth/logout`."),
-    ("auth-login-unadvertised", "authentication.md", "Agent-handled authentication", "client",
-     "`auth/login` names the `methodId` of an authentication method the Agent advertised."),
+    (
+        "jsonrpc-envelope",
+        "overview.md (JSON-RPC 2.0)",
+        "Communication Model",
+        "sender",
+        (
+            "Every message is one JSON-RPC 2.0 request, notification or response: `jsonrpc: "
+            '"2.0"`, a string `method`, a string or integer `id` (never null on requests), '
+            "exactly one of `result` / `error`."
+        ),
+    ),
+    (
+        "unreadable-message",
+        "overview.md (JSON-RPC 2.0)",
+        "Communication Model",
+        "sender",
+        (
+            "Each line is one complete JSON-RPC message (not malformed JSON, not absurdly nested, "
+            "no numbers no reader can hold)."
+        ),
+    ),
+    (
+        "schema-invalid",
+        "schema",
+        "request / notification params, result and error of each method",
+        "sender",
+        (
+            "Params, results and errors are valid against the schema revision in the strict sense "
+            "a sender must meet (the x-deserialize leniency hints are for receivers)."
+        ),
+    ),
+    (
+        "extension-method-name",
+        "extensibility.md",
+        "Extension Methods",
+        "sender",
+        (
+            "Methods the protocol does not define are custom extensions, whose names MUST begin "
+            "with `_`."
+        ),
+    ),
+    (
+        "custom-root-field",
+        "extensibility.md",
+        "The `_meta` Field",
+        "sender",
+        (
+            "Implementations MUST NOT add custom fields at the root of a type that is part of the "
+            "specification (custom data goes under `_meta`; unknown keys are fine only where the "
+            "schema allows them)."
+        ),
+    ),
+    (
+        "open-enum-custom-value",
+        "extensibility.md",
+        "Enum and Tagged-Union Variants",
+        "sender",
+        (
+            "Extensions MUST NOT define custom non-underscore values: an open enum value is known "
+            "or `_`-prefixed."
+        ),
+    ),
+    (
+        "open-union-custom-tag",
+        "extensibility.md",
+        "Enum and Tagged-Union Variants",
+        "sender",
+        (
+            "Extensions MUST NOT define custom non-underscore values: an open tagged union's tag "
+            "is known or `_`-prefixed."
+        ),
+    ),
+    (
+        "request-unanswered",
+        "extensibility.md",
+        "Custom Requests",
+        "receiver",
+        (
+            "Every request gets a response with its `id` (JSON-RPC 2.0; for custom requests: "
+            "implementations MUST respond accordingly with the provided `id`)."
+        ),
+    ),
+    (
+        "method-not-found",
+        "extensibility.md",
+        "Custom Requests",
+        "receiver",
+        (
+            "A request for a method the protocol does not define and that is not a `_` extension "
+            'cannot be recognized: it gets the standard "Method not found" error, -32601.'
+        ),
+    ),
+    (
+        "permission-outcome-offered",
+        "schema",
+        "RequestPermissionOutcome",
+        "client",
+        "A `selected` permission outcome names one of the options the Agent offered.",
+    ),
+    (
+        "response-unknown-id",
+        "overview.md (JSON-RPC 2.0)",
+        "Communication Model",
+        "sender",
+        "A response answers a request the other side sent and has not been answered yet.",
+    ),
+    (
+        "request-id-in-use",
+        "schema",
+        "RequestId",
+        "sender",
+        "A sender MUST NOT reuse an ID while a request with it is still awaiting a response.",
+    ),
+    (
+        "parse-error-reply",
+        "error.md (JSON-RPC 2.0 § 5.1)",
+        "Error codes",
+        "receiver",
+        (
+            "A line that is not a JSON-RPC message gets an error response with `id: null` and "
+            "code -32700 (parse error) or -32600 (invalid request)."
+        ),
+    ),
+    (
+        "error-code-cancelled",
+        "cancellation.md",
+        "`$/cancel_request` Notification",
+        "receiver",
+        (
+            "After `$/cancel_request`, the implementation MUST answer the original request with a "
+            "valid response or an error with code -32800."
+        ),
+    ),
+    (
+        "cancel-request-honoured",
+        "cancellation.md",
+        "`$/cancel_request` Notification",
+        "receiver",
+        (
+            "After `$/cancel_request` the implementation MUST answer the original request (a "
+            "valid response or -32800); a probe judges it by time: within `--cancel-timeout` "
+            "seconds (check-transcript cannot)."
+        ),
+    ),
+    (
+        "initialize-first",
+        "initialization.md",
+        "Initialization",
+        "client",
+        (
+            "Before a session can be created, Clients MUST initialize the connection: no other "
+            "request before the `initialize` response."
+        ),
+    ),
+    (
+        "version-negotiation",
+        "initialization.md",
+        "Version Negotiation",
+        "agent",
+        (
+            "The Agent responds with the requested version if it supports it, otherwise with the "
+            "highest version it supports at or below it (schema: "
+            "InitializeResponse.protocolVersion); never a higher one."
+        ),
+    ),
+    (
+        "version-echoed",
+        "initialization.md",
+        "Version Negotiation",
+        "agent",
+        (
+            "The Agent answers with a version it supports, not an echo of the request: no version "
+            "number over another version's body (`protocolVersion: 2` with v1's "
+            "`agentCapabilities`), and no version no schema defines (a probe asks for one on a "
+            "second connection)."
+        ),
+    ),
+    (
+        "capability-unimplemented",
+        "initialization.md",
+        "Capabilities",
+        "receiver",
+        (
+            "A method a side advertised through its capabilities is implemented: a request the "
+            "capability allows is not answered -32601 (Method not found)."
+        ),
+    ),
+    (
+        "capability-gated-request",
+        "initialization.md",
+        "Capabilities",
+        "sender",
+        (
+            "Capabilities omitted in `initialize` MUST be treated as unsupported: a side sends a "
+            "gated method (fs/*, terminal/*, session/load, session/delete, ...) only when the "
+            "other side advertised it."
+        ),
+    ),
+    (
+        "capability-gated-update",
+        "initialization.md",
+        "Client Capabilities",
+        "agent",
+        (
+            "Gated session updates (e.g. `notice` where the revision requires `session.notices`, "
+            "compaction updates) are sent only when the Client advertised them."
+        ),
+    ),
+    (
+        "capability-gated-content",
+        "initialization.md",
+        "Prompt capabilities",
+        "client",
+        (
+            "Prompts carry image, audio or embedded-resource content only when the Agent "
+            "advertised it."
+        ),
+    ),
+    (
+        "auth-method-custom-type",
+        "authentication.md",
+        "Authentication method types",
+        "agent",
+        "Custom authentication method types MUST begin with `_`.",
+    ),
+    (
+        "auth-env-unique",
+        "authentication.md",
+        "Terminal authentication",
+        "agent",
+        "Every `env` entry of a terminal authentication method MUST have a unique `name`.",
+    ),
+    (
+        "auth-terminal-unadvertised",
+        "authentication.md",
+        "Authentication method types",
+        "agent",
+        (
+            "An Agent may advertise a `terminal` method only when the Client advertised "
+            "`auth.terminal`."
+        ),
+    ),
+    (
+        "auth-login-terminal",
+        "authentication.md",
+        "Terminal authentication",
+        "client",
+        "The Client MUST NOT send `auth/login` (v1: `authenticate`) for a terminal method.",
+    ),
+    (
+        "auth-without-methods",
+        "authentication.md",
+        "Advertising Authentication",
+        "client",
+        (
+            "If `authMethods` is omitted or empty, Clients MUST NOT call `auth/login` or "
+            "`auth/logout`."
+        ),
+    ),
+    (
+        "auth-login-unadvertised",
+        "authentication.md",
+        "Agent-handled authentication",
+        "client",
+        "`auth/login` names the `methodId` of an authentication method the Agent advertised.",
+    ),
 )
 
 
 def _catalogue() -> tuple[Rule, ...]:
     lifecycle = tuple(
-        Rule(rule, "prompt-lifecycle.md", _LIFECYCLE_SECTIONS.get(rule, "Session Compaction"), "agent", text)
+        Rule(
+            rule,
+            "prompt-lifecycle.md",
+            _LIFECYCLE_SECTIONS.get(rule, "Session Compaction"),
+            "agent",
+            text,
+        )
         for rule, text in LIFECYCLE_RULES.items()
     )
     return lifecycle + tuple(Rule(*spec) for spec in _SPEC)

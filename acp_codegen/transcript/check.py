@@ -55,11 +55,17 @@ class _Session:
     compactions: dict[str, _Compaction] = field(default_factory=dict)
     prompts: list[_Prompt] = field(default_factory=list)
     returned: dict[str, int] = field(default_factory=dict)  # prompt messageId -> response line
-    user_updates: list[tuple[int, str, str, Any]] = field(default_factory=list)  # line, id, kind, content
+    user_updates: list[tuple[int, str, str, Any]] = field(
+        default_factory=list
+    )  # line, id, kind, content
 
 
 def _id_key(value: Any) -> tuple[bool, Any] | None:
-    return (isinstance(value, str), value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    return (
+        (isinstance(value, str), value)
+        if isinstance(value, (str, int)) and not isinstance(value, bool)
+        else None
+    )
 
 
 def _text(value: Any) -> str:
@@ -72,7 +78,9 @@ class Checker:
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self.sessions: dict[str, _Session] = {}
-        self.pending: dict[tuple[bool, Any], tuple[str, Any, int]] = {}  # client requests: method, params, line
+        self.pending: dict[tuple[bool, Any], tuple[str, Any, int]] = (
+            {}
+        )  # client requests: method, params, line
 
     def _session(self, params: Any) -> tuple[str, _Session] | None:
         sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -111,7 +119,9 @@ class Checker:
         elif method in REPLAY_REQUESTS:
             s.replaying += 1
 
-    def _response(self, method: str, params: Any, request_line: int, message: dict[str, Any], line: int) -> None:
+    def _response(
+        self, method: str, params: Any, request_line: int, message: dict[str, Any], line: int
+    ) -> None:
         found = self._session(params)
         if found is None:
             return
@@ -122,21 +132,38 @@ class Checker:
         if method != "session/prompt":
             return
         prompt = next((p for p in s.prompts if p.line == request_line), None)
-        if "result" not in message:  # rejected before insertion: no foreground work was started by it
+        if (
+            "result" not in message
+        ):  # rejected before insertion: no foreground work was started by it
             if s.awaiting_running == request_line:
                 s.awaiting_running = None
             return
         result = message["result"]
         message_id = result.get("messageId") if isinstance(result, dict) else None
         if not isinstance(message_id, str) or not message_id:
-            got = f"got {_text(message_id)}" if isinstance(result, dict) and "messageId" in result else "missing"
-            self._find(line, "prompt-response-message-id",
-                       f"the response to the session/prompt of line {request_line} has no messageId ({got})", sid)
+            got = (
+                f"got {_text(message_id)}"
+                if isinstance(result, dict) and "messageId" in result
+                else "missing"
+            )
+            self._find(
+                line,
+                "prompt-response-message-id",
+                (
+                    f"the response to the session/prompt of line {request_line} has no messageId "
+                    f"({got})"
+                ),
+                sid,
+            )
             return
         if message_id in s.returned:
-            self._find(line, "prompt-message-id-reused",
-                       f"messageId {_text(message_id)} was already returned for another prompt on line "
-                       f"{s.returned[message_id]}", sid)
+            self._find(
+                line,
+                "prompt-message-id-reused",
+                f"messageId {_text(message_id)} was already returned for another prompt on line "
+                f"{s.returned[message_id]}",
+                sid,
+            )
         s.returned.setdefault(message_id, line)
         if prompt is not None:
             prompt.response_line, prompt.message_id = line, message_id
@@ -147,7 +174,11 @@ class Checker:
             return
         if kind in MESSAGE_UPDATES and not isinstance(update.get("messageId"), str):
             self._find(line, "message-id-missing", f"{kind} without a messageId", sid)
-        if kind in USER_MESSAGE_UPDATES and isinstance(update.get("messageId"), str) and not s.replaying:
+        if (
+            kind in USER_MESSAGE_UPDATES
+            and isinstance(update.get("messageId"), str)
+            and not s.replaying
+        ):
             s.user_updates.append((line, update["messageId"], kind, update.get("content")))
         if kind == "state_update":
             self._state(sid, s, update, line)
@@ -169,13 +200,21 @@ class Checker:
         ident = update.get(id_field)
         key = (entity, ident) if isinstance(ident, str) else None
         if key is not None and key in s.cancelled_ids:
-            self._find(line, "update-after-cancelled-idle",
-                       f"{kind} for {id_field} {_text(ident)} of the work cancelled by the idle on line "
-                       f"{s.cancelled_line}", sid)
+            self._find(
+                line,
+                "update-after-cancelled-idle",
+                f"{kind} for {id_field} {_text(ident)} of the work cancelled by the idle on line "
+                f"{s.cancelled_line}",
+                sid,
+            )
         if s.awaiting_running is not None and not s.reported_missing_running:
             s.reported_missing_running = True
-            self._find(line, "work-without-running",
-                       f"{kind} for the prompt of line {s.awaiting_running} before any running state", sid)
+            self._find(
+                line,
+                "work-without-running",
+                f"{kind} for the prompt of line {s.awaiting_running} before any running state",
+                sid,
+            )
         if key is not None and (s.state in ACTIVE_STATES or s.awaiting_running is not None):
             s.turn_ids.add(key)
 
@@ -184,8 +223,12 @@ class Checker:
         if not isinstance(stop, str):
             return None
         if stop not in KNOWN_STOP_REASONS and not stop.startswith("_"):
-            self._find(line, "custom-stop-reason",
-                       f"{where}: stop reason {_text(stop)} is neither known nor `_`-prefixed", sid)
+            self._find(
+                line,
+                "custom-stop-reason",
+                f"{where}: stop reason {_text(stop)} is neither known nor `_`-prefixed",
+                sid,
+            )
         return stop
 
     def _state(self, sid: str, s: _Session, update: dict[str, Any], line: int) -> None:
@@ -199,11 +242,26 @@ class Checker:
             stop = self._stop_reason(sid, update, line, "idle")
             if not s.replaying:
                 if s.state in ACTIVE_STATES and stop is None:
-                    self._find(line, "idle-without-stop-reason",
-                               f"idle after {s.state} ends foreground work but has no stopReason", sid)
-                if s.awaiting_running is not None and stop is not None and not s.reported_missing_running:
-                    self._find(line, "work-without-running",
-                               f"the prompt of line {s.awaiting_running} ended ({stop}) without a running state", sid)
+                    self._find(
+                        line,
+                        "idle-without-stop-reason",
+                        f"idle after {s.state} ends foreground work but has no stopReason",
+                        sid,
+                    )
+                if (
+                    s.awaiting_running is not None
+                    and stop is not None
+                    and not s.reported_missing_running
+                ):
+                    self._find(
+                        line,
+                        "work-without-running",
+                        (
+                            f"the prompt of line {s.awaiting_running} ended ({stop}) without a "
+                            "running state"
+                        ),
+                        sid,
+                    )
                 if stop == "cancelled":
                     s.cancelled_ids, s.cancelled_line = s.turn_ids, line
             if stop is not None or s.state in ACTIVE_STATES:
@@ -215,26 +273,52 @@ class Checker:
         if not isinstance(cid, str) or not isinstance(status, str):
             return
         if status not in KNOWN_COMPACTION_STATUSES and not status.startswith("_"):
-            self._find(line, "custom-compaction-status",
-                       f"compaction {_text(cid)}: status {_text(status)} is neither known nor `_`-prefixed", sid)
+            self._find(
+                line,
+                "custom-compaction-status",
+                (
+                    f"compaction {_text(cid)}: status {_text(status)} is neither known nor "
+                    "`_`-prefixed"
+                ),
+                sid,
+            )
         summary = update.get("summary")
         if isinstance(summary, list) and summary and status != "completed":
-            self._find(line, "compaction-summary-status",
-                       f"compaction {_text(cid)}: a non-empty summary with status {_text(status)}", sid)
+            self._find(
+                line,
+                "compaction-summary-status",
+                f"compaction {_text(cid)}: a non-empty summary with status {_text(status)}",
+                sid,
+            )
         if update.get("error") is not None and status != "failed":
-            self._find(line, "compaction-error-status",
-                       f"compaction {_text(cid)}: an error with status {_text(status)}", sid)
+            self._find(
+                line,
+                "compaction-error-status",
+                f"compaction {_text(cid)}: an error with status {_text(status)}",
+                sid,
+            )
         track = s.compactions.get(cid)
         if track is None:
             track = s.compactions[cid] = _Compaction(status)
         elif track.terminal_line is not None and not s.replaying:
             if status in TERMINAL_COMPACTION_STATUSES:
-                self._find(line, "compaction-terminal-twice",
-                           f"compaction {_text(cid)}: a second terminal status ({status}) after "
-                           f"{track.status} on line {track.terminal_line}", sid)
+                self._find(
+                    line,
+                    "compaction-terminal-twice",
+                    f"compaction {_text(cid)}: a second terminal status ({status}) after "
+                    f"{track.status} on line {track.terminal_line}",
+                    sid,
+                )
             elif status == "in_progress":
-                self._find(line, "compaction-id-reused",
-                           f"compaction {_text(cid)} starts again after it ended on line {track.terminal_line}", sid)
+                self._find(
+                    line,
+                    "compaction-id-reused",
+                    (
+                        f"compaction {_text(cid)} starts again after it ended on line "
+                        f"{track.terminal_line}"
+                    ),
+                    sid,
+                )
                 track.terminal_line = None
         track.status = status
         if status in TERMINAL_COMPACTION_STATUSES and track.terminal_line is None:
@@ -246,12 +330,20 @@ class Checker:
             return
         track = s.compactions.get(cid)
         if track is None:
-            self._find(line, "compaction-chunk-before-start",
-                       f"compaction_summary_chunk for {_text(cid)} before its first compaction_update", sid)
+            self._find(
+                line,
+                "compaction-chunk-before-start",
+                f"compaction_summary_chunk for {_text(cid)} before its first compaction_update",
+                sid,
+            )
         elif track.status in TERMINAL_COMPACTION_STATUSES:
-            self._find(line, "compaction-chunk-after-terminal",
-                       f"compaction_summary_chunk for {_text(cid)} after its terminal status ({track.status}) "
-                       f"on line {track.terminal_line}", sid)
+            self._find(
+                line,
+                "compaction-chunk-after-terminal",
+                f"compaction_summary_chunk for {_text(cid)} after its terminal status "
+                f"({track.status}) on line {track.terminal_line}",
+                sid,
+            )
 
     def finish(self) -> list[Finding]:
         """Run the end-of-transcript rules and return every finding, in line order."""
@@ -263,18 +355,39 @@ class Checker:
         # Updates may arrive before or after the response, so the association is judged at the end.
         reported = {message_id for _, message_id, _, _ in s.user_updates}
         for prompt in s.prompts:
-            if prompt.message_id is None or prompt.response_line is None or prompt.message_id in reported:
+            if (
+                prompt.message_id is None
+                or prompt.response_line is None
+                or prompt.message_id in reported
+            ):
                 continue
-            stray = next((u for u in s.user_updates
-                          if u[0] > prompt.line and u[1] not in s.returned and _same_content(u[2], u[3], prompt.content)), None)
+            stray = next(
+                (
+                    u
+                    for u in s.user_updates
+                    if u[0] > prompt.line
+                    and u[1] not in s.returned
+                    and _same_content(u[2], u[3], prompt.content)
+                ),
+                None,
+            )
             if stray is not None:
-                self._find(stray[0], "user-message-id-mismatch",
-                           f"{stray[2]} for the prompt of line {prompt.line} uses messageId {_text(stray[1])}, "
-                           f"but the response on line {prompt.response_line} returned {_text(prompt.message_id)}", sid)
+                self._find(
+                    stray[0],
+                    "user-message-id-mismatch",
+                    f"{stray[2]} for the prompt of line {prompt.line} uses messageId "
+                    f"{_text(stray[1])}, but the response on line {prompt.response_line} returned "
+                    f"{_text(prompt.message_id)}",
+                    sid,
+                )
             else:
-                self._find(prompt.response_line, "user-message-missing",
-                           f"no user_message update reports messageId {_text(prompt.message_id)} "
-                           f"(the prompt of line {prompt.line})", sid)
+                self._find(
+                    prompt.response_line,
+                    "user-message-missing",
+                    f"no user_message update reports messageId {_text(prompt.message_id)} "
+                    f"(the prompt of line {prompt.line})",
+                    sid,
+                )
 
 
 def _same_content(kind: str, content: Any, prompt: Any) -> bool:

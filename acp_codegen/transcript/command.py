@@ -18,7 +18,7 @@ from acp_codegen.errors import CodegenError
 from acp_codegen.progress import terminal_progress
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     """Output formats."""
 
     text = "text"
@@ -26,12 +26,31 @@ class Format(str, enum.Enum):
 
 
 def check_transcript(
-    file: Annotated[Path | None, typer.Argument(metavar="FILE", help="Transcript: JSON lines of {\"from\": \"client\"|\"agent\", \"message\": ...}.", show_default=False)] = None,
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="FILE",
+            help='Transcript: JSON lines of {"from": "client"|"agent", "message": ...}.',
+            show_default=False,
+        ),
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    rules: Annotated[bool, typer.Option("--rules", help="List the rules with their source and exit.")] = False,
-    schema: Annotated[str | None, typer.Option("--schema", metavar="SRC", help="Schema revision: path, URL, npm:..., github:... or a pinned target (default: the default pin, or the pin of the version initialize negotiates).")] = None,
+    rules: Annotated[
+        bool, typer.Option("--rules", help="List the rules with their source and exit.")
+    ] = False,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            metavar="SRC",
+            help=(
+                "Schema revision: path, URL, npm:..., github:... or a pinned target (default: the "
+                "default pin, or the pin of the version initialize negotiates)."
+            ),
+        ),
+    ] = None,
 ) -> None:
-    """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""
+    """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""  # noqa: E501 - typer prints it as the help, line breaks included
     # imported here: the checker (jsonschema) costs every other command's start a tenth of a second
     from acp_codegen.transcript.report import render_rules, run
 

@@ -3,7 +3,8 @@ revisions with the v2 prompt lifecycle, the lifecycle rules (`check`), over one 
 
 Incremental (`Conformance.add` per item), so a probe can check while it records and a file is
 checked while it is read: memory is the connection's state, not the transcript. The result says,
-per rule, whether it was exercised, which is what the probes' pass / fail / not-exercised is made of.
+per rule, whether it was exercised, which is what the probes' pass / fail / not-exercised is made
+of.
 """
 
 from __future__ import annotations
@@ -78,7 +79,10 @@ class Conformance:
     def finish(self) -> Result:
         """Run the end-of-transcript rules and return the result."""
         self.wire.finish()
-        findings = {(f.line, f.rule, f.side, f.message): f for f in [*self.wire.findings, *self.lifecycle.finish()]}
+        findings = {
+            (f.line, f.rule, f.side, f.message): f
+            for f in [*self.wire.findings, *self.lifecycle.finish()]
+        }
         unique: dict[tuple[int, str, str | None], Finding] = {}
         for finding in sorted(findings.values()):
             unique.setdefault((finding.line, finding.rule, finding.side), finding)
@@ -87,10 +91,19 @@ class Conformance:
             if self.seen & triggers:
                 exercised.add(rule)
         if self.seen & _COMPACTION:
-            exercised.update(r.id for r in CATALOG if r.id.startswith(("compaction-", "custom-compaction")))
-        stable_only = tuple(sorted({(f.line, f.pointer, f.message): f for f in self.wire.stable_only}.values()))
-        return Result(tuple(sorted(unique.values())), frozenset(exercised), tuple(self.choice.notes),
-                      self.choice.current.label, stable_only)
+            exercised.update(
+                r.id for r in CATALOG if r.id.startswith(("compaction-", "custom-compaction"))
+            )
+        stable_only = tuple(
+            sorted({(f.line, f.pointer, f.message): f for f in self.wire.stable_only}.values())
+        )
+        return Result(
+            tuple(sorted(unique.values())),
+            frozenset(exercised),
+            tuple(self.choice.notes),
+            self.choice.current.label,
+            stable_only,
+        )
 
     def exercised(self, rule: str) -> None:
         """A rule the recording side judged itself and found kept."""

@@ -51,7 +51,9 @@ class ExtensionRules:
         if known is None:
             known, current = {}, struct
             while True:
-                known.update((f.wire_name, f.type) for f in current.fields if f.wire_name not in known)
+                known.update(
+                    (f.wire_name, f.type) for f in current.fields if f.wire_name not in known
+                )
                 base = self.revision.protocol.get(current.base) if current.base else None
                 if not isinstance(base, Struct):
                     break
@@ -74,13 +76,26 @@ class ExtensionRules:
         elif isinstance(definition, TaggedUnion):
             yield from self._union(definition, value, path, depth)
         elif isinstance(definition, Enum):
-            if definition.open and isinstance(value, str) and not value.startswith("_") and value not in {v.value for v in definition.values}:
-                rule = SPECIFIC_EXTENSION_RULES.get(definition.def_name or definition.name, "open-enum-custom-value")
-                yield Problem(pointer(path), f"{definition.name} value {value!r} is neither known nor `_`-prefixed", rule)
+            if (
+                definition.open
+                and isinstance(value, str)
+                and not value.startswith("_")
+                and value not in {v.value for v in definition.values}
+            ):
+                rule = SPECIFIC_EXTENSION_RULES.get(
+                    definition.def_name or definition.name, "open-enum-custom-value"
+                )
+                yield Problem(
+                    pointer(path),
+                    f"{definition.name} value {value!r} is neither known nor `_`-prefixed",
+                    rule,
+                )
         elif isinstance(definition, Alias):
             yield from self._expr(definition.type, value, path, depth)
 
-    def _struct(self, struct: Struct, value: Any, path: tuple[Any, ...], depth: int) -> Iterator[Problem]:
+    def _struct(
+        self, struct: Struct, value: Any, path: tuple[Any, ...], depth: int
+    ) -> Iterator[Problem]:
         if not isinstance(value, dict):
             return
         fields = self._fields_of(struct)
@@ -91,23 +106,42 @@ class ExtensionRules:
                 if key != "_meta":
                     yield from self._expr(expr, item, path + (key,), depth + 1)
             elif not open_struct:
-                yield Problem(pointer(path + (key,)), f"{struct.def_name or struct.name} defines no field {key!r} "
-                              "(custom data belongs under `_meta`)", "custom-root-field")
+                yield Problem(
+                    pointer(path + (key,)),
+                    f"{struct.def_name or struct.name} defines no field {key!r} "
+                    "(custom data belongs under `_meta`)",
+                    "custom-root-field",
+                )
 
-    def _union(self, union: TaggedUnion, value: Any, path: tuple[Any, ...], depth: int) -> Iterator[Problem]:
+    def _union(
+        self, union: TaggedUnion, value: Any, path: tuple[Any, ...], depth: int
+    ) -> Iterator[Problem]:
         if not isinstance(value, dict):
             return
         tag = value.get(union.tag_wire)
-        variant = next((v for v in union.variants if v.tag == tag), None) if isinstance(tag, str) else union.none_variant
+        variant = (
+            next((v for v in union.variants if v.tag == tag), None)
+            if isinstance(tag, str)
+            else union.none_variant
+        )
         if variant is not None:
             yield from self._ref(variant.target, value, path, depth)
         elif isinstance(tag, str) and union.unknown is not None and not tag.startswith("_"):
-            rule = SPECIFIC_EXTENSION_RULES.get(union.def_name or union.name) or SPECIFIC_TAG_RULES.get(
-                union.tag_wire, "open-union-custom-tag")
-            yield Problem(pointer(path + (union.tag_wire,)),
-                          f"{union.def_name or union.name} {union.tag_wire} {tag!r} is neither known nor `_`-prefixed", rule)
+            rule = SPECIFIC_EXTENSION_RULES.get(
+                union.def_name or union.name
+            ) or SPECIFIC_TAG_RULES.get(union.tag_wire, "open-union-custom-tag")
+            yield Problem(
+                pointer(path + (union.tag_wire,)),
+                (
+                    f"{union.def_name or union.name} {union.tag_wire} {tag!r} is neither known "
+                    "nor `_`-prefixed"
+                ),
+                rule,
+            )
 
-    def _expr(self, expr: TypeExpr, value: Any, path: tuple[Any, ...], depth: int) -> Iterator[Problem]:
+    def _expr(
+        self, expr: TypeExpr, value: Any, path: tuple[Any, ...], depth: int
+    ) -> Iterator[Problem]:
         if isinstance(expr, Ref):
             yield from self._ref(expr.name, value, path, depth)
         elif isinstance(expr, ArrayOf) and isinstance(value, list):
@@ -127,11 +161,15 @@ class ExtensionRules:
         fitting = [o for o in union.options if self._fits(o, value)]
         if len(fitting) <= 1 or not isinstance(value, dict):
             return fitting[0] if fitting else None
+
         def score(option: TypeExpr) -> int:
-            definition = self.revision.protocol.get(option.name) if isinstance(option, Ref) else None
+            definition = (
+                self.revision.protocol.get(option.name) if isinstance(option, Ref) else None
+            )
             if isinstance(definition, Struct):
                 return len(set(value) & set(self._fields_of(definition)))
             return 0
+
         return max(fitting, key=score)
 
     def _fits(self, expr: TypeExpr, value: Any) -> bool:

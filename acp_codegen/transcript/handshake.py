@@ -22,15 +22,24 @@ Report = Callable[[str, str, str, str | None], None]  # rule, side, message, poi
 GATES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("agent", "fs/read_text_file", ("fs.readTextFile",)),
     ("agent", "fs/write_text_file", ("fs.writeTextFile",)),
-    *(("agent", f"terminal/{m}", ("terminal",)) for m in ("create", "output", "release", "wait_for_exit", "kill")),
+    *(
+        ("agent", f"terminal/{m}", ("terminal",))
+        for m in ("create", "output", "release", "wait_for_exit", "kill")
+    ),
     ("agent", "update:notice", ("session.notices",)),
     ("agent", "update:compaction_update", ("session.compaction",)),
     ("agent", "update:compaction_summary_chunk", ("session.compaction",)),
     ("agent", "elicitation/create", ("elicitation.$mode",)),
     ("client", "session/load", ("loadSession",)),
-    *(("client", f"session/{m}", (f"sessionCapabilities.{m}", "session")) for m in ("list", "resume", "close")),
+    *(
+        ("client", f"session/{m}", (f"sessionCapabilities.{m}", "session"))
+        for m in ("list", "resume", "close")
+    ),
     ("client", "session/delete", ("sessionCapabilities.delete", "session.delete")),
-    *(("client", f"session/{m}", ("session",)) for m in ("new", "prompt", "cancel", "set_config_option")),
+    *(
+        ("client", f"session/{m}", ("session",))
+        for m in ("new", "prompt", "cancel", "set_config_option")
+    ),
     ("client", "session/fork", ("session.fork",)),
     ("client", "session/archive", ("session.archive",)),
     ("client", "session/unarchive", ("session.archive",)),
@@ -41,7 +50,11 @@ GATES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     *(("client", f"providers/{m}", ("providers",)) for m in ("list", "set", "disable")),
     ("client", "content:image", ("promptCapabilities.image", "session.prompt.image")),
     ("client", "content:audio", ("promptCapabilities.audio", "session.prompt.audio")),
-    ("client", "content:resource", ("promptCapabilities.embeddedContext", "session.prompt.embeddedContext")),
+    (
+        "client",
+        "content:resource",
+        ("promptCapabilities.embeddedContext", "session.prompt.embeddedContext"),
+    ),
 )
 GATE_RULES = {"update": "capability-gated-update", "content": "capability-gated-content"}
 LOGIN_METHODS = ("auth/login", "authenticate")
@@ -61,7 +74,12 @@ def advertised(caps: dict[str, Any], path: str, params: Any = None) -> bool:
     node: Any = caps
     for part in path.split("."):
         step = params.get(part[1:]) if part.startswith("$") and isinstance(params, dict) else part
-        if not isinstance(node, dict) or not isinstance(step, str) or step.startswith("$") or node.get(step) in (None, False):
+        if (
+            not isinstance(node, dict)
+            or not isinstance(step, str)
+            or step.startswith("$")
+            or node.get(step) in (None, False)
+        ):
             return False
         node = node[step]
     return True
@@ -127,8 +145,13 @@ class Handshake:
         if isinstance(version, int) and isinstance(self.requested, int):
             self.exercised.add("version-negotiation")
             if version > self.requested:
-                self.report("version-negotiation", "agent", f"answered protocolVersion {version} to a request for "
-                            f"{self.requested}: never above the requested version", "/result/protocolVersion")
+                self.report(
+                    "version-negotiation",
+                    "agent",
+                    f"answered protocolVersion {version} to a request for "
+                    f"{self.requested}: never above the requested version",
+                    "/result/protocolVersion",
+                )
         methods = result.get("authMethods") if isinstance(result, dict) else None
         for index, method in enumerate(methods if isinstance(methods, list) else ()):
             if isinstance(method, dict) and isinstance(method.get("methodId"), str):
@@ -142,11 +165,21 @@ class Handshake:
         names = [e.get("name") for e in method.get("env") or () if isinstance(e, dict)]
         repeated = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
         if repeated:
-            self.report("auth-env-unique", "agent", f"terminal method {method.get('methodId')!r} repeats env "
-                        f"name(s) {', '.join(repeated)}", f"{where}/env")
+            self.report(
+                "auth-env-unique",
+                "agent",
+                f"terminal method {method.get('methodId')!r} repeats env "
+                f"name(s) {', '.join(repeated)}",
+                f"{where}/env",
+            )
         if self.client_caps is not None and not advertised(self.client_caps, "auth.terminal"):
-            self.report("auth-terminal-unadvertised", "agent", f"terminal method {method.get('methodId')!r} "
-                        "advertised, but the client did not advertise auth.terminal", where)
+            self.report(
+                "auth-terminal-unadvertised",
+                "agent",
+                f"terminal method {method.get('methodId')!r} "
+                "advertised, but the client did not advertise auth.terminal",
+                where,
+            )
 
     def request(self, revision: Revision, sender: str, wire: str, params: Any) -> None:
         """A request or notification after `initialize`: gates and authentication rules."""
@@ -156,16 +189,30 @@ class Handshake:
         if sender == "client" and wire in AUTH_METHODS:
             self.exercised.add("auth-without-methods")
             if not self.auth_methods:
-                self.report("auth-without-methods", "client", f"{wire} although the agent advertised no authMethods", None)
+                self.report(
+                    "auth-without-methods",
+                    "client",
+                    f"{wire} although the agent advertised no authMethods",
+                    None,
+                )
         if sender == "client" and wire in LOGIN_METHODS and self.auth_methods:
             method_id = params.get("methodId") if isinstance(params, dict) else None
             self.exercised.update(("auth-login-terminal", "auth-login-unadvertised"))
             kind = self.auth_methods.get(method_id) if isinstance(method_id, str) else None
             if kind == "terminal":
-                self.report("auth-login-terminal", "client", f"{wire} for terminal method {method_id!r}", "/params/methodId")
+                self.report(
+                    "auth-login-terminal",
+                    "client",
+                    f"{wire} for terminal method {method_id!r}",
+                    "/params/methodId",
+                )
             elif kind is None:
-                self.report("auth-login-unadvertised", "client", f"{wire} for methodId {method_id!r}, which the "
-                            "agent did not advertise", "/params/methodId")
+                self.report(
+                    "auth-login-unadvertised",
+                    "client",
+                    f"{wire} for methodId {method_id!r}, which the " "agent did not advertise",
+                    "/params/methodId",
+                )
 
     def allowed_by(self, revision: Revision, sender: str, what: str, params: Any) -> str | None:
         """The capability path the peer of `sender` advertised that allows `what`, if it is gated
@@ -176,14 +223,23 @@ class Handshake:
             return None
         return path
 
-    def gate(self, revision: Revision, sender: str, what: str, params: Any, where: str | None = None) -> None:
-        """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's capability."""
+    def gate(
+        self, revision: Revision, sender: str, what: str, params: Any, where: str | None = None
+    ) -> None:
+        """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's
+        capability."""
         peer_caps = self.client_caps if sender == "agent" else self.agent_caps
         path = gate_path(revision, sender, what)
         if peer_caps is None or path is None:
             return
-        rule = GATE_RULES.get(what.split(":", 1)[0], "capability-gated-request") if ":" in what else "capability-gated-request"
+        rule = (
+            GATE_RULES.get(what.split(":", 1)[0], "capability-gated-request")
+            if ":" in what
+            else "capability-gated-request"
+        )
         self.exercised.add(rule)
         if not advertised(peer_caps, path, params):
             peer = "client" if sender == "agent" else "agent"
-            self.report(rule, sender, f"sent {what} although the {peer} did not advertise {path}", where)
+            self.report(
+                rule, sender, f"sent {what} although the {peer} did not advertise {path}", where
+            )

@@ -1,7 +1,7 @@
-"""Reading a transcript: JSON lines of `{"from": "client" | "agent", "message": {...}}`.
+r"""Reading a transcript: JSON lines of `{"from": "client" | "agent", "message": {...}}`.
 
 Owns the file format (docs/conformance.md). The file is streamed (one line in memory at a time)
-and split on `\\n` only: U+2028, U+0085 and the like are ordinary characters inside JSON strings,
+and split on `\n` only: U+2028, U+0085 and the like are ordinary characters inside JSON strings,
 and the generated runtime writes them raw. Blank lines are skipped. A line that is not such an
 object makes the whole file unreadable (a `CodegenError`, exit status 2), since a checker that
 skipped lines would report on a different conversation than the one recorded; the exceptions
@@ -102,7 +102,9 @@ def read_transcript(path: Path) -> Iterator[Item]:
     except FileNotFoundError:
         raise fail("transcript-unreadable", "no such file", file=str(path)) from None
     except IsADirectoryError:
-        raise fail("transcript-unreadable", "is a directory, not a transcript file", file=str(path)) from None
+        raise fail(
+            "transcript-unreadable", "is a directory, not a transcript file", file=str(path)
+        ) from None
     except OSError as error:
         raise fail("transcript-unreadable", error.strerror or str(error), file=str(path)) from None
     with handle:
@@ -115,13 +117,17 @@ def parse_transcript(text: str, name: str = "<transcript>") -> list[Item]:
 
 
 def parse_lines(lines: Iterable[bytes], name: str) -> Iterator[Item]:
-    """Items of raw `\\n`-terminated lines (a binary file iterates exactly so)."""
+    r"""Items of raw `\n`-terminated lines (a binary file iterates exactly so)."""
     offset = 0
     for number, raw in enumerate(lines, start=1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise fail("transcript-unreadable", f"not UTF-8 text ({error.reason} at byte {offset + error.start})", file=name) from None
+            raise fail(
+                "transcript-unreadable",
+                f"not UTF-8 text ({error.reason} at byte {offset + error.start})",
+                file=name,
+            ) from None
         offset += len(raw)
         if line.strip():
             yield _item(number, line, raw, name)
@@ -131,26 +137,49 @@ def _item(number: int, line: str, raw: bytes, name: str) -> Item:
     try:
         item = loads(line)
     except json.JSONDecodeError as error:
-        raise fail("transcript-line", f"line {number}: not JSON ({error.msg} at column {error.colno})", file=name) from None
+        raise fail(
+            "transcript-line",
+            f"line {number}: not JSON ({error.msg} at column {error.colno})",
+            file=name,
+        ) from None
     except ValueError as error:
         sender = _SENDER.match(raw)
         if sender is None:
-            raise fail("transcript-line", f"line {number}: unreadable ({error})", file=name) from None
+            raise fail(
+                "transcript-line", f"line {number}: unreadable ({error})", file=name
+            ) from None
         return Unreadable(number, sender.group(1).decode(), f"the message is unreadable: {error}")  # type: ignore[arg-type]
     if not isinstance(item, dict):
-        raise fail("transcript-line", f"line {number}: expected an object with `from` and `message`", file=name)
-    sender, message, deliberate = item.get("from"), item.get("message"), item.get("deliberate") is True
+        raise fail(
+            "transcript-line",
+            f"line {number}: expected an object with `from` and `message`",
+            file=name,
+        )
+    sender, message, deliberate = (
+        item.get("from"),
+        item.get("message"),
+        item.get("deliberate") is True,
+    )
     if sender not in ("client", "agent"):
-        raise fail("transcript-line", f'line {number}: `from` must be "client" or "agent", got {json.dumps(sender)}', file=name)
+        raise fail(
+            "transcript-line",
+            f'line {number}: `from` must be "client" or "agent", got {json.dumps(sender)}',
+            file=name,
+        )
     if isinstance(item.get("raw"), str) and "message" not in item:
-        return Unreadable(number, sender, f"not a JSON-RPC message: {_short(item['raw'])}", deliberate)
+        return Unreadable(
+            number, sender, f"not a JSON-RPC message: {_short(item['raw'])}", deliberate
+        )
     if isinstance(message, str):  # a recorder that keeps a line it could not parse as text
         return Unreadable(number, sender, f"not a JSON-RPC message: {_short(message)}", deliberate)
     if not isinstance(message, dict):
-        raise fail("transcript-line", f"line {number}: `message` must be one JSON-RPC message (an object)", file=name)
+        raise fail(
+            "transcript-line",
+            f"line {number}: `message` must be one JSON-RPC message (an object)",
+            file=name,
+        )
     return Entry(number, sender, message, deliberate)
 
 
 def _short(text: str) -> str:
     return json.dumps(text[:60] + ("..." if len(text) > 60 else ""))
-

@@ -24,19 +24,31 @@ def finding_text(f: Finding) -> str:
 
 
 def render_text(result: Result, name: str) -> str:
-    """`FILE:LINE: rule: [side] message (at pointer)` per finding, the notes, and a closing count."""
+    """`FILE:LINE: rule: [side] message (at pointer)` per finding, the notes, and a closing
+    count."""
     lines = [f"{name}:{f.line}: {finding_text(f)}" for f in result.findings]
-    lines.extend(f"{name}:{f.line}: stable-only (not a failure): {finding_text(f)}" for f in result.stable_only)
+    lines.extend(
+        f"{name}:{f.line}: stable-only (not a failure): {finding_text(f)}"
+        for f in result.stable_only
+    )
     lines.extend(f"{name}: note: {note}" for note in result.notes)
-    lines.append(f"{len(result.findings)} finding(s)" if result.findings else f"{name}: no findings")
+    lines.append(
+        f"{len(result.findings)} finding(s)" if result.findings else f"{name}: no findings"
+    )
     return "\n".join(lines) + "\n"
 
 
 def render_json(result: Result, name: str) -> str:
-    """`{"file", "schema", "count", "findings": [{"line", "rule", "message", "side", "pointer"?, "session"?}], "notes"}`."""
-    payload = {"file": name, "schema": result.revision, "count": len(result.findings),
-               "findings": [f.to_dict() for f in result.findings], "notes": list(result.notes),
-               "stable_only": [f.to_dict() for f in result.stable_only]}
+    """`{"file", "schema", "count", "findings": [{"line", "rule", "message", "side", "pointer"?,
+    "session"?}], "notes"}`."""
+    payload = {
+        "file": name,
+        "schema": result.revision,
+        "count": len(result.findings),
+        "findings": [f.to_dict() for f in result.findings],
+        "notes": list(result.notes),
+        "stable_only": [f.to_dict() for f in result.stable_only],
+    }
     return json.dumps(payload, indent=2) + "\n"
 
 
@@ -45,14 +57,19 @@ def render_rules(fmt: str) -> str:
     if fmt == "json":
         return json.dumps([r.to_dict() for r in CATALOG], indent=2) + "\n"
     width = max(len(r.id) for r in CATALOG)
-    return "".join(f"{r.id.ljust(width)}  {r.binds:<8}  {r.source}: {r.requirement}\n" for r in CATALOG)
+    return "".join(
+        f"{r.id.ljust(width)}  {r.binds:<8}  {r.source}: {r.requirement}\n" for r in CATALOG
+    )
 
 
 def rules_markdown() -> str:
     """The rules table of docs/conformance.md."""
     rows = ["| rule | binds | source | requirement |", "| --- | --- | --- | --- |"]
     bar = "\\|"
-    rows.extend(f"| `{r.id}` | {r.binds} | {r.source} | {r.requirement.replace('|', bar)} |" for r in CATALOG)
+    rows.extend(
+        f"| `{r.id}` | {r.binds} | {r.source} | {r.requirement.replace('|', bar)} |"
+        for r in CATALOG
+    )
     return "\n".join(rows) + "\n"
 
 

@@ -30,7 +30,8 @@ Direction = tuple[str, str]  # (sender, wire method)
 
 @dataclass(frozen=True)
 class Problem:
-    """One schema failure: JSON pointer in the checked value, what is wrong, the schema rule broken."""
+    """One schema failure: JSON pointer in the checked value, what is wrong, the schema rule
+    broken."""
 
     pointer: str
     message: str
@@ -67,7 +68,8 @@ class Revision:
         return isinstance(union, TaggedUnion) and "state_update" in union.known_tags
 
     def method(self, sender: str, wire: str, kind: str) -> Method | None:
-        """The method `sender` may send under `wire` as a request or notification, if the schema has it."""
+        """The method `sender` may send under `wire` as a request or notification, if the schema has
+        it."""
         receiver = "agent" if sender == "client" else "client"
         for m in self.protocol.methods:
             if m.wire_name == wire and m.kind == kind and m.side in (receiver, "protocol"):
@@ -93,13 +95,17 @@ class Revision:
 
 
 def _problem(error: ValidationError, defs: dict[str, Any], root: str) -> Problem:
-    return Problem(pointer(error.absolute_path), f"{error.validator}: {_brief(error.message)}",
-                   _rule(defs, root, list(error.absolute_schema_path)))
+    return Problem(
+        pointer(error.absolute_path),
+        f"{error.validator}: {_brief(error.message)}",
+        _rule(defs, root, list(error.absolute_schema_path)),
+    )
 
 
 def _rule(defs: dict[str, Any], root: str, path: list[Any]) -> str:
     """`#/$defs/Name/...`: the failing keyword, from the innermost definition the path entered
-    (jsonschema leaves `$ref` steps out of its paths, so they are followed where a step needs it)."""
+    (jsonschema leaves `$ref` steps out of its paths, so they are followed where a step needs it).
+    """
     base, node = f"#/$defs/{root}", defs.get(root, {})
     rel: list[Any] = []
     for step in path:
@@ -121,7 +127,8 @@ def _brief(message: str) -> str:
 
 
 def _narrow(error: ValidationError) -> list[ValidationError]:
-    """The errors inside the union branch the value meant, or the union error when that is unclear."""
+    """The errors inside the union branch the value meant, or the union error when that is
+    unclear."""
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return [error]
     branches: dict[int, list[ValidationError]] = {}
@@ -175,5 +182,10 @@ def pinned_for_version(version: int, pins_path: Path | None = None) -> Revision 
         if pin.unstable is None:
             return revision
         loaded = load(pin.unstable.source, pin.unstable.sha256)
-        return Revision(f"{pin.name} (unstable)", loaded.document.get("$defs", {}), build_ir(loaded), stable=revision)
+        return Revision(
+            f"{pin.name} (unstable)",
+            loaded.document.get("$defs", {}),
+            build_ir(loaded),
+            stable=revision,
+        )
     return None

@@ -21,23 +21,47 @@ from acp_codegen.ir.dispatch import fanout_for
 from acp_codegen.ir.nodes import Alias, Definition, Enum, Protocol, Struct, TaggedUnion
 
 Kind = Literal[
-    "class-renamed", "class-removed", "kind-changed", "alias-retyped", "attribute-renamed", "attribute-removed",
-    "attribute-retyped", "handler-renamed", "handler-removed", "handler-added", "hook-removed", "hook-added",
+    "class-renamed",
+    "class-removed",
+    "kind-changed",
+    "alias-retyped",
+    "attribute-renamed",
+    "attribute-removed",
+    "attribute-retyped",
+    "handler-renamed",
+    "handler-removed",
+    "handler-added",
+    "hook-removed",
+    "hook-added",
 ]
 HANDLER_CLASSES = {"agent": "Agent", "client": "Client"}
 AUTOMATIC: frozenset[Kind] = frozenset({"class-renamed", "attribute-renamed", "handler-renamed"})
-_RETYPED = ("TYPE_CHANGED", "TYPE_NARROWED", "TYPE_WIDENED", "FIELD_BECAME_NULLABLE", "FIELD_BECAME_NON_NULLABLE")
+_RETYPED = (
+    "TYPE_CHANGED",
+    "TYPE_NARROWED",
+    "TYPE_WIDENED",
+    "FIELD_BECAME_NULLABLE",
+    "FIELD_BECAME_NON_NULLABLE",
+)
 _ACTION: dict[Kind, str] = {
     "class-renamed": "rename imports and uses (`acp-codegen migrate` does it)",
     "class-removed": "remove or replace its uses (by hand)",
-    "kind-changed": "the name now stands for another kind of thing: fix its uses as each entry says (by hand)",
-    "alias-retyped": "the alias stands for another type: check the values you give and take (by hand)",
-    "attribute-renamed": "rename the attribute and keyword arguments (`acp-codegen migrate` does it)",
+    "kind-changed": (
+        "the name now stands for another kind of thing: fix its uses as each entry says (by hand)"
+    ),
+    "alias-retyped": (
+        "the alias stands for another type: check the values you give and take (by hand)"
+    ),
+    "attribute-renamed": (
+        "rename the attribute and keyword arguments (`acp-codegen migrate` does it)"
+    ),
     "attribute-removed": "stop reading or passing it (by hand)",
     "attribute-retyped": "check what you read and pass: its Python type changed (by hand)",
     "handler-renamed": "rename the method in your subclass (`acp-codegen migrate` does it)",
     "handler-removed": "delete the method from your subclass: nobody calls it any more (by hand)",
-    "handler-added": "implement it if you support the method (the default answers method-not-found)",
+    "handler-added": (
+        "implement it if you support the method (the default answers method-not-found)"
+    ),
     "hook-removed": "delete the hook from your subclass: that update is no longer sent (by hand)",
     "hook-added": "override it to handle the new update (optional)",
 }
@@ -95,7 +119,11 @@ class ApiChanges:
     def kind_changes(self) -> dict[str, str]:
         """Old name -> what its users must know, for every definition that changed kind or whose
         alias now stands for another type."""
-        return {c.old: f"`{c.old}` {c.detail}" for c in self.of("kind-changed", "alias-retyped") if c.old}
+        return {
+            c.old: f"`{c.old}` {c.detail}"
+            for c in self.of("kind-changed", "alias-retyped")
+            if c.old
+        }
 
     def handler_renames(self) -> dict[str, dict[str, str]]:
         """Handler class (`Agent`/`Client`) -> old method name -> new method name."""
@@ -111,7 +139,9 @@ def api_changes(old: Protocol, new: Protocol, diff: Sequence[Change]) -> ApiChan
     """The Python API changes from the old bindings to the new ones."""
     c = Collector(facts_for(old), facts_for(new))
     found: list[ApiChange] = []
-    renamed_classes = {ch.old: ch.new for ch in diff if ch.rule == "CLASS_RENAMED" and ch.old and ch.new}
+    renamed_classes = {
+        ch.old: ch.new for ch in diff if ch.rule == "CLASS_RENAMED" and ch.old and ch.new
+    }
     for ch in diff:
         if ch.rule == "CLASS_RENAMED":
             found.append(ApiChange("class-renamed", ch.old, ch.new))
@@ -120,26 +150,41 @@ def api_changes(old: Protocol, new: Protocol, diff: Sequence[Change]) -> ApiChan
         elif ch.rule == "DEFINITION_KIND_CHANGED":
             found.extend(_kind_changed(c, ch.path))
         elif ch.rule in _RETYPED and isinstance(alias := c.new.at(ch.path), Alias):
-            found.append(ApiChange("alias-retyped", alias.name, None, f"now stands for another type ({ch.message})"))
+            found.append(
+                ApiChange(
+                    "alias-retyped", alias.name, None, f"now stands for another type ({ch.message})"
+                )
+            )
         elif ch.rule == "ATTRIBUTE_RENAMED":
             owner = _owner(c, ch.path)
             if owner is not None and ch.old and ch.new:
                 old_owner = {v: k for k, v in renamed_classes.items()}.get(owner, owner)
-                found.append(ApiChange("attribute-renamed", f"{old_owner}.{ch.old}", f"{owner}.{ch.new}"))
+                found.append(
+                    ApiChange("attribute-renamed", f"{old_owner}.{ch.old}", f"{owner}.{ch.new}")
+                )
         elif ch.rule in ("FIELD_REMOVED", "REQUIRED_FIELD_REMOVED"):
             found.extend(_removed_attribute(c, ch.path))
         elif ch.rule in _RETYPED:
             owner = _owner(c, ch.path)
             struct = c.new.at(ch.path.rsplit(".", 1)[0]) if owner else None
-            attr = _py_name(struct, ch.path.rsplit(".", 1)[1]) if isinstance(struct, Struct) else None
+            attr = (
+                _py_name(struct, ch.path.rsplit(".", 1)[1]) if isinstance(struct, Struct) else None
+            )
             if owner and attr:
                 found.append(ApiChange("attribute-retyped", f"{owner}.{attr}", None, ch.message))
     found.extend(_handler_changes(c))
     unique = dict.fromkeys(found)
-    return ApiChanges(tuple(sorted(unique, key=lambda a: (list(_ACTION).index(a.kind), a.old or a.new or ""))))
+    return ApiChanges(
+        tuple(sorted(unique, key=lambda a: (list(_ACTION).index(a.kind), a.old or a.new or "")))
+    )
 
 
-_KIND_NAMES = {"struct": "a class", "union": "a tagged union", "enum": "an enum", "alias": "an alias"}
+_KIND_NAMES = {
+    "struct": "a class",
+    "union": "a tagged union",
+    "enum": "an enum",
+    "alias": "an alias",
+}
 
 
 def _kind_changed(c: Collector, path: str) -> Iterable[ApiChange]:
@@ -148,8 +193,12 @@ def _kind_changed(c: Collector, path: str) -> Iterable[ApiChange]:
     if old is None or new is None:
         return
     was = _KIND_NAMES[old.kind]
-    yield ApiChange("kind-changed", old.name, new.name if new.name != old.name else None,
-                    f"was {was}, is now {_now(new, c.new.protocol)}")
+    yield ApiChange(
+        "kind-changed",
+        old.name,
+        new.name if new.name != old.name else None,
+        f"was {was}, is now {_now(new, c.new.protocol)}",
+    )
 
 
 def _now(new: Definition, protocol: Protocol) -> str:
@@ -158,10 +207,16 @@ def _now(new: Definition, protocol: Protocol) -> str:
         variants = [v.target for v in new.variants] + ([new.unknown] if new.unknown else [])
         shown = ", ".join(f"`{v}`" for v in variants)
         first = f"`{variants[0]}(...)`" if variants else "a variant"
-        return (f"a tagged union of {shown}: it cannot be called nor used with isinstance; construct a variant "
-                f"({first}), test `isinstance(value, {variants[0] if variants else 'Variant'})`; annotations stay valid")
+        return (
+            f"a tagged union of {shown}: it cannot be called nor used with isinstance; construct "
+            f"a variant ({first}), test `isinstance(value, "
+            f"{variants[0] if variants else 'Variant'})`; annotations stay valid"
+        )
     if isinstance(new, Struct):
-        return f"a class: construct `{new.name}(...)`; code that took or matched on its old variants must change"
+        return (
+            f"a class: construct `{new.name}(...)`; code that took or matched on its old variants "
+            "must change"
+        )
     if isinstance(new, Enum):
         return f"an {'open ' if new.open else ''}enum: use its named values (`{new.name}.<VALUE>`)"
     return "an alias (a type for annotations: it cannot be called nor used with isinstance)"
@@ -205,7 +260,9 @@ def _handler_changes(c: Collector) -> Iterable[ApiChange]:
         for key, name in sorted(before.items()):
             if key in moved:
                 if after[moved[key]] != name:
-                    yield ApiChange("handler-renamed", f"{cls}.{name}", f"{cls}.{after[moved[key]]}")
+                    yield ApiChange(
+                        "handler-renamed", f"{cls}.{name}", f"{cls}.{after[moved[key]]}"
+                    )
             elif key not in after:
                 yield ApiChange("handler-removed", f"{cls}.{name}", None)
             elif after[key] != name:
@@ -214,20 +271,27 @@ def _handler_changes(c: Collector) -> Iterable[ApiChange]:
             if key not in before and key not in moved.values():
                 yield ApiChange("handler-added", None, f"{cls}.{name}")
         old_hooks, new_hooks = _hooks(c.old.protocol, side), _hooks(c.new.protocol, side)
-        yield from (ApiChange("hook-removed", f"{cls}.{h}", None) for h in sorted(old_hooks - new_hooks))
-        yield from (ApiChange("hook-added", None, f"{cls}.{h}") for h in sorted(new_hooks - old_hooks))
+        yield from (
+            ApiChange("hook-removed", f"{cls}.{h}", None) for h in sorted(old_hooks - new_hooks)
+        )
+        yield from (
+            ApiChange("hook-added", None, f"{cls}.{h}") for h in sorted(new_hooks - old_hooks)
+        )
 
 
 def render_section(changes: ApiChanges) -> str:
     """The report's "Python API changes" section (Markdown)."""
     lines = ["## Python API changes", ""]
     if not changes.changes:
-        return "\n".join([*lines, "None: code written against the old bindings works unchanged.", ""])
+        return "\n".join(
+            [*lines, "None: code written against the old bindings works unchanged.", ""]
+        )
     auto = sum(1 for c in changes.changes if c.automatic)
     lines += [
         (
-            f"{len(changes.changes)} change(s); {auto} rewritten by `acp-codegen migrate PATH... --from OLD --to NEW`, "
-            "the rest listed for a person (run `migrate --check` to see where your code uses them)."
+            f"{len(changes.changes)} change(s); {auto} rewritten by `acp-codegen migrate PATH... "
+            "--from OLD --to NEW`, the rest listed for a person (run `migrate --check` to see "
+            "where your code uses them)."
         ),
         "",
     ]

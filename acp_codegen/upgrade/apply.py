@@ -46,7 +46,8 @@ class Plan:
     api: ApiChanges | None = None
     files: dict[str, str] | None = None
     code: tuple[FileResult, ...] | None = None
-    """What the user's code (the paths given) needs, as `migrate --check` finds it; None: not looked at."""
+    """What the user's code (the paths given) needs, as `migrate --check` finds it; None: not looked
+    at."""
 
     @property
     def pin_edit(self) -> str:
@@ -57,7 +58,8 @@ class Plan:
         """The markdown report: the wire diff (old -> new), then the Python API changes."""
         if self.identical or self.diff is None or self.api is None:
             return f"# Upgrade `{self.pin.name}`\n\n{self.summary()}\n"
-        title = f"# Upgrade `{self.pin.name}`: `{short_label(self.pin.source)}` → `{short_label(self.new.source)}`"
+        old, new = short_label(self.pin.source), short_label(self.new.source)
+        title = f"# Upgrade `{self.pin.name}`: `{old}` → `{new}`"
         wire = render_markdown([self.diff])
         return f"{title}\n\n{wire}\n{render_section(self.api)}{self._code_section()}"
 
@@ -69,17 +71,24 @@ class Plan:
         lines = listing_lines(self.code)
         if not lines:
             return "\n## Your code\n\nNothing in the code looked at uses what changed.\n"
-        body = "\n".join(f"    {line}" if line and line != "needs a person:" else line for line in lines)
-        return (f"\n## Your code\n\nWhere the code looked at uses what changed (rewrites first, which `{command}` "
-                f"makes):\n\n{body}\n")
+        body = "\n".join(
+            f"    {line}" if line and line != "needs a person:" else line for line in lines
+        )
+        return (
+            "\n## Your code\n\nWhere the code looked at uses what changed (rewrites first, which "
+            f"`{command}` makes):\n\n{body}\n"
+        )
 
     def summary(self) -> str:
         """One line saying what the upgrade does."""
         if self.identical and self.new.source == self.pin.source:
-            return f"{self.pin.name}: already at the newest release ({short_label(self.pin.source)}); nothing to update"
+            current = short_label(self.pin.source)
+            return f"{self.pin.name}: already at the newest release ({current}); nothing to update"
         if self.identical:
-            return (f"{self.pin.name}: {short_label(self.new.source)} has the same file as the pinned "
-                    f"{short_label(self.pin.source)} (sha256 {self.new.sha256[:12]}): nothing to update")
+            return (
+                f"{self.pin.name}: {short_label(self.new.source)} has the same file as the pinned "
+                f"{short_label(self.pin.source)} (sha256 {self.new.sha256[:12]}): nothing to update"
+            )
         return f"{self.pin.name}: {short_label(self.pin.source)} -> {short_label(self.new.source)}"
 
 
@@ -91,14 +100,22 @@ def resolve_to(pin: Pin, to: str | None, lookup: ReleaseLookup = npm_view) -> st
     if to is not None and Path(to).is_file():
         spec = parse_source(pin.source)
         if _VERSION.fullmatch(to) and isinstance(spec, NpmSource):
-            raise fail("ambiguous-revision", f"{to!r} is both a version and a file here: write ./{to} for the "
-                       f"file or {npm_source_at(spec, to)} for the release", file=to)
+            raise fail(
+                "ambiguous-revision",
+                f"{to!r} is both a version and a file here: write ./{to} for the "
+                f"file or {npm_source_at(spec, to)} for the release",
+                file=to,
+            )
         return to
     spec = parse_source(pin.source)
     if not isinstance(spec, NpmSource):
         what = "a version" if to is not None else "the newest release"
-        raise fail("upgrade-usage", f"target {pin.name!r} is pinned to a {spec.kind} source, so {what} "
-                   "cannot be looked up: give --to SOURCE", file=pin.source)
+        raise fail(
+            "upgrade-usage",
+            f"target {pin.name!r} is pinned to a {spec.kind} source, so {what} "
+            "cannot be looked up: give --to SOURCE",
+            file=pin.source,
+        )
     if to is not None:
         return npm_source_at(spec, to)
     newer = lookup(spec.package).newer_than(spec.version)
@@ -106,7 +123,12 @@ def resolve_to(pin: Pin, to: str | None, lookup: ReleaseLookup = npm_view) -> st
 
 
 def plan_upgrade(
-    pins_path: Path, target: str, to: str | None, *, lookup: ReleaseLookup = npm_view, code: Sequence[Path] = ()
+    pins_path: Path,
+    target: str,
+    to: str | None,
+    *,
+    lookup: ReleaseLookup = npm_view,
+    code: Sequence[Path] = (),
 ) -> Plan:
     """Fetch, verify, diff and render the upgrade of one target; write nothing. `code`: paths of
     the user's code whose uses of what changed the report lists (`file:line`)."""
@@ -114,7 +136,9 @@ def plan_upgrade(
     pin = pins.get(target)
     if pin is None:
         known = ", ".join(p.name for p in pins.targets)
-        raise fail("unknown-target", f"no pinned target {target!r} (known: {known})", file=str(pins_path))
+        raise fail(
+            "unknown-target", f"no pinned target {target!r} (known: {known})", file=str(pins_path)
+        )
     source = resolve_to(pin, to, lookup)
     text = pins_path.read_text(encoding="utf-8")
     fetched = fetch_release(source)
@@ -138,12 +162,19 @@ def apply_plan(plan: Plan, out_dir: Path) -> None:
     if plan.identical or plan.files is None:
         return
     if plan.pins_path.read_text(encoding="utf-8") != plan.pins_before:
-        raise fail("pins-changed", "the pin file changed while the upgrade was prepared; nothing written",
-                   file=str(plan.pins_path))
+        raise fail(
+            "pins-changed",
+            "the pin file changed while the upgrade was prepared; nothing written",
+            file=str(plan.pins_path),
+        )
     try:
         write_text_atomic(plan.pins_path, plan.pins_after)
     except OSError as exc:
-        raise fail("write-failed", f"cannot write the pin file: {exc.strerror or exc}", file=str(plan.pins_path)) from None
+        raise fail(
+            "write-failed",
+            f"cannot write the pin file: {exc.strerror or exc}",
+            file=str(plan.pins_path),
+        ) from None
     try:
         write_package(plan.files, package_dir(out_dir, plan.pin.package))
     except CodegenError:

@@ -42,7 +42,9 @@ def render_github_workflow(
     here, `default_install_source`)."""
     root = project_root or Path.cwd()
     if check_pins:
-        load_pins(pins if project_root is None else root / pins)  # the workflow must name a pin file that loads
+        load_pins(
+            pins if project_root is None else root / pins
+        )  # the workflow must name a pin file that loads
     words = {"pins": _shell_word(pins.as_posix())}
     out_option = "" if out is None else f" --out {_shell_word(out.as_posix())}"
     context = {
@@ -65,5 +67,7 @@ def write_workflow(text: str, path: Path) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
     except OSError as exc:
-        raise fail("write-failed", f"cannot write the workflow: {exc.strerror or exc}", file=str(path)) from None
+        raise fail(
+            "write-failed", f"cannot write the workflow: {exc.strerror or exc}", file=str(path)
+        ) from None
     return True

@@ -50,27 +50,38 @@ class InstallSource:
         """The two pip commands, the runtime's first (shell words, quoted)."""
         pip = "python -m pip install"
         if self.kind == "index":
-            return (f"{pip} {shlex.quote(f'acp-runtime=={self.location}')}",
-                    f"{pip} {shlex.quote(f'acp-codegen=={self.location}')}")
+            return (
+                f"{pip} {shlex.quote(f'acp-runtime=={self.location}')}",
+                f"{pip} {shlex.quote(f'acp-codegen=={self.location}')}",
+            )
         if self.kind == "git":
             url, _, fragment = self.location.partition("#")
             parts = dict(part.partition("=")[::2] for part in fragment.split("&") if part)
             below = parts.get("subdirectory", "").strip("/")
             parts["subdirectory"] = f"{below}/runtime" if below else "runtime"
             runtime = f"{url}#" + "&".join(f"{k}={v}" for k, v in parts.items())
-            return (f"{pip} {shlex.quote(f'acp-runtime @ {runtime}')}",
-                    f"{pip} {shlex.quote(f'acp-codegen @ {self.location}')}")
+            return (
+                f"{pip} {shlex.quote(f'acp-runtime @ {runtime}')}",
+                f"{pip} {shlex.quote(f'acp-codegen @ {self.location}')}",
+            )
         path = self.location.rstrip("/") or "."
         if self.kind == "checkout":
             return f"{pip} {shlex.quote(f'./{path}/runtime')}", f"{pip} {shlex.quote(f'./{path}')}"
-        links = f"--find-links {shlex.quote(f'./{path}')}"  # the wheels there; their dependencies from the index
-        return (f"{pip} {links} {shlex.quote(f'acp-runtime=={__version__}')}",
-                f"{pip} {links} {shlex.quote(f'acp-codegen=={__version__}')}")
+        # the wheels there; their dependencies from the index
+        links = f"--find-links {shlex.quote(f'./{path}')}"
+        return (
+            f"{pip} {links} {shlex.quote(f'acp-runtime=={__version__}')}",
+            f"{pip} {links} {shlex.quote(f'acp-codegen=={__version__}')}",
+        )
 
     def describe(self) -> str:
         """One line for the workflow's comment."""
-        return {"index": "the package index, version", "git": "git", "checkout": "the checkout at",
-                "wheels": "the wheels in"}[self.kind] + f" {self.location}"
+        return {
+            "index": "the package index, version",
+            "git": "git",
+            "checkout": "the checkout at",
+            "wheels": "the wheels in",
+        }[self.kind] + f" {self.location}"
 
 
 def parse_install_from(text: str, project_root: Path) -> InstallSource:
@@ -86,19 +97,29 @@ def parse_install_from(text: str, project_root: Path) -> InstallSource:
     try:
         relative = directory.relative_to(os.path.abspath(project_root)).as_posix()
     except ValueError:
-        raise fail("bad-option", f"{text} is outside the project {project_root}: CI checks out only the project "
-                   "(give a git URL, a version, or a path inside it)", file="--install-from") from None
+        raise fail(
+            "bad-option",
+            f"{text} is outside the project {project_root}: CI checks out only the project "
+            "(give a git URL, a version, or a path inside it)",
+            file="--install-from",
+        ) from None
     return _local(directory, relative, text)
 
 
 def _local(directory: Path, relative: str, shown: str) -> InstallSource:
-    if (directory / "runtime" / "pyproject.toml").is_file() and (directory / "pyproject.toml").is_file():
+    if (directory / "runtime" / "pyproject.toml").is_file() and (
+        directory / "pyproject.toml"
+    ).is_file():
         return InstallSource("checkout", relative)
     names = {p.name.split("-")[0] for p in directory.glob("*.whl")} if directory.is_dir() else set()
     if {"acp_runtime", "acp_codegen"} <= names:
         return InstallSource("wheels", relative)
-    raise fail("bad-option", f"{shown} is neither a checkout of acp-codegen (with runtime/) nor a directory holding "
-               "the acp_runtime and acp_codegen wheels", file="--install-from")
+    raise fail(
+        "bad-option",
+        f"{shown} is neither a checkout of acp-codegen (with runtime/) nor a directory holding "
+        "the acp_runtime and acp_codegen wheels",
+        file="--install-from",
+    )
 
 
 def default_install_source(project_root: Path) -> InstallSource:
@@ -121,7 +142,9 @@ def install_source_for(direct_url: dict[str, Any], project_root: Path) -> Instal
         return InstallSource("git", f"git+{url}" + (f"@{ref}" if ref else ""))
     if not url.startswith("file://"):
         if url:
-            return _index_because(f"acp-codegen was installed from {url}, which CI cannot be told to use")
+            return _index_because(
+                f"acp-codegen was installed from {url}, which CI cannot be told to use"
+            )
         return InstallSource("index", __version__)
     path = Path(unquote(urlparse(url).path))
     directory = path.parent if path.suffix == ".whl" else path
@@ -137,22 +160,34 @@ def install_source_for(direct_url: dict[str, Any], project_root: Path) -> Instal
     remote = _git_remote(directory)
     if remote is not None:
         return InstallSource("git", remote)
-    return _index_because(f"acp-codegen was installed from {directory}, outside this project and with no git "
-                          "remote to fetch it from")
+    return _index_because(
+        f"acp-codegen was installed from {directory}, outside this project and with no git "
+        "remote to fetch it from"
+    )
 
 
 def _index_because(reason: str) -> InstallSource:
-    warning = (f"{reason}: the workflow installs acp-codegen=={__version__} from the package index; if the index "
-               "has no such release, pass --install-from (a git URL, or a checkout or wheels inside the project)")
+    warning = (
+        f"{reason}: the workflow installs acp-codegen=={__version__} from the package index; if "
+        "the index has no such release, pass --install-from (a git URL, or a checkout or wheels "
+        "inside the project)"
+    )
     return InstallSource("index", __version__, (warning,))
 
 
 def _git_remote(directory: Path) -> str | None:
     """`git+<origin URL>@<HEAD commit>` of a checkout, or None."""
+
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True,
-                                  timeout=30, check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+            done = subprocess.run(
+                ["git", "-C", str(directory), *args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None

@@ -19,7 +19,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from acp_codegen.upgrade.api_changes import HANDLER_CLASSES, ApiChanges
 from acp_codegen.upgrade.migrate_types import OldBindings, class_of, item_class_of
 
-_CONTAINERS = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "tuple", "set", "frozenset"})
+_CONTAINERS = frozenset(
+    {"list", "List", "Sequence", "Iterable", "Iterator", "tuple", "set", "frozenset"}
+)
 _ITEMS = "[]"  # marks a binding to a container of the class that follows
 
 
@@ -60,7 +62,9 @@ class _Migrator(cst.CSTTransformer):
         self.removed_classes = {c.old for c in api.of("class-removed") if c.old}
         self.kind_changed = api.kind_changes()
         self.removed_attrs = {c.old: "removed" for c in api.of("attribute-removed") if c.old}
-        self.removed_attrs.update({c.old: f"retyped ({c.detail})" for c in api.of("attribute-retyped") if c.old})
+        self.removed_attrs.update(
+            {c.old: f"retyped ({c.detail})" for c in api.of("attribute-retyped") if c.old}
+        )
         self.removed_handlers = {c.old for c in api.of("handler-removed", "hook-removed") if c.old}
         self.old = old
         self.imported: dict[str, str] = {}  # local name -> generated class it was imported as
@@ -92,11 +96,19 @@ class _Migrator(cst.CSTTransformer):
         """The old generated class an expression names (`X`, `module.X`, `X | None`, `"X"`)."""
         if isinstance(node, cst.Name) and node.value in self.imported:
             return self.imported[node.value]
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in self.modules:
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in self.modules
+        ):
             return node.attr.value if self.old.is_class(node.attr.value) else None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
             return self._class_named(node.left) or self._class_named(node.right)
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == "Optional":
+        if (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "Optional"
+        ):
             element = node.slice[0].slice if node.slice else None
             return self._class_named(element.value) if isinstance(element, cst.Index) else None
         return None
@@ -122,17 +134,26 @@ class _Migrator(cst.CSTTransformer):
             elif isinstance(bound, cst.Attribute):
                 self.modules.add(cst.Module([]).code_for_node(bound).split(".")[0])
 
-    def leave_ImportAlias(self, original: cst.ImportAlias, updated: cst.ImportAlias) -> cst.ImportAlias:
+    def leave_ImportAlias(
+        self, original: cst.ImportAlias, updated: cst.ImportAlias
+    ) -> cst.ImportAlias:
         name = original.name
         if not isinstance(name, cst.Name) or original.asname is not None and not self._from_import:
             return updated
-        local = original.asname.name.value if original.asname and isinstance(original.asname.name, cst.Name) else name.value
+        local = (
+            original.asname.name.value
+            if original.asname and isinstance(original.asname.name, cst.Name)
+            else name.value
+        )
         if self.old.is_class(name.value) or name.value in self.classes:
             self.imported[local] = name.value
         else:
             self.modules.add(local)
         if name.value in self.removed_classes:
-            self._manual(original, f"class `{name.value}` was removed from the bindings: remove or replace its uses")
+            self._manual(
+                original,
+                f"class `{name.value}` was removed from the bindings: remove or replace its uses",
+            )
         if name.value in self.kind_changed:
             self._manual(original, self.kind_changed[name.value])
         new = self.classes.get(name.value)
@@ -162,7 +183,11 @@ class _Migrator(cst.CSTTransformer):
         return updated
 
     def _handler_base(self, node: cst.BaseExpression) -> str | None:
-        name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
+        name = (
+            node.value
+            if isinstance(node, cst.Name)
+            else node.attr.value if isinstance(node, cst.Attribute) else None
+        )
         return name if name in HANDLER_CLASSES.values() else None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -173,14 +198,22 @@ class _Migrator(cst.CSTTransformer):
             if param.annotation is not None:
                 self._bind_annotation(param.name.value, param.annotation.annotation)
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
         self.scopes.pop()
-        handler = self.handler_stack[-1] if self.handler_stack and len(self.scopes) == len(self.handler_stack) + 1 else None
+        handler = (
+            self.handler_stack[-1]
+            if self.handler_stack and len(self.scopes) == len(self.handler_stack) + 1
+            else None
+        )
         if handler is None:
             return updated
         name = original.name.value
         if f"{handler}.{name}" in self.removed_handlers:
-            self._manual(original, f"`{handler}.{name}` is gone from the bindings: nobody calls it any more")
+            self._manual(
+                original, f"`{handler}.{name}` is gone from the bindings: nobody calls it any more"
+            )
         new = self.handlers.get(handler, {}).get(name)
         if new is None:
             return updated
@@ -198,8 +231,13 @@ class _Migrator(cst.CSTTransformer):
             self._bind_annotation(node.target.value, node.annotation.annotation)
 
     def _bind_annotation(self, name: str, annotation: cst.BaseExpression) -> None:
-        """`x: C` binds x to C; `xs: list[C]` (or Sequence, Iterable, ...) binds xs to items of C."""
-        if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name) and annotation.value.value in _CONTAINERS:
+        """`x: C` binds x to C; `xs: list[C]` (or Sequence, Iterable, ...) binds xs to items of
+        C."""
+        if (
+            isinstance(annotation, cst.Subscript)
+            and isinstance(annotation.value, cst.Name)
+            and annotation.value.value in _CONTAINERS
+        ):
             element = annotation.slice[0].slice
             item = self._class_named(element.value) if isinstance(element, cst.Index) else None
             self._bind(name, None if item is None else _ITEMS + item)
@@ -212,28 +250,52 @@ class _Migrator(cst.CSTTransformer):
         if isinstance(node.iter, cst.Attribute):
             owner = self._class_of(node.iter.value)
             if owner:
-                self._bind(node.target.value, item_class_of(self.old.field_type(owner, node.iter.attr.value)))
-        elif isinstance(node.iter, cst.Name) and (held := self._lookup(node.iter.value) or "").startswith(_ITEMS):
+                self._bind(
+                    node.target.value,
+                    item_class_of(self.old.field_type(owner, node.iter.attr.value)),
+                )
+        elif isinstance(node.iter, cst.Name) and (
+            held := self._lookup(node.iter.value) or ""
+        ).startswith(_ITEMS):
             self._bind(node.target.value, held.removeprefix(_ITEMS))
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
-        if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        if (
+            isinstance(test, cst.Call)
+            and isinstance(test.func, cst.Name)
+            and test.func.value == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0].value, cst.Name)
+        ):
             self._bind(test.args[0].value.value, self._class_named(test.args[1].value))
 
     # -- the rewrites -----------------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.skip.add(id(node.attr))
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
         attr = original.attr.value
-        if isinstance(original.value, cst.Name) and original.value.value in self.modules and attr in self.kind_changed:
+        if (
+            isinstance(original.value, cst.Name)
+            and original.value.value in self.modules
+            and attr in self.kind_changed
+        ):
             self._manual(original, self.kind_changed[attr])
-        if isinstance(original.value, cst.Name) and original.value.value in self.modules and attr in self.classes:
+        if (
+            isinstance(original.value, cst.Name)
+            and original.value.value in self.modules
+            and attr in self.classes
+        ):
             self._edit(original, attr, self.classes[attr])
             return updated.with_changes(attr=cst.Name(self.classes[attr]))
-        if isinstance(original.value, cst.Name) and original.value.value == "self" and self.handler_stack:
+        if (
+            isinstance(original.value, cst.Name)
+            and original.value.value == "self"
+            and self.handler_stack
+        ):
             handler = self.handler_stack[-1]
             new = self.handlers.get(handler or "", {}).get(attr)
             if new is not None:
@@ -242,12 +304,17 @@ class _Migrator(cst.CSTTransformer):
         owner = self._class_of(original.value)
         return self._renamed_attr(original, updated, owner, attr) if owner else updated
 
-    def _renamed_attr(self, original: cst.Attribute, updated: cst.Attribute, owner: str, attr: str) -> cst.Attribute:
+    def _renamed_attr(
+        self, original: cst.Attribute, updated: cst.Attribute, owner: str, attr: str
+    ) -> cst.Attribute:
         declaring = self.old.declaring(owner, attr)
         if declaring is None:
             return updated
         if f"{declaring}.{attr}" in self.removed_attrs:
-            self._manual(original, f"attribute `{declaring}.{attr}` {self.removed_attrs[f'{declaring}.{attr}']}")
+            self._manual(
+                original,
+                f"attribute `{declaring}.{attr}` {self.removed_attrs[f'{declaring}.{attr}']}",
+            )
         new = self.attrs.get((declaring, attr))
         if new is None:
             return updated
@@ -265,7 +332,13 @@ class _Migrator(cst.CSTTransformer):
             declaring = self.old.declaring(cls, arg.keyword.value) or cls
             key = f"{declaring}.{arg.keyword.value}"
             if key in self.removed_attrs:
-                self._manual(arg, f"keyword `{arg.keyword.value}` of `{cls}`: attribute {self.removed_attrs[key]}")
+                self._manual(
+                    arg,
+                    (
+                        f"keyword `{arg.keyword.value}` of `{cls}`: attribute "
+                        f"{self.removed_attrs[key]}"
+                    ),
+                )
             new = self.attrs.get((declaring, arg.keyword.value))
             if new is not None:
                 self._edit(arg, f"{cls}({arg.keyword.value}=)", f"{cls}({new}=)")

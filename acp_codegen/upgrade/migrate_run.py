@@ -1,9 +1,10 @@
 """Running `acp-codegen migrate` over files: which files, the two revisions, writing, the listing.
 
 Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories,
-generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names revisions, rewriting
-each file (atomically, only when something changed, never with `--check`) and the listing:
-`file:line: old -> new` per rewrite and `file:line: ...` per use that needs a person.
+generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names
+revisions, rewriting each file (atomically, only when something changed, never with `--check`)
+and the listing: `file:line: old -> new` per rewrite and `file:line: ...` per use that needs a
+person.
 """
 
 from __future__ import annotations
@@ -51,8 +52,13 @@ def python_files(paths: Sequence[Path]) -> list[Path]:
         below: list[Path] = []
         for directory, dirs, names in os.walk(path):
             # pruned, not filtered: a project's .venv alone holds thousands of files
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
-                       and not (Path(directory) / d / VENDORED_NOTE).is_file()]
+            dirs[:] = [
+                d
+                for d in dirs
+                if not d.startswith(".")
+                and d not in _SKIPPED_DIRS
+                and not (Path(directory) / d / VENDORED_NOTE).is_file()
+            ]
             below.extend(Path(directory) / n for n in names if n.endswith(".py"))
         found.extend(sorted(below))
     return [f for f in dict.fromkeys(found) if not _generated(f)]
@@ -74,7 +80,9 @@ def load_changes(old: str, new: str, pins_path: Path) -> tuple[ApiChanges, OldBi
     return api_changes(old_ir, new_ir, diff_protocols(old_ir, new_ir)), OldBindings(old_ir)
 
 
-def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, check: bool) -> list[FileResult]:
+def migrate_files(
+    files: Iterable[Path], api: ApiChanges, old: OldBindings, *, check: bool
+) -> list[FileResult]:
     """Rewrite every file (or, with `check`, only work out the rewrites)."""
     results: list[FileResult] = []
     problems: list[Diagnostic] = []
@@ -89,23 +97,39 @@ def migrate_files(files: Iterable[Path], api: ApiChanges, old: OldBindings, *, c
                 try:
                     write_text_atomic(item.path, item.result.code)
                 except OSError as exc:
-                    raise fail("write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)) from None
+                    raise fail(
+                        "write-failed", f"cannot write: {exc.strerror or exc}", file=str(item.path)
+                    ) from None
     return results
 
 
-def _rewrite_each(files: list[Path], api: ApiChanges, old: OldBindings, results: list[FileResult],
-                  problems: list[Diagnostic]) -> None:
+def _rewrite_each(
+    files: list[Path],
+    api: ApiChanges,
+    old: OldBindings,
+    results: list[FileResult],
+    problems: list[Diagnostic],
+) -> None:
     """Work out each file's rewrite (nothing written), collecting results and problems."""
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
             result = rewrite_module(code, api, old)
         except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Diagnostic("error", "migrate-failed", f"cannot read: {exc}", str(path), None))
+            problems.append(
+                Diagnostic("error", "migrate-failed", f"cannot read: {exc}", str(path), None)
+            )
             continue
         except cst.ParserSyntaxError as exc:
-            problems.append(Diagnostic("error", "migrate-failed", f"not valid Python (line {exc.raw_line}): "
-                                       f"{exc.message}", str(path), None))
+            problems.append(
+                Diagnostic(
+                    "error",
+                    "migrate-failed",
+                    f"not valid Python (line {exc.raw_line}): " f"{exc.message}",
+                    str(path),
+                    None,
+                )
+            )
             continue
         changed = result.code != code
         results.append(FileResult(path, result, changed))

@@ -34,7 +34,9 @@ class OldBindings:
 
     def declaring(self, name: str, attr: str) -> str | None:
         """The class (this one or a base) that declares attribute `attr`."""
-        return next((s.name for s in self.chain(name) if any(f.py_name == attr for f in s.fields)), None)
+        return next(
+            (s.name for s in self.chain(name) if any(f.py_name == attr for f in s.fields)), None
+        )
 
     def field_type(self, name: str, attr: str) -> TypeExpr | None:
         """The type of attribute `attr` of class `name`."""

@@ -1,4 +1,5 @@
-"""`acp-codegen outdated`: which pinned npm sources have newer releases, and whether the file changed.
+"""`acp-codegen outdated`: which pinned npm sources have newer releases, and whether the file
+changed.
 
 Owns checking one target: ask the registry for the releases after the pinned version, fetch the
 newest one's file (`npm pack`, the tarball cached like every npm fetch), compare sha256s, and when
@@ -34,7 +35,8 @@ _NOT_CHECKED = {
 
 @dataclass(frozen=True)
 class Newer:
-    """The newest release of a pinned npm source: its source spec and fetched file (None: it has none)."""
+    """The newest release of a pinned npm source: its source spec and fetched file (None: it has
+    none)."""
 
     version: str
     source: str
@@ -67,7 +69,11 @@ class TargetStatus:
             "pinned": self.pinned,
             "newest": None if self.newest is None else self.newest.version,
             "newest_source": None if self.newest is None else self.newest.source,
-            "newest_sha256": None if self.newest is None or self.newest.fetched is None else self.newest.fetched.sha256,
+            "newest_sha256": (
+                None
+                if self.newest is None or self.newest.fetched is None
+                else self.newest.fetched.sha256
+            ),
             "file_changed": self.file_changed,
             "summary": None if self.diff is None else self.diff.summary(),
             "reason": self.reason,
@@ -97,7 +103,9 @@ def npm_source_at(spec: NpmSource, version: str) -> str:
 
 def fetch_release(source: str) -> Fetched:
     """Fetch (and cache) an unpinned source's file; its sha256 is what it is."""
-    return fetch(parse_source(source), expected_sha256=None, cache_dir=default_cache_dir(), shared_dir=None)
+    return fetch(
+        parse_source(source), expected_sha256=None, cache_dir=default_cache_dir(), shared_dir=None
+    )
 
 
 def pinned_protocol(pin: Pin) -> Protocol:
@@ -105,7 +113,9 @@ def pinned_protocol(pin: Pin) -> Protocol:
     return build_ir(load(pin.source, pin.sha256))
 
 
-def diff_files(pin: Pin, new_source: str, fetched: Fetched) -> tuple[DiffResult, Protocol, Protocol]:
+def diff_files(
+    pin: Pin, new_source: str, fetched: Fetched
+) -> tuple[DiffResult, Protocol, Protocol]:
     """The diff from a pin's current file to a fetched one, with both IRs."""
     old_ir = pinned_protocol(pin)
     new_ir = build_ir(load_document(fetched))
@@ -129,18 +139,32 @@ def check_target(pin: Pin, releases: ReleaseLookup, *, prereleases: bool = False
     try:
         fetched = fetch_release(source)
     except CodegenError as error:
-        if not any(d.code == "fetch-failed" and f"has no file {spec.path}" in d.message for d in error.diagnostics):
+        if not any(
+            d.code == "fetch-failed" and f"has no file {spec.path}" in d.message
+            for d in error.diagnostics
+        ):
             raise
         reason = f"{newer[-1]} has no file {spec.path}: the schema moved"
-        return TargetStatus(pin.name, pin.source, "file-gone", spec.version, Newer(newer[-1], source, None), reason=reason)
+        return TargetStatus(
+            pin.name,
+            pin.source,
+            "file-gone",
+            spec.version,
+            Newer(newer[-1], source, None),
+            reason=reason,
+        )
     found = Newer(newer[-1], source, fetched)
     if fetched.sha256 == pin.sha256:
         return TargetStatus(pin.name, pin.source, "same-file", pinned=spec.version, newest=found)
     result, _, _ = diff_files(pin, source, fetched)
-    return TargetStatus(pin.name, pin.source, "outdated", pinned=spec.version, newest=found, diff=result)
+    return TargetStatus(
+        pin.name, pin.source, "outdated", pinned=spec.version, newest=found, diff=result
+    )
 
 
-def check_targets(pins: Iterable[Pin], *, prereleases: bool = False, lookup: ReleaseLookup = npm_view) -> list[TargetStatus]:
+def check_targets(
+    pins: Iterable[Pin], *, prereleases: bool = False, lookup: ReleaseLookup = npm_view
+) -> list[TargetStatus]:
     """Check every target; every failure is collected into one CodegenError."""
     releases = cached_lookup(lookup)
     rows: list[TargetStatus] = []
@@ -172,12 +196,21 @@ def render_table(rows: Sequence[TargetStatus]) -> str:
     header = ("target", "pinned", "newest", "file changed", "diff")
     body = []
     for row in rows:
-        newest = "-" if row.status == "not-checked" else row.newest.version if row.newest else "(current)"
+        newest = (
+            "-"
+            if row.status == "not-checked"
+            else row.newest.version if row.newest else "(current)"
+        )
         changed = {True: "yes", False: "no", None: "-"}[row.file_changed]
         pinned = row.pinned or short_label(row.source)
-        body.append((row.target, pinned, newest, changed, _counts(row) if row.status != "current" else ""))
+        body.append(
+            (row.target, pinned, newest, changed, _counts(row) if row.status != "current" else "")
+        )
     widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in (header, *body)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+        for r in (header, *body)
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -44,7 +44,9 @@ class Releases:
         return version in self.versions
 
 
-def version_key(version: str) -> tuple[int, int, int, int, tuple[tuple[int, int | str], ...]] | None:
+def version_key(
+    version: str,
+) -> tuple[int, int, int, int, tuple[tuple[int, int | str], ...]] | None:
     """A sort key for a semver version (None when it is not one)."""
     match = _SEMVER.fullmatch(version)
     if match is None:
@@ -72,18 +74,32 @@ def npm_view(package: str) -> Releases:
     """Ask the registry (through `npm view`) for a package's versions and dist-tags."""
     npm = shutil.which("npm")
     if npm is None:
-        raise fail("registry-failed", f"cannot check {package}: the `npm` client is not on PATH", file=package)
+        raise fail(
+            "registry-failed",
+            f"cannot check {package}: the `npm` client is not on PATH",
+            file=package,
+        )
     env = {**os.environ, "npm_config_update_notifier": "false", "npm_config_fund": "false"}
     command = [npm, "view", package, "versions", "dist-tags", "--json", "--loglevel=error"]
     try:
         with step(f"asking the npm registry for the releases of {package}"):
-            done = subprocess.run(command, env=env, capture_output=True, text=True,
-                                  timeout=NPM_VIEW_TIMEOUT_SECONDS, check=False)
+            done = subprocess.run(
+                command,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=NPM_VIEW_TIMEOUT_SECONDS,
+                check=False,
+            )
     except (subprocess.TimeoutExpired, OSError) as exc:
         raise fail("registry-failed", f"`npm view {package}`: {exc}", file=package) from None
     if done.returncode != 0:
-        raise fail("registry-failed", f"`npm view {package}` failed (exit {done.returncode}): "
-                   f"{_reason(done.stdout, done.stderr)}", file=package)
+        raise fail(
+            "registry-failed",
+            f"`npm view {package}` failed (exit {done.returncode}): "
+            f"{_reason(done.stdout, done.stderr)}",
+            file=package,
+        )
     return parse_view(package, done.stdout)
 
 
@@ -92,16 +108,24 @@ def parse_view(package: str, text: str) -> Releases:
     try:
         data = json.loads(text)
     except ValueError:
-        raise fail("registry-failed", f"`npm view {package}` printed no JSON", file=package) from None
+        raise fail(
+            "registry-failed", f"`npm view {package}` printed no JSON", file=package
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        raise fail("registry-failed", f"`npm view {package}`: {_error_summary(data['error'])}", file=package)
+        raise fail(
+            "registry-failed",
+            f"`npm view {package}`: {_error_summary(data['error'])}",
+            file=package,
+        )
     versions = data.get("versions") if isinstance(data, dict) else None
     if isinstance(versions, str):
         versions = [versions]  # npm prints a lone version as a string
     tags = data.get("dist-tags") if isinstance(data, dict) else None
     if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
         raise fail("registry-failed", f"`npm view {package}` gave no version list", file=package)
-    dist_tags = tuple(sorted((str(k), str(v)) for k, v in tags.items())) if isinstance(tags, dict) else ()
+    dist_tags = (
+        tuple(sorted((str(k), str(v)) for k, v in tags.items())) if isinstance(tags, dict) else ()
+    )
     return Releases(package, tuple(versions), dist_tags)
 
 
@@ -118,7 +142,10 @@ def _reason(stdout: str, stderr: str) -> str:
             return _error_summary(data["error"])
     except ValueError:
         pass
-    lines = [line.removeprefix("npm error").removeprefix("npm ERR!").strip() for line in stderr.splitlines()]
+    lines = [
+        line.removeprefix("npm error").removeprefix("npm ERR!").strip()
+        for line in stderr.splitlines()
+    ]
     lines = [line for line in lines if line]
     fallback = lines[0] if lines else "no error output"
     return next((line for line in lines if not line.startswith("code ")), fallback)

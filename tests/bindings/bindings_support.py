@@ -104,7 +104,10 @@ def field_values(model: BaseModel, names: tuple[str, ...]) -> dict[str, Any]:
 
 def build_kwargs(model: BaseModel) -> dict[str, Any]:
     """The model's set fields by Python name, and its unknown fields, as a constructor takes them."""
-    return {**{n: getattr(model, n) for n in model.model_fields_set}, **(model.__pydantic_extra__ or {})}
+    return {
+        **{n: getattr(model, n) for n in model.model_fields_set},
+        **(model.__pydantic_extra__ or {}),
+    }
 
 
 def without_extras(model: BaseModel) -> dict[str, Any]:
@@ -131,7 +134,9 @@ def enum_sites(name: str, open_: bool = True) -> dict[str, list[tuple[Struct, st
     """Open (or closed) enum -> (struct, Python name, wire name) of the fields typed by it (or by
     it | None)."""
     proto = protocol(name)
-    out: dict[str, list[tuple[Struct, str, str]]] = {d.name: [] for d in proto.definitions if isinstance(d, Enum) and d.open == open_}
+    out: dict[str, list[tuple[Struct, str, str]]] = {
+        d.name: [] for d in proto.definitions if isinstance(d, Enum) and d.open == open_
+    }
     for d in proto.definitions:
         if not isinstance(d, Struct):
             continue

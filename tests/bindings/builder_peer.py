@@ -73,7 +73,9 @@ class Peer(acp.Agent):  # type: ignore[misc,name-defined]
 
 def _echo(wire: str) -> Any:
     async def handler(self: Peer, params: Any) -> Any:
-        raise acp.RpcError(-32099, "echo", {"method": wire, "params": None if params is None else params.to_dict()})
+        raise acp.RpcError(
+            -32099, "echo", {"method": wire, "params": None if params is None else params.to_dict()}
+        )
 
     return handler
 

@@ -32,7 +32,9 @@ class Lenient(acp.Agent):
             "blocks": [type(b).__name__ for b in params.prompt],
             "unknown_raw": getattr(params.prompt[1], "raw", None),
             "priority": text.annotations.priority,
-            "audience": [[str(r), r.is_known, r.is_extension] for r in text.annotations.audience or ()],
+            "audience": [
+                [str(r), r.is_known, r.is_extension] for r in text.annotations.audience or ()
+            ],
         }
         return acp.PromptResponse(message_id="m1", meta=seen)
 
@@ -40,7 +42,9 @@ class Lenient(acp.Agent):
 class Where(acp.Agent):
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         meta = {"cwd": os.getcwd(), "probe": os.environ.get("ACP_PROBE")}
-        return acp.InitializeResponse(protocol_version=params.protocol_version, info=INFO, meta=meta)
+        return acp.InitializeResponse(
+            protocol_version=params.protocol_version, info=INFO, meta=meta
+        )
 
 
 class Block(acp.Agent):
@@ -87,7 +91,9 @@ def raw() -> None:
                 out = {"jsonrpc": "2.0", "method": "session/update", "params": params}
                 sys.stdout.write(json.dumps(out) + "\n")
             answer = {"protocolVersion": 2, "info": {"name": "raw", "version": "1.0"}}
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer}) + "\n")
+            sys.stdout.write(
+                json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer}) + "\n"
+            )
             sys.stdout.flush()
 
 

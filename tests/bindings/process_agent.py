@@ -18,7 +18,10 @@ import acp_v2_draft as acp
 
 class Agent(acp.Agent):
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse(protocol_version=params.protocol_version, info=acp.Implementation(name="agent", version="1.0"))
+        return acp.InitializeResponse(
+            protocol_version=params.protocol_version,
+            info=acp.Implementation(name="agent", version="1.0"),
+        )
 
 
 def main(mode: str) -> None:

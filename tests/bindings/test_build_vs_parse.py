@@ -35,7 +35,9 @@ def _sites() -> list[tuple[Any, str, str, str, bool]]:
     return [s for s in leniency_sites(PKG) if s[0].role != "base"]
 
 
-@pytest.mark.parametrize("site", _sites(), ids=[f"{s.name}.{wire}:{rule}" for s, _, wire, rule, _ in _sites()])
+@pytest.mark.parametrize(
+    "site", _sites(), ids=[f"{s.name}.{wire}:{rule}" for s, _, wire, rule, _ in _sites()]
+)
 def test_a_repaired_value_is_an_error_when_built(site: tuple[Any, str, str, str]) -> None:
     struct, py, wire, rule, required = site
     cls = getattr(package(PKG), struct.name)
@@ -82,19 +84,35 @@ def test_most_leniency_sites_are_exercised() -> None:
     sites = _sites()
     classes = instances_by_class(PKG)
     with_instances = [s for s in sites if getattr(package(PKG), s[0].name) in classes]
-    assert len(sites) > 50 and len(with_instances) >= 0.9 * len(sites), len(with_instances) / len(sites)
+    assert len(sites) > 50 and len(with_instances) >= 0.9 * len(sites), len(with_instances) / len(
+        sites
+    )
 
 
 def test_parsing_takes_wire_names_only_and_building_python_names() -> None:
     acp = package(PKG)
-    wire = {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}}
+    wire = {
+        "sessionId": "s",
+        "update": {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m",
+            "content": {"type": "text", "text": "hi"},
+        },
+    }
     assert acp.UpdateSessionNotification.from_dict(wire).to_dict() == wire
     with pytest.raises(ValidationError) as caught:
-        acp.UpdateSessionNotification.from_dict({**wire, "session_id": "s", "sessionId": None} | {"sessionId": None})
+        acp.UpdateSessionNotification.from_dict(
+            {**wire, "session_id": "s", "sessionId": None} | {"sessionId": None}
+        )
     with pytest.raises(ValidationError) as caught:
         acp.UpdateSessionNotification.from_dict({"session_id": "s", "update": wire["update"]})
     assert caught.value.errors()[0]["loc"] == ("sessionId",)
-    built = acp.UpdateSessionNotification(session_id="s", update=acp.SessionUpdateAgentMessageChunk(message_id="m", content=acp.ContentBlockText(text="hi")))
+    built = acp.UpdateSessionNotification(
+        session_id="s",
+        update=acp.SessionUpdateAgentMessageChunk(
+            message_id="m", content=acp.ContentBlockText(text="hi")
+        ),
+    )
     assert built.to_dict() == wire
 
 
@@ -104,7 +122,9 @@ def test_the_issue_case_status_complted() -> None:
     with pytest.raises(ValidationError) as caught:
         acp.ToolCallUpdate(tool_call_id="t", status="complted")
     assert caught.value.errors()[0]["loc"] == ("status",)
-    parsed = acp.ToolCallUpdate.from_json('{"toolCallId": "t", "status": 7}')  # a wire value: repaired
+    parsed = acp.ToolCallUpdate.from_json(
+        '{"toolCallId": "t", "status": 7}'
+    )  # a wire value: repaired
     assert parsed.status is None and parsed.to_dict() == {"toolCallId": "t"}
 
 
@@ -113,14 +133,31 @@ def test_building_checks_types_closed_enums_and_required_fields_at_any_depth() -
     cases = [
         (lambda: acp.ToolCallUpdate(tool_call_id=5), ("tool_call_id",)),
         (lambda: acp.ToolCallUpdate(), ("toolCallId",)),
-        (lambda: acp.UpdateSessionNotification(session_id="s", update={"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": 3}}), ("update",)),
-        (lambda: acp.PromptRequest(session_id="s", prompt=[acp.ContentBlockText(text="a"), {"type": "text"}]), ("prompt", 1)),
+        (
+            lambda: acp.UpdateSessionNotification(
+                session_id="s",
+                update={
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": {"type": "text", "text": 3},
+                },
+            ),
+            ("update",),
+        ),
+        (
+            lambda: acp.PromptRequest(
+                session_id="s", prompt=[acp.ContentBlockText(text="a"), {"type": "text"}]
+            ),
+            ("prompt", 1),
+        ),
     ]
     for make, loc in cases:
         with pytest.raises(ValidationError) as caught:
             make()
         assert caught.value.errors()[0]["loc"][: len(loc)] == loc
-    closed = [d for d in protocol(PKG).definitions if getattr(d, "kind", "") == "enum" and not d.open]
+    closed = [
+        d for d in protocol(PKG).definitions if getattr(d, "kind", "") == "enum" and not d.open
+    ]
     for enum in closed:
         with pytest.raises(ValidationError):
             from pydantic import TypeAdapter

@@ -45,7 +45,11 @@ def _recorder(acp: Any) -> Any:
 
     def echo(wire: str) -> Any:
         async def handler(self: Any, params: Any) -> Any:
-            raise acp.RpcError(-32099, "echo", {"method": wire, "params": None if params is None else params.to_dict()})
+            raise acp.RpcError(
+                -32099,
+                "echo",
+                {"method": wire, "params": None if params is None else params.to_dict()},
+            )
 
         return handler
 
@@ -54,6 +58,7 @@ def _recorder(acp: Any) -> Any:
             setattr(Recorder, spec.handler, echo(wire))
     for case in fanouts(acp.__name__, "client"):
         for c in case.cases:
+
             async def variant(self: Any, params: Any, update: Any, _tag: str = c.tag) -> None:
                 self.variants.append(_tag)
 
@@ -96,13 +101,29 @@ async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
     acp = package(pkg)
     recorder = _recorder(acp)
     handle = context(pkg).handle
-    async with acp.spawn_agent(PYTHON, str(HERE / "builder_peer.py"), pkg, client=recorder, env=python_env(), stderr=subprocess.PIPE) as agent:
+    async with acp.spawn_agent(
+        PYTHON,
+        str(HERE / "builder_peer.py"),
+        pkg,
+        client=recorder,
+        env=python_env(),
+        stderr=subprocess.PIPE,
+    ) as agent:
         checked = 0
         # agent -> client: the session handle, one builder per session/update variant
         for b, cls, wire in _cases(update_builders(pkg), pkg):
             count = len(recorder.updates)
             params = [p.name for p in b.params]
-            await agent.ext_request("_test/emit", {"model": b.model, "wire": wire, "params": params, "builder": b.name, "session": "sess-1"})
+            await agent.ext_request(
+                "_test/emit",
+                {
+                    "model": b.model,
+                    "wire": wire,
+                    "params": params,
+                    "builder": b.name,
+                    "session": "sess-1",
+                },
+            )
             arrived = await _next_update(recorder, count)
             assert arrived.session_id == "sess-1"
             assert type(arrived.update) is cls, (b.name, type(arrived.update))
@@ -111,21 +132,42 @@ async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
         assert checked == len(update_builders(pkg)) and (checked > 10 if handle else True)
         # agent -> client: every request / notification builder of the client peer
         # the peers' builders are keyed by handler name (a wire name can be a request and a notification)
-        client_specs = {spec.handler: spec for spec in (*acp.CLIENT_REQUESTS.values(), *acp.CLIENT_NOTIFICATIONS.values())}
-        agent_specs = {spec.handler: spec for spec in (*acp.AGENT_REQUESTS.values(), *acp.AGENT_NOTIFICATIONS.values())}
+        client_specs = {
+            spec.handler: spec
+            for spec in (*acp.CLIENT_REQUESTS.values(), *acp.CLIENT_NOTIFICATIONS.values())
+        }
+        agent_specs = {
+            spec.handler: spec
+            for spec in (*acp.AGENT_REQUESTS.values(), *acp.AGENT_NOTIFICATIONS.values())
+        }
         for b, cls, wire in _cases(request_builders(pkg, "client").values(), pkg):
             handler = next(h for h, m in request_builders(pkg, "client").items() if m is b)
             method, kind = client_specs[handler].method, client_specs[handler].kind
-            answer = await agent.ext_request("_test/call_client", {"model": b.model, "wire": wire, "params": [p.name for p in b.params], "handler": b.name})
+            answer = await agent.ext_request(
+                "_test/call_client",
+                {
+                    "model": b.model,
+                    "wire": wire,
+                    "params": [p.name for p in b.params],
+                    "handler": b.name,
+                },
+            )
             if kind == "request":
-                assert answer["error"] == {"method": method, "params": _sent(b, cls.from_dict(wire))}, method
+                assert answer["error"] == {
+                    "method": method,
+                    "params": _sent(b, cls.from_dict(wire)),
+                }, method
             checked += 1
         # client -> agent: every request / notification builder of the agent peer
         for b, cls, wire in _cases(request_builders(pkg, "agent").values(), pkg):
             handler = next(h for h, m in request_builders(pkg, "agent").items() if m is b)
             method = agent_specs[handler].method
             parsed = cls.from_dict(wire)
-            kwargs = {p.name: getattr(parsed, p.name) for p in b.params if p.name in parsed.model_fields_set}
+            kwargs = {
+                p.name: getattr(parsed, p.name)
+                for p in b.params
+                if p.name in parsed.model_fields_set
+            }
             expected = {"method": method, "params": _sent(b, parsed)}
             if agent_specs[handler].kind == "request":
                 with pytest.raises(acp.RpcError) as caught:
@@ -145,12 +187,22 @@ async def test_every_builder_round_trips_through_a_pipe(pkg: str) -> None:
 async def test_text_parameters_take_a_plain_str() -> None:
     acp = package("acp_v2_draft")
     recorder = _recorder(acp)
-    async with acp.spawn_agent(PYTHON, str(HERE / "builder_peer.py"), "acp_v2_draft", client=recorder, env=python_env()) as agent:
+    async with acp.spawn_agent(
+        PYTHON, str(HERE / "builder_peer.py"), "acp_v2_draft", client=recorder, env=python_env()
+    ) as agent:
         await agent.ext_request("_test/text", {"session": "s", "extra": {"message_id": "m7"}})
         update = (await _next_update(recorder, 0)).update
-        assert update.to_dict() == {"sessionUpdate": "agent_message_chunk", "messageId": "m7", "content": {"type": "text", "text": "plain text"}}
+        assert update.to_dict() == {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m7",
+            "content": {"type": "text", "text": "plain text"},
+        }
         assert recorder.variants == ["agent_message_chunk"]
-        for prompt in ("hi", ["hi", acp.ContentBlockText(text="there")], (acp.ContentBlockText(text="x"),)):
+        for prompt in (
+            "hi",
+            ["hi", acp.ContentBlockText(text="there")],
+            (acp.ContentBlockText(text="x"),),
+        ):
             with pytest.raises(acp.RpcError) as caught:
                 await agent.prompt("s", prompt)
             blocks = [prompt] if isinstance(prompt, str) else list(prompt)

@@ -13,11 +13,17 @@ from pydantic import ValidationError
 from acp_codegen.ir.nodes import Enum
 
 PKG = "acp_v2_draft"
-SITES = [(enum, struct, py, wire) for enum, sites in enum_sites(PKG, open_=False).items() for struct, py, wire in sites]
+SITES = [
+    (enum, struct, py, wire)
+    for enum, sites in enum_sites(PKG, open_=False).items()
+    for struct, py, wire in sites
+]
 
 
 def _misspelled(enum_name: str) -> str:
-    enum = protocol(PKG).by_def_name(enum_name) or next(d for d in protocol(PKG).definitions if d.name == enum_name)
+    enum = protocol(PKG).by_def_name(enum_name) or next(
+        d for d in protocol(PKG).definitions if d.name == enum_name
+    )
     assert isinstance(enum, Enum) and not enum.open
     known = enum.values[0].value
     return known[0] + known[2] + known[1] + known[3:]  # "object" -> "bojcet"
@@ -47,8 +53,12 @@ def test_a_misspelled_closed_enum_value_names_the_field(site: tuple[str, Any, st
 
 def test_a_misspelled_closed_enum_value_nested_names_the_path() -> None:
     acp = package(PKG)
-    built = acp.ElicitationFormModeRequest(request_id="r", requested_schema={"type": "object", "properties": {}})
+    built = acp.ElicitationFormModeRequest(
+        request_id="r", requested_schema={"type": "object", "properties": {}}
+    )
     assert built.requested_schema.type == "object"
     with pytest.raises(ValidationError) as caught:
-        acp.ElicitationFormModeRequest(request_id="r", requested_schema={"type": "objcet", "properties": {}})
+        acp.ElicitationFormModeRequest(
+            request_id="r", requested_schema={"type": "objcet", "properties": {}}
+        )
     assert [e["loc"] for e in caught.value.errors()] == [("requested_schema", "type")]

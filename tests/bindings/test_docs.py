@@ -31,7 +31,15 @@ def test_example_runs(index: int, tmp_path: Path) -> None:
             (tmp_path / name).write_text(code, encoding="utf-8")
     script = tmp_path / f"example_{index}.py"
     script.write_text(_blocks()[index][1], encoding="utf-8")
-    result = subprocess.run([PYTHON, str(script)], cwd=tmp_path, env=python_env(), check=False, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [PYTHON, str(script)],
+        cwd=tmp_path,
+        env=python_env(),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -42,7 +50,11 @@ def test_run_examples_cannot_pass_silently() -> None:
     for index, (name, code) in enumerate(_blocks()):
         if name is None:
             for node in ast.walk(ast.parse(code)):
-                if isinstance(node, ast.Try) and node.handlers and not any(isinstance(n, ast.Raise) for n in node.orelse):
+                if (
+                    isinstance(node, ast.Try)
+                    and node.handlers
+                    and not any(isinstance(n, ast.Raise) for n in node.orelse)
+                ):
                     silent.append((index, node.lineno))
     assert silent == [], f"(example, line) of a try without a failing else: {silent}"
 
@@ -60,14 +72,34 @@ def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path) -> None:
         path.write_text(code, encoding="utf-8")
         files.append(path.name)
     assert not any("type: ignore" in (tmp_path / f).read_text(encoding="utf-8") for f in files)
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / ".mypy"), *files],
-                          cwd=tmp_path, env={**python_env(), "MYPYPATH": str(ROOT / "generated")}, capture_output=True,
-                          text=True, timeout=600, check=False)
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / ".mypy"), *files],
+        cwd=tmp_path,
+        env={**python_env(), "MYPYPATH": str(ROOT / "generated")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
     if pyright is None:
         pytest.skip("pyright is not installed (pip install pyright)")
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps(
-        {"typeCheckingMode": "strict", "extraPaths": [str(ROOT / "generated")], "pythonVersion": "3.11"}))
-    checked = subprocess.run([pyright, "--pythonpath", sys.executable, *files], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    (tmp_path / "pyrightconfig.json").write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "extraPaths": [str(ROOT / "generated")],
+                "pythonVersion": "3.11",
+            }
+        )
+    )
+    checked = subprocess.run(
+        [pyright, "--pythonpath", sys.executable, *files],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr

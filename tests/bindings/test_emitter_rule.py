@@ -23,7 +23,10 @@ EXTENSION = "_vendor.value_zz"
 
 
 def _kwargs(model: BaseModel) -> dict[str, Any]:
-    return {**{n: getattr(model, n) for n in model.model_fields_set}, **(model.__pydantic_extra__ or {})}
+    return {
+        **{n: getattr(model, n) for n in model.model_fields_set},
+        **(model.__pydantic_extra__ or {}),
+    }
 
 
 def _enum_cases() -> list[tuple[str, str]]:
@@ -37,7 +40,9 @@ def test_open_enum_values_follow_the_emitter_rule(pkg: str, enum: str) -> None:
     assert cls(EXTENSION).is_extension and cls(RESERVED).is_reserved
     sites = enum_sites(pkg)[enum]
     by_class = instances_by_class(pkg)
-    site = next(((s, py, wire) for s, py, wire in sites if by_class.get(getattr(acp, s.name))), None)
+    site = next(
+        ((s, py, wire) for s, py, wire in sites if by_class.get(getattr(acp, s.name))), None
+    )
     if site is None:
         # only a union tag (checked below) or not in any struct field: the enum itself is checked
         assert not sites or all(getattr(acp, s.name) not in by_class for s, _, _ in sites)
@@ -49,7 +54,9 @@ def test_open_enum_values_follow_the_emitter_rule(pkg: str, enum: str) -> None:
     kwargs = _kwargs(parsed)
     with pytest.raises(ValidationError) as caught:
         model_cls(**{**kwargs, py: RESERVED})
-    assert any(e["loc"][:1] == (py,) and e["type"] == "acp_reserved_value" for e in caught.value.errors())
+    assert any(
+        e["loc"][:1] == (py,) and e["type"] == "acp_reserved_value" for e in caught.value.errors()
+    )
     with pytest.raises(ValidationError):
         model_cls(**{**kwargs, py: cls(RESERVED)})  # made in Python, not received
     built = model_cls(**{**kwargs, py: EXTENSION})
@@ -66,7 +73,9 @@ def _union_cases() -> list[tuple[str, str]]:
     return [(pkg, u.name) for pkg in PACKAGES for u in open_unions(pkg)]
 
 
-@pytest.mark.parametrize(("pkg", "union"), _union_cases(), ids=[f"{p}.{u}" for p, u in _union_cases()])
+@pytest.mark.parametrize(
+    ("pkg", "union"), _union_cases(), ids=[f"{p}.{u}" for p, u in _union_cases()]
+)
 def test_custom_union_tags_follow_the_emitter_rule(pkg: str, union: str) -> None:
     acp = package(pkg)
     spec = next(u for u in open_unions(pkg) if u.name == union)
@@ -90,7 +99,9 @@ def test_custom_union_tags_follow_the_emitter_rule(pkg: str, union: str) -> None
     built = unknown_cls(**{**kwargs, spec.tag_py: EXTENSION})
     assert built.to_dict()[spec.tag_wire] == EXTENSION
     passed_on = unknown_cls(**kwargs)  # the received tag is passed on as it came
-    assert passed_on.to_dict() == received.to_dict() and passed_on.to_dict()[spec.tag_wire] == RESERVED
+    assert (
+        passed_on.to_dict() == received.to_dict() and passed_on.to_dict()[spec.tag_wire] == RESERVED
+    )
 
 
 def _parses_as(adapter: TypeAdapter[Any], value: dict[str, Any], name: str) -> bool:
@@ -118,20 +129,31 @@ def test_a_received_unknown_update_round_trips_through_a_built_notification() ->
     assert forwarded.to_dict() == {**wire, "sessionId": "other"}
     with pytest.raises(ValidationError):
         acp.UpdateSessionNotification(session_id="s", update={"sessionUpdate": "future_update"})
-    ok = acp.UpdateSessionNotification(session_id="s", update={"sessionUpdate": "_vendor/update", "k": 1})
+    ok = acp.UpdateSessionNotification(
+        session_id="s", update={"sessionUpdate": "_vendor/update", "k": 1}
+    )
     assert ok.to_dict()["update"] == {"sessionUpdate": "_vendor/update", "k": 1}
 
 
-@pytest.mark.parametrize("pkg", [p for p in PACKAGES if hasattr(package(p), "Role") and hasattr(package(p), "Annotations")])
+@pytest.mark.parametrize(
+    "pkg",
+    [p for p in PACKAGES if hasattr(package(p), "Role") and hasattr(package(p), "Annotations")],
+)
 def test_an_open_enum_inside_an_array_follows_the_emitter_rule(pkg: str) -> None:
     # `Role` appears only as array items (`Annotations.audience`), which the field-site cases above
     # do not reach; the rule holds per item, with the item's index in the error.
     acp = package(pkg)
     if acp.Annotations.from_dict({"audience": [RESERVED]}).to_dict() != {"audience": [RESERVED]}:
-        pytest.skip(f"{pkg}: the schema closes `Role` (an unknown item is not kept: no emitter rule)")
+        pytest.skip(
+            f"{pkg}: the schema closes `Role` (an unknown item is not kept: no emitter rule)"
+        )
     with pytest.raises(ValidationError) as caught:
         acp.Annotations(audience=["user", RESERVED])
-    assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [(("audience", 1), "acp_reserved_value")]
-    assert acp.Annotations(audience=["user", EXTENSION]).to_dict() == {"audience": ["user", EXTENSION]}
+    assert [(e["loc"], e["type"]) for e in caught.value.errors()] == [
+        (("audience", 1), "acp_reserved_value")
+    ]
+    assert acp.Annotations(audience=["user", EXTENSION]).to_dict() == {
+        "audience": ["user", EXTENSION]
+    }
     received = acp.Annotations.from_dict({"audience": [RESERVED]})
     assert acp.Annotations(**_kwargs(received)).to_dict() == {"audience": [RESERVED]}

@@ -29,22 +29,32 @@ class Client(acp.Client):
     async def extension_notification(self, method: str, params: Any) -> None:
         self.notes.append((method, params))
 
-    async def on_unknown_update(self, params: acp.UpdateSessionNotification, update: acp.UnknownSessionUpdate) -> None:
+    async def on_unknown_update(
+        self, params: acp.UpdateSessionNotification, update: acp.UnknownSessionUpdate
+    ) -> None:
         self.unknown.append(update.raw)
 
 
 async def test_extension_requests_and_notifications_both_ways() -> None:
     client = Client()
-    async with acp.spawn_agent(PYTHON, PEER, "acp_v2_draft", client=client, env=python_env()) as agent:
+    async with acp.spawn_agent(
+        PYTHON, PEER, "acp_v2_draft", client=client, env=python_env()
+    ) as agent:
         # client -> agent: unimplemented extension requests answer -32601
         with pytest.raises(acp.RpcError) as caught:
             await agent.ext_request("_vendor/nothing", {"a": 1})
         assert caught.value.code == -32601
         # a typed result
-        echoed = await agent.ext_request("_test/ask_client", {"method": "_client/echo", "params": {"k": 1}}, result_type=dict[str, Any])
+        echoed = await agent.ext_request(
+            "_test/ask_client",
+            {"method": "_client/echo", "params": {"k": 1}},
+            result_type=dict[str, Any],
+        )
         assert echoed == {"result": {"echo": {"k": 1}}}
         # agent -> client: the client's default also answers -32601
-        assert await agent.ext_request("_test/ask_client", {"method": "_client/other", "params": {}}) == {"error": -32601}
+        assert await agent.ext_request(
+            "_test/ask_client", {"method": "_client/other", "params": {}}
+        ) == {"error": -32601}
         # notifications reach extension_notification
         await agent.ext_notify("_vendor/note", {"n": 2})
         seen = await agent.ext_request("_test/seen", None)
@@ -57,7 +67,9 @@ async def test_extension_requests_and_notifications_both_ways() -> None:
         assert "vendor/x" in (await agent.ext_request("_test/unprefixed", {}))["refused"]
         # an extension variant of session/update reaches on_unknown_update
         fields = {"session_update": "_vendor/progress", "percent": 50}
-        await agent.ext_request("_test/custom_update", {"session": "s", "union": "SessionUpdate", "fields": fields})
+        await agent.ext_request(
+            "_test/custom_update", {"session": "s", "union": "SessionUpdate", "fields": fields}
+        )
         for _ in range(200):
             if client.notes and client.unknown:
                 break
@@ -67,8 +79,12 @@ async def test_extension_requests_and_notifications_both_ways() -> None:
 
 
 async def test_an_extension_request_takes_a_timeout_and_the_peer_is_told_to_cancel() -> None:
-    async with acp.spawn_agent(PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()) as agent:
-        assert await agent.ext_request("_test/seen", None) == []  # the agent is up: the next handler starts at once
+    async with acp.spawn_agent(
+        PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()
+    ) as agent:
+        assert (
+            await agent.ext_request("_test/seen", None) == []
+        )  # the agent is up: the next handler starts at once
         with pytest.raises(TimeoutError, match="_test/sleep got no answer within 1 s"):
             await agent.ext_request("_test/sleep", {"seconds": 30}, timeout=1)
         for _ in range(200):  # the peer's handler was cancelled by `$/cancel_request`
@@ -78,12 +94,30 @@ async def test_an_extension_request_takes_a_timeout_and_the_peer_is_told_to_canc
         else:
             pytest.fail("the peer never saw the cancellation")
         assert await agent.ext_request("_test/sleep", {"seconds": 0}, timeout=None) == {"slept": 0}
-        assert await agent.ext_request("_test/sleep", {"seconds": 0}, result_type=dict[str, int], timeout=5) == {"slept": 0}
+        assert await agent.ext_request(
+            "_test/sleep", {"seconds": 0}, result_type=dict[str, int], timeout=5
+        ) == {"slept": 0}
 
 
 async def test_result_type_may_be_a_model() -> None:
-    async with acp.spawn_agent(PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()) as agent:
-        answer = await agent.ext_request("_test/emit", {"model": "SessionUpdateAgentMessageChunk", "wire": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "x"}}, "params": ["content", "message_id"], "builder": "agent_message_chunk", "session": "s"}, result_type=dict[str, bool])
+    async with acp.spawn_agent(
+        PYTHON, PEER, "acp_v2_draft", client=Client(), env=python_env()
+    ) as agent:
+        answer = await agent.ext_request(
+            "_test/emit",
+            {
+                "model": "SessionUpdateAgentMessageChunk",
+                "wire": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": {"type": "text", "text": "x"},
+                },
+                "params": ["content", "message_id"],
+                "builder": "agent_message_chunk",
+                "session": "s",
+            },
+            result_type=dict[str, bool],
+        )
         assert answer == {"sent": True}
 
 

@@ -24,7 +24,11 @@ PROMPT = {
     "_meta": 5,
     "x-vendor": {"k": [1, 2]},
     "prompt": [
-        {"type": "text", "text": "hi", "annotations": {"priority": 9, "audience": ["user", 7, "future_role"]}},
+        {
+            "type": "text",
+            "text": "hi",
+            "annotations": {"priority": 9, "audience": ["user", 7, "future_role"]},
+        },
         {"type": "future_block", "data": {"n": 1}},
     ],
 }
@@ -40,10 +44,17 @@ async def _ask_raw(process: asyncio.subprocess.Process, message: dict[str, Any])
 
 async def test_an_agent_handler_sees_repaired_values_received_over_a_pipe() -> None:
     process = await asyncio.create_subprocess_exec(
-        PYTHON, AGENTS, "lenient", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=python_env()
+        PYTHON,
+        AGENTS,
+        "lenient",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=python_env(),
     )
     try:
-        answer = await _ask_raw(process, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": PROMPT})
+        answer = await _ask_raw(
+            process, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": PROMPT}
+        )
     finally:
         assert process.stdin is not None
         process.stdin.close()
@@ -55,7 +66,10 @@ async def test_an_agent_handler_sees_repaired_values_received_over_a_pipe() -> N
     assert seen["blocks"] == ["ContentBlockText", "UnknownContentBlock"]  # unknown variant kept
     assert seen["unknown_raw"] == {"type": "future_block", "data": {"n": 1}}
     assert seen["priority"] is None  # out of range: dropped
-    assert seen["audience"] == [["user", True, False], ["future_role", False, False]]  # 7 skipped, unknown kept
+    assert seen["audience"] == [
+        ["user", True, False],
+        ["future_role", False, False],
+    ]  # 7 skipped, unknown kept
     assert seen["wire"] == {
         "sessionId": "s1",
         "x-vendor": {"k": [1, 2]},
@@ -90,20 +104,28 @@ def test_the_same_values_built_in_python_raise_naming_the_field() -> None:
 
 class Recorder(acp.Client):
     def __init__(self) -> None:
-        self.tool_calls: list[tuple[acp.UpdateSessionNotification, acp.SessionUpdateToolCallUpdate]] = []
+        self.tool_calls: list[
+            tuple[acp.UpdateSessionNotification, acp.SessionUpdateToolCallUpdate]
+        ] = []
         self.unknown: list[acp.UnknownSessionUpdate] = []
 
-    async def on_tool_call_update(self, params: acp.UpdateSessionNotification, update: acp.SessionUpdateToolCallUpdate) -> None:
+    async def on_tool_call_update(
+        self, params: acp.UpdateSessionNotification, update: acp.SessionUpdateToolCallUpdate
+    ) -> None:
         self.tool_calls.append((params, update))
 
-    async def on_unknown_update(self, params: acp.UpdateSessionNotification, update: acp.UnknownSessionUpdate) -> None:
+    async def on_unknown_update(
+        self, params: acp.UpdateSessionNotification, update: acp.UnknownSessionUpdate
+    ) -> None:
         self.unknown.append(update)
 
 
 async def test_a_client_handler_sees_repaired_session_updates_received_over_a_pipe() -> None:
     client = Recorder()
     async with acp.spawn_agent(PYTHON, AGENTS, "raw", client=client, env=python_env()) as agent:
-        result = await agent.initialize(protocol_version=2, info=acp.Implementation(name="t", version="1"))
+        result = await agent.initialize(
+            protocol_version=2, info=acp.Implementation(name="t", version="1")
+        )
         assert result.info.name == "raw"
         # the ordering guarantee: both notifications were handled before the answer arrived
         assert len(client.tool_calls) == 1 and len(client.unknown) == 1
@@ -111,7 +133,9 @@ async def test_a_client_handler_sees_repaired_session_updates_received_over_a_pi
     assert params.meta is None and params.__pydantic_extra__ == {"x-top": True}
     assert update.tool_call_id == "t1"
     assert update.status is None and update.title is None  # malformed: dropped
-    assert update.kind is not None and update.kind == "future_kind" and update.kind.is_reserved  # kept
+    assert (
+        update.kind is not None and update.kind == "future_kind" and update.kind.is_reserved
+    )  # kept
     assert [loc.to_dict() for loc in update.locations or ()] == [{"path": "/a"}, {"path": "/b"}]
     assert update.__pydantic_extra__ == {"x-vendor": {"k": 1}}
     assert params.to_dict() == {

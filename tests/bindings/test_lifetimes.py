@@ -54,7 +54,9 @@ class Asked(acp.Client):
 async def test_serve_agent_as_a_context_manager_serves_for_the_block() -> None:
     client = Asked()
     lines: list[bytes] = []
-    async with acp.spawn_agent(PYTHON, AGENTS, "block", client=client, env=python_env(), stderr=lines.append, grace=30) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENTS, "block", client=client, env=python_env(), stderr=lines.append, grace=30
+    ) as agent:
         assert agent.process is not None
         # inside the block: the yielded client peer sends a request and gets our answer
         await asyncio.wait_for(client.answered.wait(), 30)

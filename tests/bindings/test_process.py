@@ -17,7 +17,9 @@ INFO = acp.Implementation(name="tests", version="1.0")
 
 async def test_a_stderr_flood_is_captured_without_blocking_the_agent() -> None:
     lines: list[bytes] = []
-    async with acp.spawn_agent(PYTHON, AGENT, "flood", env=python_env(), stderr=lines.append) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENT, "flood", env=python_env(), stderr=lines.append
+    ) as agent:
         result = await agent.initialize(protocol_version=2, info=INFO)
         assert result.protocol_version == 2
         assert agent.stderr is not None and agent.process is not None
@@ -29,7 +31,9 @@ async def test_a_stderr_flood_is_captured_without_blocking_the_agent() -> None:
 
 
 async def test_stderr_pipe_keeps_a_bounded_tail() -> None:
-    async with acp.spawn_agent(PYTHON, AGENT, "flood", env=python_env(), stderr=subprocess.PIPE) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENT, "flood", env=python_env(), stderr=subprocess.PIPE
+    ) as agent:
         await agent.initialize(protocol_version=2, info=INFO)
     assert agent.stderr is not None and agent.stderr.total > 8 * 1024 * 1024
 
@@ -43,7 +47,9 @@ async def test_stderr_is_inherited_by_default(capfd: pytest.CaptureFixture[str])
 
 async def test_an_agent_ignoring_sigterm_is_killed_after_the_grace_period() -> None:
     started = time.monotonic()
-    async with acp.spawn_agent(PYTHON, AGENT, "stubborn", env=python_env(), stderr=subprocess.PIPE, grace=0.5) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENT, "stubborn", env=python_env(), stderr=subprocess.PIPE, grace=0.5
+    ) as agent:
         await agent.initialize(protocol_version=2, info=INFO)
     elapsed = time.monotonic() - started
     assert agent.process is not None and agent.process.returncode == -signal.SIGKILL
@@ -52,13 +58,17 @@ async def test_an_agent_ignoring_sigterm_is_killed_after_the_grace_period() -> N
 
 
 async def test_an_agent_ignoring_eof_gets_sigterm_after_the_grace_period() -> None:
-    async with acp.spawn_agent(PYTHON, AGENT, "deaf", env=python_env(), stderr=subprocess.PIPE, grace=0.5) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENT, "deaf", env=python_env(), stderr=subprocess.PIPE, grace=0.5
+    ) as agent:
         await agent.initialize(protocol_version=2, info=INFO)
     assert agent.process is not None and agent.process.returncode == -signal.SIGTERM
 
 
 async def test_a_polite_agent_is_not_signalled() -> None:
-    async with acp.spawn_agent(PYTHON, AGENT, "polite", env=python_env(), stderr=subprocess.DEVNULL, grace=30) as agent:
+    async with acp.spawn_agent(
+        PYTHON, AGENT, "polite", env=python_env(), stderr=subprocess.DEVNULL, grace=30
+    ) as agent:
         await agent.initialize(protocol_version=2, info=INFO)
     assert agent.process is not None and agent.process.returncode == 0
 

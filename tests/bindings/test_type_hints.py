@@ -38,8 +38,14 @@ print(json.dumps({{"problems": problems, "checked": checked}}))
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_get_type_hints_works_on_every_class_and_handler(package: str) -> None:
-    done = subprocess.run([sys.executable, "-c", _SCRIPT.format(package=package)], cwd=GENERATED,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT.format(package=package)],
+        cwd=GENERATED,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["problems"] == []

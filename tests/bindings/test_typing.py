@@ -18,13 +18,30 @@ FILES = (HERE / "user_code.py", HERE / "user_code_errors.py")
 
 
 def _marked(path: Path) -> dict[int, str]:
-    return {n: m.group(1) for n, line in enumerate(path.read_text().splitlines(), 1) if (m := re.search(r"# E: ([\w-]+)", line))}
+    return {
+        n: m.group(1)
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if (m := re.search(r"# E: ([\w-]+)", line))
+    }
 
 
 def _mypy(path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", str(cache), str(path)],
-        check=False, capture_output=True, text=True, cwd=ROOT, env={"MYPYPATH": str(ROOT / "generated"), "PATH": "/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(cache),
+            str(path),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"MYPYPATH": str(ROOT / "generated"), "PATH": "/usr/bin:/bin"},
     )
 
 
@@ -54,14 +71,30 @@ def _pyright() -> str:
 
 def test_pyright_strict_passes_the_user_code_and_reports_the_misuse(tmp_path: Path) -> None:
     config = tmp_path / "pyrightconfig.json"
-    config.write_text(json.dumps({"typeCheckingMode": "strict", "extraPaths": [str(ROOT / "generated")], "pythonVersion": "3.11"}))
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "extraPaths": [str(ROOT / "generated")],
+                "pythonVersion": "3.11",
+            }
+        )
+    )
     for path in FILES:
         shutil.copy(path, tmp_path / path.name)
     result = subprocess.run(
         [_pyright(), "--outputjson", "--pythonpath", sys.executable, *(p.name for p in FILES)],
-        check=False, capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
     )
     report = json.loads(result.stdout)
-    errors = [(Path(d["file"]).name, d["range"]["start"]["line"] + 1) for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    errors = [
+        (Path(d["file"]).name, d["range"]["start"]["line"] + 1)
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert [e for e in errors if e[0] == "user_code.py"] == []
     assert sorted(n for f, n in errors if f == "user_code_errors.py") == sorted(_marked(FILES[1]))

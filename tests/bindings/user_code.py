@@ -44,11 +44,15 @@ def blocks() -> Sequence[acp.ContentBlockText]:
 
 
 async def client_main() -> None:
-    async with acp.spawn_agent(sys.executable, "-m", "my_agent", client=Printer(), stderr=subprocess.PIPE, grace=2.0) as agent:
+    async with acp.spawn_agent(
+        sys.executable, "-m", "my_agent", client=Printer(), stderr=subprocess.PIPE, grace=2.0
+    ) as agent:
         await agent.initialize(protocol_version=2, info=acp.Implementation(name="me", version="1"))
         session = await agent.new_session(cwd="/tmp")
         answer = await agent.prompt(session.session_id, "hello")
-        again = await agent.session_prompt(acp.PromptRequest(session_id=session.session_id, prompt=blocks()))
+        again = await agent.session_prompt(
+            acp.PromptRequest(session_id=session.session_id, prompt=blocks())
+        )
         mixed: list[acp.ContentBlock | str] = ["a", acp.ContentBlockText(text="b")]
         await agent.prompt(session.session_id, mixed)
         print(answer.message_id, again.message_id)

@@ -77,8 +77,12 @@ def assert_caught_by_check_transcript(transcript: Path, rules: set[str], side: s
 
 
 @pytest.mark.parametrize("defect", sorted(AGENT_DEFECTS))
-def test_each_broken_agent_is_caught_by_its_rule_the_probe_and_check_transcript(defect: str, tmp_path: Path) -> None:
-    status, report = probe("agent", agent_command(defect), tmp_path / "t.jsonl", *AGENT_PROBE_OPTIONS.get(defect, []))
+def test_each_broken_agent_is_caught_by_its_rule_the_probe_and_check_transcript(
+    defect: str, tmp_path: Path
+) -> None:
+    status, report = probe(
+        "agent", agent_command(defect), tmp_path / "t.jsonl", *AGENT_PROBE_OPTIONS.get(defect, [])
+    )
     assert status == 1
     assert failed(report) == AGENT_DEFECTS[defect]
     for rule in report["rules"]:
@@ -88,7 +92,9 @@ def test_each_broken_agent_is_caught_by_its_rule_the_probe_and_check_transcript(
 
 
 @pytest.mark.parametrize("defect", sorted(CLIENT_DEFECTS))
-def test_each_broken_client_is_caught_by_its_rule_the_probe_and_check_transcript(defect: str, tmp_path: Path) -> None:
+def test_each_broken_client_is_caught_by_its_rule_the_probe_and_check_transcript(
+    defect: str, tmp_path: Path
+) -> None:
     status, report = probe("client", client_command(defect), tmp_path / "t.jsonl")
     assert status == 1
     assert failed(report) == CLIENT_DEFECTS[defect]
@@ -104,19 +110,30 @@ def test_the_peers_without_a_defect_are_clean_everywhere(kind: str, tmp_path: Pa
     status, report = probe(kind, command, tmp_path / "t.jsonl")
     assert status == 0 and failed(report) == set(), report
     passed = {r["rule"] for r in report["rules"] if r["status"] == "pass"}
-    assert {"schema-invalid", "custom-root-field", "request-unanswered", "parse-error-reply", "method-not-found"} <= passed
+    assert {
+        "schema-invalid",
+        "custom-root-field",
+        "request-unanswered",
+        "parse-error-reply",
+        "method-not-found",
+    } <= passed
     checked = cli("check-transcript", str(tmp_path / "t.jsonl"))
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def updates_sent(transcript: Path) -> set[str]:
     """The `sessionUpdate` tags the probe (as agent) sent."""
-    return {e["message"]["params"]["update"]["sessionUpdate"] for e in recorded(transcript)
-            if e["from"] == "agent" and e["message"].get("method") == "session/update"}
+    return {
+        e["message"]["params"]["update"]["sessionUpdate"]
+        for e in recorded(transcript)
+        if e["from"] == "agent" and e["message"].get("method") == "session/update"
+    }
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int, tmp_path: Path) -> None:
+def test_the_probe_sends_every_session_update_variant_of_the_schema(
+    version: int, tmp_path: Path
+) -> None:
     from acp_codegen.ir.nodes import TaggedUnion
     from acp_codegen.transcript.schema import pinned_for_version, resolve_revision
 
@@ -133,14 +150,23 @@ def test_the_probe_sends_every_session_update_variant_of_the_schema(version: int
     assert {"_acp_codegen_probe", "probe_future_variant"} <= updates_sent(tmp_path / "t.jsonl")
 
 
-def test_the_probe_sends_gated_updates_only_where_the_client_advertised_them(tmp_path: Path) -> None:
+def test_the_probe_sends_gated_updates_only_where_the_client_advertised_them(
+    tmp_path: Path,
+) -> None:
     status, report = probe("client", client_command("", "--v1"), tmp_path / "t.jsonl")
-    assert status == 0 and failed(report) == set() and report["schema"] == "acp_v1 (unstable)", report
+    assert (
+        status == 0 and failed(report) == set() and report["schema"] == "acp_v1 (unstable)"
+    ), report
     sent = updates_sent(tmp_path / "t.jsonl")
-    assert "agent_message_chunk" in sent and not {"notice", "compaction_update", "compaction_summary_chunk"} & sent
+    assert (
+        "agent_message_chunk" in sent
+        and not {"notice", "compaction_update", "compaction_summary_chunk"} & sent
+    )
 
 
-def test_an_agent_answering_protocol_version_1_is_reported_and_checked_against_v1(tmp_path: Path) -> None:
+def test_an_agent_answering_protocol_version_1_is_reported_and_checked_against_v1(
+    tmp_path: Path,
+) -> None:
     status, report = probe("agent", [*agent_command(""), "--v1"], tmp_path / "t.jsonl")
     assert status == 0 and failed(report) == set(), report
     assert report["schema"] == "acp_v1 (unstable)"

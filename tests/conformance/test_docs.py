@@ -26,6 +26,12 @@ def test_every_rule_cites_an_existing_page_and_section() -> None:
         page = rule.page.split(" ", 1)[0]
         if page == "schema":
             continue
-        texts = [p.read_text(encoding="utf-8") for p in (spec / page, spec / "v2-draft" / page, spec / "v1" / page) if p.is_file()]
+        texts = [
+            p.read_text(encoding="utf-8")
+            for p in (spec / page, spec / "v2-draft" / page, spec / "v1" / page)
+            if p.is_file()
+        ]
         assert texts, f"{rule.id}: no page {page}"
-        assert any(rule.section.split(" (")[0] in t for t in texts) or page == "error.md", f"{rule.id}: {rule.section} not in {page}"
+        assert (
+            any(rule.section.split(" (")[0] in t for t in texts) or page == "error.md"
+        ), f"{rule.id}: {rule.section} not in {page}"

@@ -17,7 +17,9 @@ from acp_codegen.transcript.schema import resolve_revision
 
 def make_link() -> Link:
     """A link whose streams are never used (the tests feed its inbox directly)."""
-    return Link("client", asyncio.StreamReader(), None, Conformance(resolve_revision(None)), None, 5.0)
+    return Link(
+        "client", asyncio.StreamReader(), None, Conformance(resolve_revision(None)), None, 5.0
+    )
 
 
 @pytest.mark.parametrize("steps", range(6))

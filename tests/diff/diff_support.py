@@ -25,7 +25,11 @@ FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"
 SCHEMA_FILE = "schema.unstable.json"
 # (old revision id, new revision id) in the shared directory; see golden/README.md.
-GOLDEN_PAIRS = (("git-9ac13511", "git-bb2ef8f7"), ("npm-2.2.0", "npm-2.4.0"), ("git-bb2ef8f7", "npm-1.8.0"))
+GOLDEN_PAIRS = (
+    ("git-9ac13511", "git-bb2ef8f7"),
+    ("npm-2.2.0", "npm-2.4.0"),
+    ("git-bb2ef8f7", "npm-1.8.0"),
+)
 
 
 def fixture_dirs() -> list[Path]:
@@ -47,7 +51,10 @@ def golden_name(old_id: str, new_id: str) -> str:
 
 def golden_result(shared: Path, old_id: str, new_id: str) -> DiffResult:
     """The diff of two shared revisions, labelled by revision id, sources as `<shared>/...`."""
-    refs = [RevisionRef(f"{rev}/{SCHEMA_FILE}", str(shared / rev / SCHEMA_FILE)) for rev in (old_id, new_id)]
+    refs = [
+        RevisionRef(f"{rev}/{SCHEMA_FILE}", str(shared / rev / SCHEMA_FILE))
+        for rev in (old_id, new_id)
+    ]
     (result,) = diff_series(refs)
     return replace(
         result,
@@ -101,13 +108,36 @@ def proxy_schema(init_response: dict[str, Any]) -> dict[str, Any]:
                 "properties": {
                     "id": {"type": "integer"},
                     "method": {"type": "string"},
-                    "params": {"anyOf": [{"$ref": "#/$defs/InitializeRequest"}, {"$ref": "#/$defs/InitializeProxyRequest"}]},
+                    "params": {
+                        "anyOf": [
+                            {"$ref": "#/$defs/InitializeRequest"},
+                            {"$ref": "#/$defs/InitializeProxyRequest"},
+                        ]
+                    },
                 },
                 "required": ["id", "method"],
             },
-            "InitializeRequest": {"type": "object", "x-method": "initialize", "x-side": "agent", "properties": {"v": {"type": "integer"}}},
-            "InitializeResponse": {"type": "object", "x-method": "initialize", "x-side": "agent", **init_response},
-            "InitializeProxyRequest": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeRequest"}]},
-            "InitializeProxyResponse": {"x-method": "proxy/initialize", "x-side": "proxy", "allOf": [{"$ref": "#/$defs/InitializeResponse"}]},
+            "InitializeRequest": {
+                "type": "object",
+                "x-method": "initialize",
+                "x-side": "agent",
+                "properties": {"v": {"type": "integer"}},
+            },
+            "InitializeResponse": {
+                "type": "object",
+                "x-method": "initialize",
+                "x-side": "agent",
+                **init_response,
+            },
+            "InitializeProxyRequest": {
+                "x-method": "proxy/initialize",
+                "x-side": "proxy",
+                "allOf": [{"$ref": "#/$defs/InitializeRequest"}],
+            },
+            "InitializeProxyResponse": {
+                "x-method": "proxy/initialize",
+                "x-side": "proxy",
+                "allOf": [{"$ref": "#/$defs/InitializeResponse"}],
+            },
         },
     }

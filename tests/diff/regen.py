@@ -25,7 +25,9 @@ def main() -> None:
     """Rewrite every expected.json and every golden file."""
     for directory in fixture_dirs():
         payload = {"changes": fixture_changes(directory)}
-        (directory / "expected.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        (directory / "expected.json").write_text(
+            json.dumps(payload, indent=2) + "\n", encoding="utf-8"
+        )
     shared = default_shared_dir()
     if not (shared / "manifest.json").is_file():
         print(f"shared directory {shared} absent: goldens left as they are")

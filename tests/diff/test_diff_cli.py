@@ -52,7 +52,9 @@ def test_fail_on(rule_id: str, fail_on: str, status: int) -> None:
 
 def test_no_docs_hides_description_changes() -> None:
     shown = run_cli("diff", *_pair("DESCRIPTION_CHANGED"), "--format", "json")
-    hidden = run_cli("diff", *_pair("DESCRIPTION_CHANGED"), "--format", "json", "--no-docs", "--fail-on", "any")
+    hidden = run_cli(
+        "diff", *_pair("DESCRIPTION_CHANGED"), "--format", "json", "--no-docs", "--fail-on", "any"
+    )
     assert [c["rule"] for c in json.loads(shown.stdout)["changes"]] == ["DESCRIPTION_CHANGED"]
     assert json.loads(hidden.stdout)["changes"] == [] and hidden.returncode == 0
 
@@ -65,16 +67,25 @@ def test_markdown_is_the_default_off_a_terminal() -> None:
 
 def test_text_and_github_formats() -> None:
     text = run_cli("diff", *_pair("VARIANT_REMOVED"), "--format", "text")
-    assert "Warnings (2)" in text.stdout and "VARIANT_REMOVED" in text.stdout and "breaks agent" in text.stdout
+    assert (
+        "Warnings (2)" in text.stdout
+        and "VARIANT_REMOVED" in text.stdout
+        and "breaks agent" in text.stdout
+    )
     github = run_cli("diff", *_pair("FIELD_BECAME_REQUIRED"), "--format", "github")
-    assert github.stdout.startswith("::error title=FIELD_BECAME_REQUIRED (breaks client)::PingRequest.sessionId: ")
+    assert github.stdout.startswith(
+        "::error title=FIELD_BECAME_REQUIRED (breaks client)::PingRequest.sessionId: "
+    )
 
 
 def test_series_compares_consecutive_pairs() -> None:
     old, new = _pair("FIELD_ADDED")
     result = run_cli("diff", "--series", old, new, old, "--format", "json")
     series = json.loads(result.stdout)["series"]
-    assert [[c["rule"] for c in r["changes"]] for r in series] == [["FIELD_ADDED"], ["FIELD_REMOVED"]]
+    assert [[c["rule"] for c in r["changes"]] for r in series] == [
+        ["FIELD_ADDED"],
+        ["FIELD_REMOVED"],
+    ]
     assert result.returncode == 0, result.describe()  # FIELD_REMOVED is a warning
 
 
@@ -109,7 +120,9 @@ def test_bad_sources_exit_2_with_one_line_diagnostics(tmp_path: Path) -> None:
     result = run_cli("diff", str(tmp_path / "missing.json"), str(not_acp))
     assert result.returncode == 2, result.describe()
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("error[") and lines[1].startswith("error[not-acp]")
+    assert (
+        len(lines) == 2 and lines[0].startswith("error[") and lines[1].startswith("error[not-acp]")
+    )
     assert "Traceback" not in result.output and result.stdout == ""
 
 

@@ -42,12 +42,19 @@ def test_golden_markdown(shared_dir: Path, old_id: str, new_id: str) -> None:
 def test_hand_checked_git_9ac13511_to_bb2ef8f7(shared_dir: Path) -> None:
     found = _changes(shared_dir, "git-9ac13511", "git-bb2ef8f7")
     patch = found["FIELD_ADDED", "ToolCallUpdate.name"]  # the nullable patch-semantics field
-    assert patch["new"] == "string | null" and patch["senders"] == ["agent"] and patch["breaks"] == []
+    assert (
+        patch["new"] == "string | null" and patch["senders"] == ["agent"] and patch["breaks"] == []
+    )
     removed = found["VARIANT_REMOVED", "AuthMethod[env_var]"]  # falls to UnknownAuthMethod
     assert (removed["level"], removed["breaks"]) == ("warning", ["agent"])
     for tag in ("compaction_summary_chunk", "compaction_update", "notice"):
         assert found["VARIANT_ADDED", f"SessionUpdate[{tag}]"]["level"] == "info"
-    for path in ("elicitation/create", "elicitation/complete", "AuthMethod[terminal]", "TerminalAuthCapabilities"):
+    for path in (
+        "elicitation/create",
+        "elicitation/complete",
+        "AuthMethod[terminal]",
+        "TerminalAuthCapabilities",
+    ):
         assert ("UNSTABLE_MARK_REMOVED", path) in found
     assert not [c for c in found.values() if c["level"] == "breaking"]
 
@@ -55,7 +62,14 @@ def test_hand_checked_git_9ac13511_to_bb2ef8f7(shared_dir: Path) -> None:
 def test_hand_checked_npm_2_2_0_to_2_4_0(shared_dir: Path) -> None:
     found = _changes(shared_dir, "npm-2.2.0", "npm-2.4.0")
     assert ("DEFINITION_ADDED", "BackgroundSubagent") in found
-    for wire in ("session/archive", "session/unarchive", "session/status", "session/set_title", "terminal/cancel", "tool_call/cancel"):
+    for wire in (
+        "session/archive",
+        "session/unarchive",
+        "session/status",
+        "session/set_title",
+        "terminal/cancel",
+        "tool_call/cancel",
+    ):
         assert ("METHOD_ADDED", wire) in found
     assert found["ENUM_VALUE_ADDED", "ToolCallStatus[paused]"]["breaks"] == []
     assert not [c for c in found.values() if c["level"] != "info"]
@@ -67,4 +81,6 @@ def test_hand_checked_git_bb2ef8f7_to_npm_1_8_0(shared_dir: Path) -> None:
     assert (message_id["level"], message_id["breaks"]) == ("breaking", ["agent"])
     for tag in ("subagent_update", "session_message", "session_message_chunk"):
         assert found["VARIANT_ADDED", f"SessionUpdate[{tag}]"]["breaks"] == []
-    assert found["METHOD_REMOVED", "mcp/connect"]["breaks"] == ["agent"]  # x-side client: agents call it
+    assert found["METHOD_REMOVED", "mcp/connect"]["breaks"] == [
+        "agent"
+    ]  # x-side client: agents call it

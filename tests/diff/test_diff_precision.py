@@ -26,7 +26,12 @@ def test_renamed_method_is_one_breaking_change_for_both_sides() -> None:
     rules = [c["rule"] for c in changes]
     assert "METHOD_REMOVED" not in rules and "METHOD_ADDED" not in rules
     (renamed,) = [c for c in changes if c["rule"] == "METHOD_RENAMED"]
-    assert (renamed["level"], renamed["breaks"], renamed["old"], renamed["new"]) == ("breaking", ["agent", "client"], "pong", "pong/play")
+    assert (renamed["level"], renamed["breaks"], renamed["old"], renamed["new"]) == (
+        "breaking",
+        ["agent", "client"],
+        "pong",
+        "pong/play",
+    )
     assert [c["new"] for c in changes if c["rule"] == "CLASS_RENAMED"] == ["PongPlayRequest"]
 
 
@@ -44,7 +49,9 @@ def test_real_method_renames_are_recognised(shared_dir: Path) -> None:
 
 def test_proxy_is_its_own_role(tmp_path: Path) -> None:
     old = proxy_schema({"properties": {"a": {"type": "integer"}}})
-    new = proxy_schema({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]})
+    new = proxy_schema(
+        {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]}
+    )
     (added,) = [c for c in _changes(tmp_path, old, new) if c["rule"] == "REQUIRED_FIELD_ADDED"]
     # agents send InitializeResponse, proxies send it wrapped in InitializeProxyResponse
     assert added["senders"] == ["agent", "proxy"]
@@ -56,13 +63,19 @@ def test_proxy_method_changes_name_proxy_and_its_callers(tmp_path: Path) -> None
     new = json.loads(json.dumps(old))
     new["$defs"]["InitializeProxyRequest"]["description"] = "**UNSTABLE**\n\nnow unstable"
     (marked,) = [c for c in _changes(tmp_path, old, new) if c["rule"] == "UNSTABLE_MARK_ADDED"]
-    assert (marked["path"], marked["breaks"], marked["senders"]) == ("proxy/initialize", ["client", "proxy"], ["client"])
+    assert (marked["path"], marked["breaks"], marked["senders"]) == (
+        "proxy/initialize",
+        ["client", "proxy"],
+        ["client"],
+    )
 
 
 def test_rule_table_lists_method_renamed() -> None:
     run = run_cli("diff", "--rules", "--format", "json")
     rows = {r["id"]: r for r in json.loads(run.stdout)["rules"]}
-    assert rows["METHOD_RENAMED"]["level"] == "breaking" and rows["METHOD_RENAMED"]["breaks"] == "both"
+    assert (
+        rows["METHOD_RENAMED"]["level"] == "breaking" and rows["METHOD_RENAMED"]["breaks"] == "both"
+    )
 
 
 def _write_pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> tuple[Path, Path]:
@@ -74,12 +87,18 @@ def _write_pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> tup
 
 def test_cli_names_proxy_in_breaks(tmp_path: Path) -> None:
     old = proxy_schema({"properties": {"a": {"type": "integer"}}})
-    new = proxy_schema({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]})
+    new = proxy_schema(
+        {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]}
+    )
     old_path, new_path = _write_pair(tmp_path, old, new)
     as_json = run_cli("diff", old_path, new_path, "--format", "json")
     assert as_json.returncode == 1, as_json.describe()  # breaking
     (change,) = json.loads(as_json.stdout)["changes"]
-    assert (change["rule"], change["path"], change["breaks"]) == ("REQUIRED_FIELD_ADDED", "InitializeResponse.b", ["agent", "proxy"])
+    assert (change["rule"], change["path"], change["breaks"]) == (
+        "REQUIRED_FIELD_ADDED",
+        "InitializeResponse.b",
+        ["agent", "proxy"],
+    )
     as_text = run_cli("diff", old_path, new_path, "--format", "text")
     assert as_text.returncode == 1, as_text.describe()
     (line,) = [ln for ln in as_text.stdout.splitlines() if "REQUIRED_FIELD_ADDED" in ln]
@@ -93,7 +112,9 @@ def test_cli_names_proxy_for_a_proxy_method(tmp_path: Path) -> None:
     old_path, new_path = _write_pair(tmp_path, old, new)
     as_json = run_cli("diff", old_path, new_path, "--format", "json", "--fail-on", "none")
     assert as_json.returncode == 0, as_json.describe()
-    (change,) = [c for c in json.loads(as_json.stdout)["changes"] if c["rule"] == "UNSTABLE_MARK_ADDED"]
+    (change,) = [
+        c for c in json.loads(as_json.stdout)["changes"] if c["rule"] == "UNSTABLE_MARK_ADDED"
+    ]
     assert (change["path"], change["breaks"]) == ("proxy/initialize", ["client", "proxy"])
     as_text = run_cli("diff", old_path, new_path, "--format", "text", "--fail-on", "none")
     (line,) = [ln for ln in as_text.stdout.splitlines() if "UNSTABLE_MARK_ADDED" in ln]

@@ -35,25 +35,42 @@ def test_every_rule_has_exactly_one_fixture() -> None:
 def test_rules_are_well_formed() -> None:
     assert len(BY_ID) == len(RULES)
     for rule in RULES:
-        assert rule.id.isupper() and rule.level in LEVELS and rule.category in CATEGORIES and rule.purpose
+        assert (
+            rule.id.isupper()
+            and rule.level in LEVELS
+            and rule.category in CATEGORIES
+            and rule.purpose
+        )
 
 
 @pytest.mark.parametrize("directory", fixture_dirs(), ids=lambda p: p.name)
 def test_fixture(directory: Path) -> None:
     actual = fixture_changes(directory)
-    assert directory.name in {c["rule"] for c in actual}, f"{directory.name} does not fire on its own fixture"
-    assert actual == _expected(directory), "run tests/diff/regen.py and review the diff if this change is intended"
+    assert directory.name in {
+        c["rule"] for c in actual
+    }, f"{directory.name} does not fire on its own fixture"
+    assert actual == _expected(
+        directory
+    ), "run tests/diff/regen.py and review the diff if this change is intended"
 
 
 def test_required_field_in_client_message_breaks_clients() -> None:
     change = _only("FIELD_BECAME_REQUIRED")
-    assert (change["level"], change["breaks"], change["senders"]) == ("breaking", ["client"], ["client"])
+    assert (change["level"], change["breaks"], change["senders"]) == (
+        "breaking",
+        ["client"],
+        ["client"],
+    )
 
 
 def test_both_pairings_flip_the_verdict() -> None:
     # the same pair read the other way round: optional in what the agent sends breaks clients
     reverse = _only("FIELD_BECAME_OPTIONAL")
-    assert (reverse["level"], reverse["breaks"], reverse["senders"]) == ("breaking", ["client"], ["agent"])
+    assert (reverse["level"], reverse["breaks"], reverse["senders"]) == (
+        "breaking",
+        ["client"],
+        ["agent"],
+    )
     widened, narrowed = _only("TYPE_WIDENED"), _only("TYPE_NARROWED")
     assert widened["senders"] == ["agent"] and widened["breaks"] == ["client"]  # the receiver
     assert narrowed["senders"] == ["client"] and narrowed["breaks"] == ["client"]  # the sender
@@ -92,7 +109,10 @@ def test_wire_rename_with_the_same_python_name_is_not_a_code_change() -> None:
 
 def test_renamed_definition_is_compared_as_one() -> None:
     rules = {c["rule"] for c in fixture_changes(FIXTURES / "DEFINITION_RENAMED")}
-    assert rules == {"DEFINITION_RENAMED", "CLASS_RENAMED"}  # no METHOD_PARAMS_CHANGED, no add/remove
+    assert rules == {
+        "DEFINITION_RENAMED",
+        "CLASS_RENAMED",
+    }  # no METHOD_PARAMS_CHANGED, no add/remove
 
 
 def test_docs_list_the_rule_table() -> None:
@@ -103,4 +123,6 @@ def test_docs_list_the_rule_table() -> None:
 
     docs = (project_root() / "docs" / "diff.md").read_text(encoding="utf-8")
     table = render_rules("markdown", Console())
-    assert table is not None and table in docs, "paste `acp-codegen diff --rules --format markdown` into docs/diff.md"
+    assert (
+        table is not None and table in docs
+    ), "paste `acp-codegen diff --rules --format markdown` into docs/diff.md"

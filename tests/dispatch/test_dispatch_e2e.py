@@ -22,9 +22,13 @@ class RecordingClient(acp.Client):
         self.events: list[tuple[str, Any]] = []
         self.idle = asyncio.Event()
 
-    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> acp.RequestPermissionResponse:
+    async def session_request_permission(
+        self, params: acp.RequestPermissionRequest
+    ) -> acp.RequestPermissionResponse:
         self.events.append(("permission", params.title))
-        return acp.RequestPermissionResponse.from_dict({"outcome": {"outcome": "selected", "optionId": "allow"}})
+        return acp.RequestPermissionResponse.from_dict(
+            {"outcome": {"outcome": "selected", "optionId": "allow"}}
+        )
 
     async def on_user_message(self, params: Any, update: Any) -> None:
         self.events.append(("user_message", update.message_id))
@@ -42,19 +46,35 @@ class RecordingClient(acp.Client):
 
 
 async def _connect(client: RecordingClient) -> tuple[Any, Any, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), str(Path(__file__).parent)])}
-    return await acp.connect_agent([sys.executable, str(Path(__file__).with_name("echo_agent.py"))], client, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(GENERATED), str(Path(__file__).parent)]),
+    }
+    return await acp.connect_agent(
+        [sys.executable, str(Path(__file__).with_name("echo_agent.py"))], client, env=env
+    )
 
 
 async def test_full_prompt_lifecycle_over_a_real_pipe() -> None:
     client = RecordingClient()
     agent, connection, process = await _connect(client)
     async with connection:
-        init = await agent.initialize(acp.InitializeRequest.from_dict({"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}))
+        init = await agent.initialize(
+            acp.InitializeRequest.from_dict(
+                {"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}
+            )
+        )
         assert init.protocol_version == 2
-        session = await agent.session_new(acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []}))
+        session = await agent.session_new(
+            acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []})
+        )
         response = await agent.session_prompt(
-            acp.PromptRequest.from_dict({"sessionId": session.session_id, "prompt": [{"type": "text", "text": "ask permission then echo"}]})
+            acp.PromptRequest.from_dict(
+                {
+                    "sessionId": session.session_id,
+                    "prompt": [{"type": "text", "text": "ask permission then echo"}],
+                }
+            )
         )
         await asyncio.wait_for(client.idle.wait(), 10)
     await process.wait()
@@ -73,12 +93,24 @@ async def test_cancel_mid_prompt_ends_with_cancelled_idle() -> None:
     client = RecordingClient()
     agent, connection, process = await _connect(client)
     async with connection:
-        await agent.initialize(acp.InitializeRequest.from_dict({"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}))
-        session = await agent.session_new(acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []}))
+        await agent.initialize(
+            acp.InitializeRequest.from_dict(
+                {"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}
+            )
+        )
+        session = await agent.session_new(
+            acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []})
+        )
         words = " ".join(["slow"] * 200)
-        await agent.session_prompt(acp.PromptRequest.from_dict({"sessionId": session.session_id, "prompt": [{"type": "text", "text": words}]}))
+        await agent.session_prompt(
+            acp.PromptRequest.from_dict(
+                {"sessionId": session.session_id, "prompt": [{"type": "text", "text": words}]}
+            )
+        )
         await asyncio.sleep(0.1)
-        await agent.session_cancel(acp.CancelSessionNotification.from_dict({"sessionId": session.session_id}))
+        await agent.session_cancel(
+            acp.CancelSessionNotification.from_dict({"sessionId": session.session_id})
+        )
         await asyncio.wait_for(client.idle.wait(), 10)
     await process.wait()
     assert client.events[-1] == ("state", "idle", "cancelled")
@@ -93,7 +125,11 @@ async def test_unimplemented_request_answers_method_not_found() -> None:
             await agent.session_list(acp.ListSessionsRequest.from_dict({}))
         assert info.value.code == -32601
         assert info.value.data == {"method": "session/list"}
-        init = await agent.initialize(acp.InitializeRequest.from_dict({"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}))
+        init = await agent.initialize(
+            acp.InitializeRequest.from_dict(
+                {"protocolVersion": 2, "info": {"name": "test-client", "version": "1.0"}}
+            )
+        )
         assert init.protocol_version == 2
     await process.wait()
 
@@ -108,14 +144,24 @@ def test_tables_cover_every_method_of_the_schema() -> None:
     assert pin is not None
     from acp_codegen.sources import default_cache_dir, default_shared_dir, fetch, parse_source
 
-    raw = fetch(parse_source(pin.source), expected_sha256=pin.sha256, cache_dir=default_cache_dir(), shared_dir=default_shared_dir()).data
+    raw = fetch(
+        parse_source(pin.source),
+        expected_sha256=pin.sha256,
+        cache_dir=default_cache_dir(),
+        shared_dir=default_shared_dir(),
+    ).data
     defs = json.loads(raw)["$defs"]
     # independent recomputation: x-side / x-method straight from the JSON
     expected: dict[str, set[str]] = {}
     for schema in defs.values():
         if "x-method" in schema:
             expected.setdefault(schema["x-side"], set()).add(schema["x-method"])
-    tables = {"agent": acp.AGENT_METHODS, "client": acp.CLIENT_METHODS, "proxy": acp.PROXY_METHODS, "protocol": acp.PROTOCOL_METHODS}
+    tables = {
+        "agent": acp.AGENT_METHODS,
+        "client": acp.CLIENT_METHODS,
+        "proxy": acp.PROXY_METHODS,
+        "protocol": acp.PROTOCOL_METHODS,
+    }
     for side, methods in expected.items():
         assert set(tables[side]) == methods, side
     assert acp.CLIENT_REQUESTS["mcp/message"].kind == "request"

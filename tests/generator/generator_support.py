@@ -96,9 +96,10 @@ def generate(tmp_path: Path, schema: Schema | str, package: str = PACKAGE) -> tu
     """`acp-codegen generate --schema FILE --package PACKAGE --out OUT`; returns (run, OUT)."""
     source = write_schema(tmp_path, schema)
     out = tmp_path / "out"
-    return cli(
-        "generate", "--schema", source.name, "--package", package, "--out", out, cwd=tmp_path
-    ), out
+    return (
+        cli("generate", "--schema", source.name, "--package", package, "--out", out, cwd=tmp_path),
+        out,
+    )
 
 
 def assert_one_error(run: Run, code: str, *needles: str, out: Path | None = None) -> str:

@@ -21,20 +21,44 @@ REGEN = "run `nox -s regen` (or `python tests/generator/cases/regen.py`) and rea
 @pytest.mark.parametrize("case", cases(), ids=lambda p: p.name)
 def test_a_case_generates_its_expected_output(case: Path, tmp_path: Path) -> None:
     files = generate(case, tmp_path)
-    expected = {p.relative_to(case / "expected").as_posix(): p.read_text(encoding="utf-8")
-                for p in (case / "expected").rglob("*.py")}
-    assert files and sorted(files) == sorted(expected), f"{case.name}: other files than expected; {REGEN}"
+    expected = {
+        p.relative_to(case / "expected").as_posix(): p.read_text(encoding="utf-8")
+        for p in (case / "expected").rglob("*.py")
+    }
+    assert files and sorted(files) == sorted(
+        expected
+    ), f"{case.name}: other files than expected; {REGEN}"
     for path, text in files.items():
-        assert text == expected[path], f"{case.name}/{path} differs from its expected output; {REGEN}"
-    done = subprocess.run([sys.executable, "-c", f"import {PACKAGE}, {PACKAGE}.dispatch; print(len({PACKAGE}.__all__))"],
-                          cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert (
+            text == expected[path]
+        ), f"{case.name}/{path} differs from its expected output; {REGEN}"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import {PACKAGE}, {PACKAGE}.dispatch; print(len({PACKAGE}.__all__))",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
 def test_every_rule_has_a_case() -> None:
     names = {p.name for p in cases()}
-    assert {"enums", "tagged_union", "leniency", "three_state", "alias_chains", "name_collisions",
-            "patterns", "method_tables", "proxy_and_extension"} <= names
+    assert {
+        "enums",
+        "tagged_union",
+        "leniency",
+        "three_state",
+        "alias_chains",
+        "name_collisions",
+        "patterns",
+        "method_tables",
+        "proxy_and_extension",
+    } <= names
 
 
 def test_the_expected_outputs_are_blacks() -> None:

@@ -9,7 +9,9 @@ from generator_support import Schema, generated_ok, minimal, ping
 
 
 def _bound(out: Path) -> int:
-    for line in (out / "hostile" / "_models" / "__init__.py").read_text(encoding="utf-8").splitlines():
+    for line in (
+        (out / "hostile" / "_models" / "__init__.py").read_text(encoding="utf-8").splitlines()
+    ):
         if line.startswith("_CHAIN_BOUND = "):
             return int(line.removeprefix("_CHAIN_BOUND = "))
     raise AssertionError("no _CHAIN_BOUND in _models/__init__.py")
@@ -25,7 +27,10 @@ def _chain(schema: Schema, length: int, *, through: str | None = None) -> None:
             schema["$defs"][f"Link{i:02d}"] = {"anyOf": [target, {"type": "null"}]}
             target = {"$ref": f"#/$defs/Link{i:02d}"}
         schema["$defs"][f"C{i:02d}"] = {"type": "object", "properties": {"next": target}}
-    schema["$defs"][f"C{length:02d}"] = {"type": "object", "properties": {"end": {"type": "string"}}}
+    schema["$defs"][f"C{length:02d}"] = {
+        "type": "object",
+        "properties": {"end": {"type": "string"}},
+    }
     ping(schema)["properties"]["chain"] = {"$ref": "#/$defs/C00"}
 
 
@@ -43,6 +48,9 @@ def test_classes_naming_each_other_count_as_a_chain_through_all(tmp_path: Path) 
     names = [f"R{i}" for i in range(5)]
     for i, name in enumerate(names):  # R0 -> R1 -> ... -> R4 -> R0
         nxt = names[(i + 1) % len(names)]
-        schema["$defs"][name] = {"type": "object", "properties": {"next": {"$ref": f"#/$defs/{nxt}"}}}
+        schema["$defs"][name] = {
+            "type": "object",
+            "properties": {"next": {"$ref": f"#/$defs/{nxt}"}},
+        }
     ping(schema)["properties"]["ring"] = {"$ref": "#/$defs/R0"}
     assert _bound(generated_ok(tmp_path, schema)) >= 5

@@ -70,9 +70,7 @@ def _deep_containers(schema: Schema) -> None:
     tree: Schema = {"type": "string"}
     for _ in range(LENGTH):
         maps = {"type": "object", "additionalProperties": maps}
-    for _ in range(
-        TREE
-    ):  # four JSON levels each: the schema's own JSON stays under Python's limit
+    for _ in range(TREE):  # four JSON levels each: the schema's own JSON stays under Python's limit
         tree = {"anyOf": [{"type": "integer"}, {"type": "array", "items": tree}]}
     ping(schema)["properties"].update(
         {"through": {"$ref": "#/$defs/L000"}, "maps": maps, "tree": tree}

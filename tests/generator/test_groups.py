@@ -49,7 +49,9 @@ def _closure(protocol: Protocol, name: str) -> set[str]:
     return out
 
 
-def test_groups_partition_the_models_and_import_without_a_cycle(package_ir: tuple[str, Protocol]) -> None:
+def test_groups_partition_the_models_and_import_without_a_cycle(
+    package_ir: tuple[str, Protocol],
+) -> None:
     _, protocol = package_ir
     groups = model_groups(protocol)
     names = [n for g in groups for n in g.names]
@@ -88,7 +90,10 @@ def test_every_method_message_roots_a_group_of_its_own(package_ir: tuple[str, Pr
 
 def test_module_names_are_snake_case_unique_and_never_keywords() -> None:
     assert _module_names(["Class", "InitializeRequest", "Scalars"]) == {
-        "Class": "class_", "InitializeRequest": "initialize_request", "Scalars": "scalars_"}
+        "Class": "class_",
+        "InitializeRequest": "initialize_request",
+        "Scalars": "scalars_",
+    }
     assert _module_names(["FooBar", "Foo_Bar"]) == {"FooBar": "foo_bar", "Foo_Bar": "foo_bar_"}
     assert _module_names(["Con", "Aux", "Com1"]) == {"Con": "con_", "Aux": "aux_", "Com1": "com1_"}
     long = _module_names(["Ab" * 100, "Ab" * 101])
@@ -119,8 +124,14 @@ print(json.dumps(missing))
 
 
 def _python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=GENERATED,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=GENERATED,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -145,11 +156,18 @@ print(json.dumps(sorted(defined)))
 """
 
 
-@pytest.mark.parametrize(("package", "name"), [
-    ("acp_v2_draft", "UpdateSessionNotification"), ("acp_v2_draft", "InitializeRequest"),
-    ("acp_v2", "PromptRequest"), ("acp_v1", "SessionNotification"),
-])
-def test_a_name_loads_exactly_what_it_can_need(package: str, name: str, pinned_sources: PinFile) -> None:
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [
+        ("acp_v2_draft", "UpdateSessionNotification"),
+        ("acp_v2_draft", "InitializeRequest"),
+        ("acp_v2", "PromptRequest"),
+        ("acp_v1", "SessionNotification"),
+    ],
+)
+def test_a_name_loads_exactly_what_it_can_need(
+    package: str, name: str, pinned_sources: PinFile
+) -> None:
     target = pinned_sources.get(package)
     assert target is not None
     protocol = ir_for(target.source, target.sha256)
@@ -207,5 +225,7 @@ def test_hostile_group_names_and_imports_generate_in_blacks_layout(tmp_path: Pat
     request = (package / "_models" / "ping.py").read_text(encoding="utf-8")  # the method's module
     assert "from .scalars import (\n    Part00WithALongerName,\n" in request
     assert f"from .{long_name[:6].lower()}_very_very" in request  # the long name's own group
-    shown = python_ok(out, "import hostile\nprint(hostile.PingRequest.model_validate({'bar': 'b', 'p3': 1}).p3)")
+    shown = python_ok(
+        out, "import hostile\nprint(hostile.PingRequest.model_validate({'bar': 'b', 'p3': 1}).p3)"
+    )
     assert shown.strip() == "1"

@@ -33,20 +33,33 @@ def _huge_maximum(schema: Schema) -> None:
 
 
 def _as_text(schema: Schema) -> str:
-    return json.dumps(schema).replace('"@HUGE@"', HUGE).replace('"@INF@"', "1e999").replace('"@NAN@"', "NaN")
+    return (
+        json.dumps(schema)
+        .replace('"@HUGE@"', HUGE)
+        .replace('"@INF@"', "1e999")
+        .replace('"@NAN@"', "NaN")
+    )
 
 
 def test_huge_integer_in_generate(tmp_path: Path) -> None:
     run, out = generate(tmp_path, _as_text(mutated(minimal, _huge_maximum)))
-    assert_one_error(run, "bad-number", "hostile.json#/$defs/PingRequest/properties/bar/maxLength:",
-                     "5000 digits", "4300", out=out)
+    assert_one_error(
+        run,
+        "bad-number",
+        "hostile.json#/$defs/PingRequest/properties/bar/maxLength:",
+        "5000 digits",
+        "4300",
+        out=out,
+    )
 
 
 def test_huge_integer_in_diff(tmp_path: Path) -> None:
     old = write_schema(tmp_path, minimal(), "old.json")
     new = write_schema(tmp_path, _as_text(mutated(minimal, _huge_maximum)), "new.json")
     run = cli("diff", old.name, new.name, cwd=tmp_path)
-    assert_one_error(run, "bad-number", "new.json#/$defs/PingRequest/properties/bar/maxLength:", "5000 digits")
+    assert_one_error(
+        run, "bad-number", "new.json#/$defs/PingRequest/properties/bar/maxLength:", "5000 digits"
+    )
 
 
 def test_huge_integer_in_scaffold_schema(tmp_path: Path) -> None:
@@ -66,17 +79,25 @@ def test_huge_integer_in_check_transcript(tmp_path: Path) -> None:
     assert "t.jsonl:1: unreadable-message: [client]" in run.stdout and "5000 digits" in run.stdout
 
 
-@pytest.mark.parametrize(("token", "needle"), [("@INF@", "1e999 is out of range"), ("@NAN@", "NaN is not a JSON number")])
+@pytest.mark.parametrize(
+    ("token", "needle"), [("@INF@", "1e999 is out of range"), ("@NAN@", "NaN is not a JSON number")]
+)
 def test_non_finite_number(tmp_path: Path, token: str, needle: str) -> None:
-    schema = mutated(minimal, lambda s: ping(s)["properties"].update(n={"type": "number", "maximum": token}))
+    schema = mutated(
+        minimal, lambda s: ping(s)["properties"].update(n={"type": "number", "maximum": token})
+    )
     run, out = generate(tmp_path, _as_text(schema))
-    assert_one_error(run, "bad-number", "#/$defs/PingRequest/properties/n/maximum:", needle, out=out)
+    assert_one_error(
+        run, "bad-number", "#/$defs/PingRequest/properties/n/maximum:", needle, out=out
+    )
 
 
 def test_lone_surrogate(tmp_path: Path) -> None:
     text = json.dumps(minimal()).replace("Ask the agent", "Ask \\ud800 the agent")
     run, out = generate(tmp_path, text)
-    assert_one_error(run, "bad-string", "#/$defs/PingRequest/description:", "\\ud800", "lone surrogate", out=out)
+    assert_one_error(
+        run, "bad-string", "#/$defs/PingRequest/description:", "\\ud800", "lone surrogate", out=out
+    )
 
 
 def test_a_surrogate_pair_is_fine(tmp_path: Path) -> None:
@@ -86,17 +107,30 @@ def test_a_surrogate_pair_is_fine(tmp_path: Path) -> None:
     assert run.returncode == 0, run.describe()
 
 
-@pytest.mark.parametrize(("value", "shown"), [(None, "got null"), ("a string", "got the string 'a string'")])
+@pytest.mark.parametrize(
+    ("value", "shown"), [(None, "got null"), ("a string", "got the string 'a string'")]
+)
 def test_defs_entry_that_is_not_a_schema(tmp_path: Path, value: object, shown: str) -> None:
     run, out = generate(tmp_path, mutated(minimal, lambda s: s["$defs"].update(Broken=value)))
-    assert_one_error(run, "bad-schema", "hostile.json#/$defs/Broken:", "must be a schema", shown, out=out)
+    assert_one_error(
+        run, "bad-schema", "hostile.json#/$defs/Broken:", "must be a schema", shown, out=out
+    )
 
 
 def test_invalid_pattern(tmp_path: Path) -> None:
-    schema = mutated(minimal, lambda s: ping(s)["properties"].update(p={"type": "string", "pattern": "(unclosed"}))
+    schema = mutated(
+        minimal,
+        lambda s: ping(s)["properties"].update(p={"type": "string", "pattern": "(unclosed"}),
+    )
     run, out = generate(tmp_path, schema)
-    assert_one_error(run, "bad-pattern", "hostile.json#/$defs/PingRequest/properties/p/pattern:",
-                     "invalid regular expression", "'(unclosed'", out=out)
+    assert_one_error(
+        run,
+        "bad-pattern",
+        "hostile.json#/$defs/PingRequest/properties/p/pattern:",
+        "invalid regular expression",
+        "'(unclosed'",
+        out=out,
+    )
 
 
 def test_deep_json_is_an_error(tmp_path: Path) -> None:

@@ -25,7 +25,9 @@ def _hostile() -> Schema:
     for name in ("None", "True", "False", "Exception"):
         schema["$defs"][name] = {"type": "object", "properties": {"value": {"type": "string"}}}
     request = ping(schema)
-    request["description"] = "Holds a NUL \x00, a form feed \x0c and a line separator \u2028 as text."
+    request["description"] = (
+        "Holds a NUL \x00, a form feed \x0c and a line separator \u2028 as text."
+    )
     props = request["properties"]
     props.update({wire: {"type": "string"} for wire in COLLIDING})
     props["word"] = {"type": "string", "pattern": "^(?!x)[a-z]+$"}
@@ -60,12 +62,15 @@ def _check(out: Path, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_python_names_become_valid_class_names(out: Path) -> None:
-    shown = python_ok(out, """
+    shown = python_ok(
+        out,
+        """
         import builtins, hostile.models as m
         print(m.None_.__name__, m.True_.__name__, m.False_.__name__, m.Exception_.__name__)
         assert not hasattr(m, "Exception") or m.Exception is builtins.Exception
         print(m.PingRequest(bar="b", pick={"value": "v"}).pick.__class__.__name__)
-    """)
+    """,
+    )
     assert shown.split() == ["None_", "True_", "False_", "Exception_", "None_"]
 
 
@@ -73,15 +78,20 @@ def test_control_characters_in_a_description_are_escaped(out: Path) -> None:
     source = model_source(out / "hostile")
     assert "\x00" not in source and "\x0c" not in source and "\u2028" not in source
     doc = python_ok(out, "import hostile; print(repr(hostile.PingRequest.__doc__))")
-    assert doc.strip() == repr("Holds a NUL \x00, a form feed \x0c and a line separator \u2028 as text.")
+    assert doc.strip() == repr(
+        "Holds a NUL \x00, a form feed \x0c and a line separator \u2028 as text."
+    )
 
 
 def test_colliding_property_names_are_distinct_and_typed(out: Path) -> None:
-    names = python_ok(out, """
+    names = python_ok(
+        out,
+        """
         from hostile import PingRequest
         for name, field in PingRequest.model_fields.items():
             print(field.alias or name, name)
-    """)
+    """,
+    )
     mapping = dict(line.split() for line in names.splitlines())
     assert {mapping[w] for w in COLLIDING} == {"foo_bar", "foo_bar_2", "foo_bar_3", "foo_bar_4"}
     assert mapping["foo_bar"] == "foo_bar"  # the wire name already spelled so keeps it
@@ -96,36 +106,48 @@ def test_colliding_names_do_not_depend_on_key_order(tmp_path: Path, out: Path) -
     props = ping(schema)["properties"]
     ping(schema)["properties"] = dict(reversed(list(props.items())))
     again = generated_ok(tmp_path, schema)
-    lines = lambda root: sorted(
-        line.strip() for line in model_source(root / "hostile").splitlines()
-        if "foo_bar" in line
-    )
+
+    def lines(root: Path) -> list[str]:
+        source = model_source(root / "hostile")
+        return sorted(line.strip() for line in source.splitlines() if "foo_bar" in line)
+
     assert lines(again) == lines(out)
 
 
 def test_ecma_lookahead_pattern_works(out: Path) -> None:
     assert "ok" in _check(out, {"bar": "b", "word": "abc"})
     assert _check(out, {"bar": "b", "word": "xbc"}) == {"error": "ValidationError"}
-    assert _check(out, {"bar": "b", "word": "abc\n"}) == {"error": "ValidationError"}  # `$`: end of input
+    assert _check(out, {"bar": "b", "word": "abc\n"}) == {
+        "error": "ValidationError"
+    }  # `$`: end of input
 
 
 def test_ecma_digit_class_is_ascii(out: Path) -> None:
     assert "ok" in _check(out, {"bar": "b", "code": "123"})
-    assert _check(out, {"bar": "b", "code": "١٢٣"}) == {"error": "ValidationError"}  # Arabic-Indic digits
+    assert _check(out, {"bar": "b", "code": "١٢٣"}) == {
+        "error": "ValidationError"
+    }  # Arabic-Indic digits
 
 
 def test_integral_floats_are_integers(out: Path) -> None:
     """`2.0` is an integer in JSON Schema; it parses as the int 2 and is written back as `2`."""
-    assert _check(out, {"bar": "b", "version": 2.0, "count": -7.0}) == {"ok": {"bar": "b", "version": 2, "count": -7}}
+    assert _check(out, {"bar": "b", "version": 2.0, "count": -7.0}) == {
+        "ok": {"bar": "b", "version": 2, "count": -7}
+    }
     assert _check(out, {"bar": "b", "version": 2}) == {"ok": {"bar": "b", "version": 2}}
     for bad in (2.5, "2", True, -1.0, 65536.0):
         assert _check(out, {"bar": "b", "version": bad}) == {"error": "ValidationError"}, bad
-    assert _check(out, {"bar": "b", "ratio": 2.0}) == {"ok": {"bar": "b", "ratio": 2.0}}  # `number` keeps its text
-    typed = python_ok(out, """
+    assert _check(out, {"bar": "b", "ratio": 2.0}) == {
+        "ok": {"bar": "b", "ratio": 2.0}
+    }  # `number` keeps its text
+    typed = python_ok(
+        out,
+        """
         from hostile import PingRequest
         value = PingRequest.from_json('{"bar": "b", "count": 3.0}')
         print(type(value.count).__name__, PingRequest.model_json_schema()["properties"]["count"]["type"])
-    """)
+    """,
+    )
     assert typed.split() == ["int", "integer"]
 
 
@@ -135,9 +157,12 @@ def test_integral_floats_in_the_pinned_draft(tmp_path: Path) -> None:
     from generator_support import draft
 
     out = generated_ok(tmp_path, draft(), package="draft_pkg")
-    shown = python_ok(out, """
+    shown = python_ok(
+        out,
+        """
         from draft_pkg import InitializeRequest
         value = InitializeRequest.from_json('{"protocolVersion": 2.0, "info": {"name": "n", "version": "1"}}')
         print(value.protocol_version, value.to_json())
-    """)
+    """,
+    )
     assert shown.strip() == '2 {"protocolVersion":2,"info":{"name":"n","version":"1"}}'

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator_support import Schema, assert_one_error, generate, generated_ok, minimal, ping, python_ok
+from generator_support import (
+    Schema,
+    assert_one_error,
+    generate,
+    generated_ok,
+    minimal,
+    ping,
+    python_ok,
+)
 
 from acp_codegen.ir.types import MAX_UNION_OPTIONS
 
@@ -43,7 +51,9 @@ def _objects(count: int) -> dict[str, object]:
 
 
 def test_an_inline_enum_of_100000_values(tmp_path: Path) -> None:
-    out = generated_ok(tmp_path, _schema({"type": "string", "enum": [f"v{i}" for i in range(VALUES)]}))
+    out = generated_ok(
+        tmp_path, _schema({"type": "string", "enum": [f"v{i}" for i in range(VALUES)]})
+    )
     printed = python_ok(
         out,
         "import hostile.models as m\n"
@@ -81,21 +91,36 @@ def test_a_mixed_union_keeps_one_literal_and_literal_kinds(tmp_path: Path) -> No
     )
     assert printed.split() == ["1", "True", "'a'", "'free'"]
     source = next((out / "hostile" / "_models").glob("ping.py")).read_text()
-    assert "Literal[1, True, \"a\"]" in source
+    assert 'Literal[1, True, "a"]' in source
 
 
 def test_a_tagged_union_at_the_bound(tmp_path: Path) -> None:
     out = generated_ok(tmp_path, _schema(_objects(MAX_UNION_OPTIONS), "Level"))
-    printed = python_ok(out, "import hostile.models as m\nprint(type(m.PingRequest.model_validate({'bar': 'x', 'level': {'k': 'v999'}}).level).__name__)")
+    printed = python_ok(
+        out,
+        "import hostile.models as m\nprint(type(m.PingRequest.model_validate({'bar': 'x', 'level': {'k': 'v999'}}).level).__name__)",
+    )
     assert printed.strip() == "LevelV999"
 
 
 def test_a_union_past_the_bound_is_one_error_line(tmp_path: Path) -> None:
     run, out = generate(tmp_path, _schema(_objects(MAX_UNION_OPTIONS + 1), "Level"))
-    assert_one_error(run, "union-too-large", "hostile.json#/$defs/Level:", f"{MAX_UNION_OPTIONS + 1:,} options", out=out)
+    assert_one_error(
+        run,
+        "union-too-large",
+        "hostile.json#/$defs/Level:",
+        f"{MAX_UNION_OPTIONS + 1:,} options",
+        out=out,
+    )
 
 
 def test_an_untagged_inline_union_past_the_bound_is_one_error_line(tmp_path: Path) -> None:
-    level = {"anyOf": [{"type": "array", "items": {"const": f"v{i}"}} for i in range(MAX_UNION_OPTIONS + 1)]}
+    level = {
+        "anyOf": [
+            {"type": "array", "items": {"const": f"v{i}"}} for i in range(MAX_UNION_OPTIONS + 1)
+        ]
+    }
     run, out = generate(tmp_path, _schema(level))
-    assert_one_error(run, "union-too-large", "hostile.json#/$defs/PingRequest/properties/level:", out=out)
+    assert_one_error(
+        run, "union-too-large", "hostile.json#/$defs/PingRequest/properties/level:", out=out
+    )

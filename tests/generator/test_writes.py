@@ -52,7 +52,10 @@ def test_regenerating_keeps_following_the_umask(tmp_path: Path) -> None:
 
 
 def _tree(directory: Path) -> dict[str, bytes | None]:
-    return {p.relative_to(directory).as_posix(): p.read_bytes() if p.is_file() else None for p in sorted(directory.rglob("*"))}
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes() if p.is_file() else None
+        for p in sorted(directory.rglob("*"))
+    }
 
 
 def test_failed_scaffold_writes_nothing(tmp_path: Path) -> None:

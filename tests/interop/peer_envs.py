@@ -48,9 +48,13 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> None:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+    done = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False
+    )
     if done.returncode != 0:
-        raise PeerUnavailable(f"`{' '.join(argv)}` exited {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+        raise PeerUnavailable(
+            f"`{' '.join(argv)}` exited {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        )
 
 
 def python_peer(name: str, python: str | None = None) -> Path:
@@ -66,8 +70,19 @@ def python_peer(name: str, python: str | None = None) -> Path:
         shutil.rmtree(home, ignore_errors=True)
         interpreter = find_python(python) if python else sys.executable
         _run([interpreter, "-m", "venv", str(home)])
-        _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--pre",
-              "-r", str(requirements)])
+        _run(
+            [
+                str(bin_dir / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--pre",
+                "-r",
+                str(requirements),
+            ]
+        )
         (home / ".installed").write_text(requirements.read_text(encoding="utf-8"), encoding="utf-8")
     return bin_dir
 
@@ -78,8 +93,13 @@ def find_python(name: str) -> str:
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     candidates += [str(p) for p in sorted(pyenv.glob(f"*/bin/{name}"), reverse=True)]
     for candidate in candidates:
-        if candidate is not None and subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=60,
-                                                    check=False).returncode == 0:
+        if (
+            candidate is not None
+            and subprocess.run(
+                [candidate, "-c", "pass"], capture_output=True, timeout=60, check=False
+            ).returncode
+            == 0
+        ):
             return candidate
     raise PeerUnavailable(f"needs {name}, which is not on this machine (nor installed by pyenv)")
 

@@ -27,10 +27,22 @@ def read_until(process: subprocess.Popen[bytes], marker: bytes, timeout: float =
 
 
 def interrupt_after(
-    argv: list[str], marker: bytes, *, cwd: Path, env: dict[str, str] | None = None, timeout: float = TIMEOUT
+    argv: list[str],
+    marker: bytes,
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = TIMEOUT,
 ) -> tuple[int, str, str]:
     """Run `argv`, send SIGINT once `marker` is on its stdout; its exit status, stdout and stderr."""
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         seen = read_until(process, marker, timeout)
         process.send_signal(signal.SIGINT)

@@ -282,9 +282,10 @@ def test_sdk_client_withdraws_held_prompt_from_generated_agent(node: str) -> Non
     ], context
     user_messages = [e for e in segment if e.get("sessionUpdate") == "user_message"]
     assert [e["text"] for e in user_messages] == ["wait for permission"], context  # never inserted
-    assert _lifecycle(segment)[-2:] == [("chunk", "selected"), ("state", "idle", "end_turn")], (
-        context
-    )
+    assert _lifecycle(segment)[-2:] == [
+        ("chunk", "selected"),
+        ("state", "idle", "end_turn"),
+    ], context
 
     frames = record["frames"]
     (held,) = [
@@ -430,9 +431,10 @@ async def test_generated_client_drives_sdk_agent(node: str, tmp_path: Path) -> N
                 STEP_TIMEOUT,
             )
             assert init.protocol_version == 2, context()
-            assert init.to_dict()["info"] == {"name": "sdk-echo-agent", "version": "1.0.0"}, (
-                context()
-            )
+            assert init.to_dict()["info"] == {
+                "name": "sdk-echo-agent",
+                "version": "1.0.0",
+            }, context()
             assert init.to_dict()["_meta"] == {"clientName": "acp-codegen"}, context()
             session = await asyncio.wait_for(
                 agent.session_new(

@@ -38,8 +38,12 @@ TIMEOUT = 120.0  # a guard against a hang, never an assertion about speed
 # answer initialize (a guard, never a measurement); the turn bound is what an unanswered
 # permission request costs (chuk-acp).
 FAST = ["--timeout", "30", "--turn-timeout", "10", "--exit-timeout", "5"]
+# pydantic-ai builds its model stack at the first prompt: seconds on a loaded 2-core machine
+FIRST_PROMPT_IMPORTS = ["--turn-timeout", "25"]
 HEAVY = os.environ.get("ACP_INTEROP_HEAVY") == "1"
-heavy = pytest.mark.skipif(not HEAVY, reason="a heavy peer: run `nox -s interop` (sets ACP_INTEROP_HEAVY=1)")
+heavy = pytest.mark.skipif(
+    not HEAVY, reason="a heavy peer: run `nox -s interop` (sets ACP_INTEROP_HEAVY=1)"
+)
 
 
 def peer(name: str, role: str) -> Peer:
@@ -59,10 +63,27 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def run_probe(entry: Peer, tmp_path: Path, *options: str) -> dict[str, Any]:
     """The peer under the probe of its role: the JSON report."""
     bin_dir = bin_dir_of(entry)
-    done = subprocess.run([sys.executable, "-m", "acp_codegen", "probe", entry.role, "--format", "json", *FAST, *options,
-                           "--", *entry.command(bin_dir, tmp_path)], cwd=tmp_path,
-                          env={**environment(entry, bin_dir), "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_codegen",
+            "probe",
+            entry.role,
+            "--format",
+            "json",
+            *FAST,
+            *options,
+            "--",
+            *entry.command(bin_dir, tmp_path),
+        ],
+        cwd=tmp_path,
+        env={**environment(entry, bin_dir), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.stdout, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return report
@@ -73,14 +94,34 @@ def failed(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {r["rule"]: r["findings"] for r in report["rules"] if r["status"] == "fail"}
 
 
-def scaffolded_client(projects: dict[str, Path], tmp_path: Path, prompt: str, agent: list[str],
-                      env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+def scaffolded_client(
+    projects: dict[str, Path], tmp_path: Path, prompt: str, agent: list[str], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """Our scaffolded client against `agent`: the run and its transcript."""
     transcript = tmp_path / "client.jsonl"
-    done = subprocess.run([sys.executable, "-m", "interop_client", "--yes", "--transcript", str(transcript), prompt,
-                           "--", *agent], cwd=tmp_path, env={**env, "PYTHONPATH": str(projects["client"]), "COLUMNS": "200"},
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
-    recorded = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines() if line]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "interop_client",
+            "--yes",
+            "--transcript",
+            str(transcript),
+            prompt,
+            "--",
+            *agent,
+        ],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(projects["client"]), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    recorded = [
+        json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines() if line
+    ]
     return done, recorded
 
 
@@ -90,29 +131,58 @@ def scaffolded_client(projects: dict[str, Path], tmp_path: Path, prompt: str, ag
 def test_pypi_sdk_1_0_agent_under_the_probe(tmp_path: Path) -> None:
     report = run_probe(peer("PyPI agent-client-protocol 1.0.0rc3", "agent"), tmp_path)
     assert report["schema"] == "acp_v1 (unstable)" and report["misses"] == [], report["misses"]
-    assert set(failed(report)) == {"parse-error-reply"}  # its known defect: no -32700 for a malformed line
+    assert set(failed(report)) == {
+        "parse-error-reply"
+    }  # its known defect: no -32700 for a malformed line
 
 
-def test_our_client_takes_the_pypi_echo_agent_pattern_in_v1_with_one_warning(projects: dict[str, Path], tmp_path: Path) -> None:
+def test_our_client_takes_the_pypi_echo_agent_pattern_in_v1_with_one_warning(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
     # issue 33: the SDK's echo pattern answers a v2 initialize with protocolVersion 2 over a v1 body
     entry = peer("PyPI agent-client-protocol 1.0.0rc3, echo", "agent")
     bin_dir = bin_dir_of(entry)
-    done, recorded = scaffolded_client(projects, tmp_path, "Hello! Ask my permission first.",
-                                       entry.command(bin_dir, tmp_path), environment(entry, bin_dir))
+    done, recorded = scaffolded_client(
+        projects,
+        tmp_path,
+        "Hello! Ask my permission first.",
+        entry.command(bin_dir, tmp_path),
+        environment(entry, bin_dir),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    answer = next(e["message"] for e in recorded if e["from"] == "agent" and e["message"].get("id") == "initialize")
-    assert answer["result"]["protocolVersion"] == 2 and "agentCapabilities" in answer["result"]  # still the defect
+    answer = next(
+        e["message"]
+        for e in recorded
+        if e["from"] == "agent" and e["message"].get("id") == "initialize"
+    )
+    assert (
+        answer["result"]["protocolVersion"] == 2 and "agentCapabilities" in answer["result"]
+    )  # still the defect
     warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "a v1 body" in warnings[0], done.stdout
-    assert "  → Allow" in done.stdout and done.stdout.rstrip().endswith("idle (end_turn)"), done.stdout
-    sent = [e["message"].get("method") for e in recorded if e["from"] == "client" and "method" in e["message"]]
+    assert "  → Allow" in done.stdout and done.stdout.rstrip().endswith(
+        "idle (end_turn)"
+    ), done.stdout
+    sent = [
+        e["message"].get("method")
+        for e in recorded
+        if e["from"] == "client" and "method" in e["message"]
+    ]
     assert sent == ["initialize", "session/new", "session/prompt"]  # and the v1 session went on
 
 
-def test_pypi_sdk_1_0_client_drives_our_agent_through_the_v1_lifecycle(projects: dict[str, Path]) -> None:
+def test_pypi_sdk_1_0_client_drives_our_agent_through_the_v1_lifecycle(
+    projects: dict[str, Path],
+) -> None:
     bin_dir = bin_dir_of(peer("PyPI agent-client-protocol 1.0.0rc3", "client"))
-    done = subprocess.run([str(bin_dir / "python"), str(INTEROP / "pypi_client.py"), *agent_command(projects)], cwd=INTEROP,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    done = subprocess.run(
+        [str(bin_dir / "python"), str(INTEROP / "pypi_client.py"), *agent_command(projects)],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert_v1_lifecycle(record_of(done, "pypi_client.py (1.0.0rc3)"))
 
 
@@ -124,24 +194,48 @@ def test_pypi_sdk_1_0_client_under_the_probe(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ pydantic-acp
 
 
-def test_pydantic_acp_agent_under_the_probe_answers_advertised_methods_with_minus_32601(tmp_path: Path) -> None:
-    report = run_probe(peer("pydantic-acp", "agent"), tmp_path)
+def test_pydantic_acp_agent_under_the_probe_answers_advertised_methods_with_minus_32601(
+    tmp_path: Path,
+) -> None:
+    report = run_probe(peer("pydantic-acp", "agent"), tmp_path, *FIRST_PROMPT_IMPORTS)
     found = failed(report)
-    assert set(found) == {"capability-unimplemented", "parse-error-reply"}, (found, report["misses"], report["notes"])
-    assert sorted(f["message"].split(" ")[0] for f in found["capability-unimplemented"]) == ["session/close", "session/resume"]
+    if "request-unanswered" in found:
+        # its known race (about 1 run in 5): a session/cancel that arrives after the model's stream
+        # ended and before the answer leaves the prompt unanswered for good; the probe stops there
+        assert set(found) == {"request-unanswered"}, (found, report["misses"], report["notes"])
+        assert [f["message"].split(" never")[0] for f in found["request-unanswered"]] == [
+            "the client's session/prompt"
+        ], found
+        return
+    assert set(found) == {"capability-unimplemented", "parse-error-reply"}, (
+        found,
+        report["misses"],
+        report["notes"],
+    )
+    assert sorted(f["message"].split(" ")[0] for f in found["capability-unimplemented"]) == [
+        "session/close",
+        "session/resume",
+    ]
     assert report["stable_only"], report  # sessionCapabilities.fork: v1's unstable schema has it
 
 
-def test_our_client_drives_the_pydantic_acp_agent(projects: dict[str, Path], tmp_path: Path) -> None:
+def test_our_client_drives_the_pydantic_acp_agent(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
     entry = peer("pydantic-acp", "agent")
     bin_dir = bin_dir_of(entry)
-    done, recorded = scaffolded_client(projects, tmp_path, "Hello", entry.command(bin_dir, tmp_path),
-                                       environment(entry, bin_dir))
+    done, recorded = scaffolded_client(
+        projects, tmp_path, "Hello", entry.command(bin_dir, tmp_path), environment(entry, bin_dir)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert "you: Hello" in lines and any(line.startswith("agent: ") for line in lines), lines
     assert lines[-1] == "idle (end_turn)", lines
-    answer = next(e["message"] for e in recorded if e["from"] == "agent" and e["message"].get("id") == "initialize")
+    answer = next(
+        e["message"]
+        for e in recorded
+        if e["from"] == "agent" and e["message"].get("id") == "initialize"
+    )
     assert answer["result"]["protocolVersion"] == 1
 
 
@@ -157,12 +251,28 @@ def test_chuk_acp_client_under_the_probe_never_answers_a_permission_request(tmp_
     assert all("session/request_permission" in f["message"] for f in found["request-unanswered"])
 
 
-def test_chuk_acp_client_drives_our_agent_for_a_prompt(projects: dict[str, Path], tmp_path: Path) -> None:
+def test_chuk_acp_client_drives_our_agent_for_a_prompt(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
     entry = peer("chuk-acp", "client")
     bin_dir = bin_dir_of(entry)
-    done = subprocess.run([str(bin_dir / "chuk-acp"), "--prompt", "Hello from chuk", "--", "client", *agent_command(projects)],
-                          cwd=tmp_path, env=environment(entry, bin_dir), capture_output=True, text=True,
-                          timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [
+            str(bin_dir / "chuk-acp"),
+            "--prompt",
+            "Hello from chuk",
+            "--",
+            "client",
+            *agent_command(projects),
+        ],
+        cwd=tmp_path,
+        env=environment(entry, bin_dir),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Hello from chuk" in done.stdout, done.stdout  # the echo agent's reply, streamed
 
@@ -178,10 +288,14 @@ def test_fast_agent_under_the_probe_echoes_the_version(tmp_path: Path) -> None:
 
 
 @heavy
-def test_our_client_goes_on_in_v1_with_fast_agent(projects: dict[str, Path], tmp_path: Path) -> None:
+def test_our_client_goes_on_in_v1_with_fast_agent(
+    projects: dict[str, Path], tmp_path: Path
+) -> None:
     entry = peer("fast-agent", "agent")
     bin_dir = bin_dir_of(entry)
-    done, _ = scaffolded_client(projects, tmp_path, "Hello", entry.command(bin_dir, tmp_path), environment(entry, bin_dir))
+    done, _ = scaffolded_client(
+        projects, tmp_path, "Hello", entry.command(bin_dir, tmp_path), environment(entry, bin_dir)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert sum(line.startswith("warning:") for line in done.stdout.splitlines()) == 1, done.stdout
     assert done.stdout.rstrip().endswith("idle (end_turn)"), done.stdout
@@ -199,8 +313,23 @@ def test_acpx_drives_our_agent(projects: dict[str, Path], tmp_path: Path) -> Non
 
     entry = peer("acpx", "client")
     bin_dir = bin_dir_of(entry)
-    done = subprocess.run([str(bin_dir / "acpx"), "--agent", shlex.join(agent_command(projects)), "--approve-all",
-                           "--format", "quiet", "exec", "Hello from acpx, ask my permission"], cwd=tmp_path,
-                          env=environment(entry, bin_dir), capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    done = subprocess.run(
+        [
+            str(bin_dir / "acpx"),
+            "--agent",
+            shlex.join(agent_command(projects)),
+            "--approve-all",
+            "--format",
+            "quiet",
+            "exec",
+            "Hello from acpx, ask my permission",
+        ],
+        cwd=tmp_path,
+        env=environment(entry, bin_dir),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Hello" in done.stdout, done.stdout

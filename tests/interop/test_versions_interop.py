@@ -32,8 +32,15 @@ PROMPT = "Hello! Ask my permission first."
 
 def scaffold(kind: str, directory: Path) -> None:
     """`acp-codegen scaffold KIND DIR` with the defaults (v1 and v2)."""
-    done = subprocess.run([sys.executable, "-m", "acp_codegen", "scaffold", kind, str(directory)], cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_codegen", "scaffold", kind, str(directory)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -53,7 +60,9 @@ def agent_command(projects: dict[str, Path]) -> list[str]:
 
 def pypi_sdk() -> None:
     """Skip unless the PyPI SDK (the test extra's `agent-client-protocol`) is installed."""
-    pytest.importorskip("acp", reason="the PyPI agent-client-protocol SDK (test extra) is not installed")
+    pytest.importorskip(
+        "acp", reason="the PyPI agent-client-protocol SDK (test extra) is not installed"
+    )
 
 
 def record_of(done: subprocess.CompletedProcess[str], script: str) -> dict[str, Any]:
@@ -61,7 +70,9 @@ def record_of(done: subprocess.CompletedProcess[str], script: str) -> dict[str, 
     try:
         record: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        pytest.fail(f"{script} printed no record (exit {done.returncode})\n{done.stdout}\n{done.stderr}")
+        pytest.fail(
+            f"{script} printed no record (exit {done.returncode})\n{done.stdout}\n{done.stderr}"
+        )
     return record
 
 
@@ -71,26 +82,51 @@ def assert_v1_lifecycle(record: dict[str, Any]) -> None:
     assert record["ok"], context
     assert record["initialize"]["protocolVersion"] == 1, context
     assert record["initialize"]["agentInfo"]["name"] == "interop-agent", context
-    assert [p["stopReason"] for p in record["prompts"]] == ["end_turn", "cancelled", "cancelled"], context
+    assert [p["stopReason"] for p in record["prompts"]] == [
+        "end_turn",
+        "cancelled",
+        "cancelled",
+    ], context
     events = record["events"]
     ends = [i for i, e in enumerate(events) if e["kind"] == "prompt_done"]
     first = events[: ends[0]]
     kinds = [e.get("sessionUpdate") or e["kind"] for e in first]
-    assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk") < kinds.index("tool_call")
+    assert (
+        kinds.index("agent_thought_chunk")
+        < kinds.index("agent_message_chunk")
+        < kinds.index("tool_call")
+    )
     assert kinds.index("tool_call") < kinds.index("permission") < kinds.index("tool_call_update")
-    assert "".join(e["text"] for e in first if e.get("sessionUpdate") == "agent_message_chunk") == "ask permission then echo"
-    assert [e.get("status") for e in first if e.get("sessionUpdate") == "tool_call_update"][-1] == "completed"
+    assert (
+        "".join(e["text"] for e in first if e.get("sessionUpdate") == "agent_message_chunk")
+        == "ask permission then echo"
+    )
+    assert [e.get("status") for e in first if e.get("sessionUpdate") == "tool_call_update"][
+        -1
+    ] == "completed"
     second = events[ends[0] + 1 : ends[1]]
     echoed = [e for e in second if e.get("sessionUpdate") == "agent_message_chunk"]
     assert 3 <= len(echoed) < 200 and any(e["kind"] == "cancel_sent" for e in second), context
     third = events[ends[1] + 1 : ends[2]]
-    assert [e["kind"] for e in third if e["kind"] != "update"] == ["prompt_sent", "permission", "cancel_sent"], context
+    assert [e["kind"] for e in third if e["kind"] != "update"] == [
+        "prompt_sent",
+        "permission",
+        "cancel_sent",
+    ], context
     assert not any(e.get("status") == "completed" for e in third), context  # the tool never ran
 
 
-def test_the_ts_v1_client_drives_the_two_version_agent(node: str, projects: dict[str, Path]) -> None:
-    done = subprocess.run([node, str(INTEROP / "v1_client.mjs"), *agent_command(projects)], cwd=INTEROP,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+def test_the_ts_v1_client_drives_the_two_version_agent(
+    node: str, projects: dict[str, Path]
+) -> None:
+    done = subprocess.run(
+        [node, str(INTEROP / "v1_client.mjs"), *agent_command(projects)],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     record = record_of(done, "v1_client.mjs")
     assert_v1_lifecycle(record)
     sent = [f["msg"] for f in record["frames"] if f["dir"] == "out"]
@@ -99,22 +135,49 @@ def test_the_ts_v1_client_drives_the_two_version_agent(node: str, projects: dict
 
 def test_the_pypi_client_drives_the_two_version_agent(projects: dict[str, Path]) -> None:
     pypi_sdk()
-    done = subprocess.run([sys.executable, str(INTEROP / "pypi_client.py"), *agent_command(projects)], cwd=INTEROP,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    done = subprocess.run(
+        [sys.executable, str(INTEROP / "pypi_client.py"), *agent_command(projects)],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert_v1_lifecycle(record_of(done, "pypi_client.py"))
 
 
-def test_the_ts_v2_client_drives_the_same_agent_command(node: str, projects: dict[str, Path]) -> None:
-    done = subprocess.run([node, str(INTEROP / "v2_client.mjs"), "--scenario", "lifecycle", *agent_command(projects)],
-                          cwd=INTEROP, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+def test_the_ts_v2_client_drives_the_same_agent_command(
+    node: str, projects: dict[str, Path]
+) -> None:
+    done = subprocess.run(
+        [node, str(INTEROP / "v2_client.mjs"), "--scenario", "lifecycle", *agent_command(projects)],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     record = record_of(done, "v2_client.mjs")
     context = json.dumps({k: v for k, v in record.items() if k != "frames"}, indent=1)[:20000]
     assert record["ok"], context
-    assert record["initialize"]["protocolVersion"] == 2 and record["initialize"]["info"]["name"] == "interop-agent"
+    assert (
+        record["initialize"]["protocolVersion"] == 2
+        and record["initialize"]["info"]["name"] == "interop-agent"
+    )
     kinds = [e.get("sessionUpdate") or e["kind"] for e in record["events"]]
-    for expected in ("user_message", "agent_message_chunk", "permission", "tool_call_content_chunk", "cancel_sent"):
+    for expected in (
+        "user_message",
+        "agent_message_chunk",
+        "permission",
+        "tool_call_content_chunk",
+        "cancel_sent",
+    ):
         assert expected in kinds, context
-    idles = [e.get("stopReason") for e in record["events"] if e.get("sessionUpdate") == "state_update" and e.get("state") == "idle"]
+    idles = [
+        e.get("stopReason")
+        for e in record["events"]
+        if e.get("sessionUpdate") == "state_update" and e.get("state") == "idle"
+    ]
     assert idles == ["end_turn", "cancelled"], context
 
 
@@ -128,7 +191,9 @@ AGENTS = {
 def peer_agent(name: str, node: str | None) -> list[str]:
     """The command of one agent written with another SDK."""
     script = INTEROP / AGENTS[name][0][0]
-    return [node or "node", str(script)] if script.suffix == ".mjs" else [sys.executable, str(script)]
+    return (
+        [node or "node", str(script)] if script.suffix == ".mjs" else [sys.executable, str(script)]
+    )
 
 
 def client_command(projects: dict[str, Path], *args: str) -> tuple[list[str], dict[str, str]]:
@@ -145,11 +210,24 @@ def other_agent(request: pytest.FixtureRequest, node: str) -> tuple[str, list[st
     return request.param, peer_agent(request.param, node)
 
 
-def test_the_scaffolded_client_drives_agents_of_other_sdks(projects: dict[str, Path], other_agent: tuple[str, list[str]], tmp_path: Path) -> None:
+def test_the_scaffolded_client_drives_agents_of_other_sdks(
+    projects: dict[str, Path], other_agent: tuple[str, list[str]], tmp_path: Path
+) -> None:
     name, command = other_agent
     transcript = tmp_path / "t.jsonl"
-    argv, env = client_command(projects, "--yes", "--transcript", str(transcript), PROMPT, "--", *command)
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    argv, env = client_command(
+        projects, "--yes", "--transcript", str(transcript), PROMPT, "--", *command
+    )
+    done = subprocess.run(
+        argv,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line.rstrip() for line in done.stdout.splitlines()]
     assert lines[:2] == [f"connected to {AGENTS[name][2]}", f"you: {PROMPT}"], lines
@@ -157,14 +235,22 @@ def test_the_scaffolded_client_drives_agents_of_other_sdks(projects: dict[str, P
     assert any(line.startswith("agent: ") for line in lines), lines
     recorded = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
     assert recorded[0]["message"]["params"]["protocolVersion"] == 2  # it asks for the newest
-    answer = next(e["message"] for e in recorded if e["from"] == "agent" and e["message"].get("id") == "initialize")
+    answer = next(
+        e["message"]
+        for e in recorded
+        if e["from"] == "agent" and e["message"].get("id") == "initialize"
+    )
     assert answer["result"]["protocolVersion"] == AGENTS[name][1]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
-def test_ctrl_c_in_the_scaffolded_client_cancels_the_turn_of_agents_of_other_sdks(projects: dict[str, Path], other_agent: tuple[str, list[str]], tmp_path: Path) -> None:
+def test_ctrl_c_in_the_scaffolded_client_cancels_the_turn_of_agents_of_other_sdks(
+    projects: dict[str, Path], other_agent: tuple[str, list[str]], tmp_path: Path
+) -> None:
     _, command = other_agent
     argv, env = client_command(projects, " ".join(["slow"] * 400), "--", *command)
-    status, printed, errors = interrupt_after(argv, b"agent: slow", cwd=tmp_path, env=env, timeout=TIMEOUT)
+    status, printed, errors = interrupt_after(
+        argv, b"agent: slow", cwd=tmp_path, env=env, timeout=TIMEOUT
+    )
     assert status == 130, printed + errors
     assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)"), printed

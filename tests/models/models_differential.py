@@ -115,19 +115,25 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
             for how, obj in (("json", parsed), ("python", from_python)):
                 back = json.loads(adapter.dump_json(obj, by_alias=True, exclude_unset=True))
                 if not same_json(back, value):
-                    report.fail(f"round trip ({how}) changed {where}\n  -> {json.dumps(back)[:300]}")
+                    report.fail(
+                        f"round trip ({how}) changed {where}\n  -> {json.dumps(back)[:300]}"
+                    )
                 _compare_serializers(report, obj, where)
             _compare_paths(report, adapter, full, text, where)
             rng = random.Random(f"{key}:{seed}:mutants")
             for mutant in mutants(value, rng, mutants_per_instance):
                 report.mutants += 1
                 schema_ok = validator.is_valid(mutant.value)
-                _compare_paths(report, adapter, full, json.dumps(mutant.value), f"{where}\n  {mutant.note}")
+                _compare_paths(
+                    report, adapter, full, json.dumps(mutant.value), f"{where}\n  {mutant.note}"
+                )
                 try:
                     obj = adapter.validate_json(json.dumps(mutant.value))
                 except ValidationError as exc:
                     if schema_ok:
-                        report.fail(f"valid mutant rejected: {where}\n  {mutant.note}\n{_short(exc)}")
+                        report.fail(
+                            f"valid mutant rejected: {where}\n  {mutant.note}\n{_short(exc)}"
+                        )
                     else:
                         report.mutants_rejected_by_both += 1
                     continue
@@ -136,13 +142,19 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
                 if schema_ok:
                     report.mutants_valid += 1
                     if not same_json(back, mutant.value):
-                        report.fail(f"round trip changed valid mutant: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}")
+                        report.fail(
+                            f"round trip changed valid mutant: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}"
+                        )
                     continue
                 why = lenient.explains(key, value, mutant)
                 if why is None:
-                    report.fail(f"invalid mutant accepted without a leniency hint: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}")
+                    report.fail(
+                        f"invalid mutant accepted without a leniency hint: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}"
+                    )
                 elif not validator.is_valid(back):
-                    report.fail(f"lenient repair ({why}) wrote an invalid value: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}")
+                    report.fail(
+                        f"lenient repair ({why}) wrote an invalid value: {where}\n  {mutant.note}\n  -> {json.dumps(back)[:300]}"
+                    )
                 else:
                     report.lenient_accepts += 1
         if made == 0:
@@ -150,7 +162,9 @@ def check_file(label: str, path: str, per_definition: int, mutants_per_instance:
     return report
 
 
-def _compare_paths(report: Report, adapter: TypeAdapter[Any], full: Any, text: str, where: str) -> None:
+def _compare_paths(
+    report: Report, adapter: TypeAdapter[Any], full: Any, text: str, where: str
+) -> None:
     """The fast-then-full validator of a class and its full path alone give the same outcome:
     both reject, or both build objects of the same classes that write the same JSON."""
     if full is None:
@@ -165,7 +179,9 @@ def _compare_paths(report: Report, adapter: TypeAdapter[Any], full: Any, text: s
             continue
         outcomes.append((_classes(obj), adapter.dump_json(obj, by_alias=True, exclude_unset=True)))
     if outcomes[0] != outcomes[1]:
-        report.fail(f"fast path and full path differ: {where}\n  fast: {outcomes[0]}\n  full: {outcomes[1]}")
+        report.fail(
+            f"fast path and full path differ: {where}\n  fast: {outcomes[0]}\n  full: {outcomes[1]}"
+        )
 
 
 def _compare_serializers(report: Report, obj: Any, where: str) -> None:

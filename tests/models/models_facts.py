@@ -67,7 +67,11 @@ def pascal(text: str) -> str:
 
 def snake(text: str) -> str:
     """`sessionId` -> `session_id`, `_meta` -> `meta`."""
-    parts = [p for p in re.split(r"[^0-9A-Za-z]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", text) if p]
+    parts = [
+        p
+        for p in re.split(r"[^0-9A-Za-z]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", text)
+        if p
+    ]
     return "_".join(p.lower() for p in parts)
 
 
@@ -87,7 +91,12 @@ def _is_string_const(schema: Any) -> bool:
 
 
 def _is_plain_string(schema: Any) -> bool:
-    return isinstance(schema, dict) and schema.get("type") == "string" and "const" not in schema and "enum" not in schema
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and "const" not in schema
+        and "enum" not in schema
+    )
 
 
 def _alternatives(schema: dict[str, Any]) -> list[Any] | None:
@@ -130,7 +139,7 @@ def union_fact(name: str, schema: dict[str, Any]) -> UnionFact | None:
         known: list[str] = []
         fallback = none = 0
         ok = True
-        for o, p in zip(options, props):
+        for p in props:
             prop = p.get(tag)
             if _is_string_const(prop):
                 known.append(prop["const"])
@@ -191,7 +200,9 @@ def enums(doc: dict[str, Any]) -> dict[str, EnumFact]:
     return out
 
 
-def parse_draft_structure(text: str) -> tuple[dict[str, UnionFact], dict[str, EnumFact], dict[str, EnumFact]]:
+def parse_draft_structure(
+    text: str,
+) -> tuple[dict[str, UnionFact], dict[str, EnumFact], dict[str, EnumFact]]:
     """The tagged unions, open enums and closed enums listed in draft-structure.md."""
     sections = re.split(r"^## ", text, flags=re.MULTILINE)
     found_unions: dict[str, UnionFact] = {}
@@ -207,7 +218,9 @@ def parse_draft_structure(text: str) -> tuple[dict[str, UnionFact], dict[str, En
                 m = re.match(r"- `(\w+)` by `(\w+)` \((open|closed)\): (.*)$", line)
                 assert m, line
                 values = tuple(re.findall(r"`([^`]*)`", m.group(4)))
-                found_unions[m.group(1)] = UnionFact(m.group(1), m.group(2), values, m.group(3) == "open", False)
+                found_unions[m.group(1)] = UnionFact(
+                    m.group(1), m.group(2), values, m.group(3) == "open", False
+                )
             elif title.startswith("Open string enums"):
                 open_enums[ticks[0]] = EnumFact(ticks[0], tuple(ticks[1:]), True)
             elif title.startswith("Closed enums"):

@@ -47,4 +47,3 @@ def v1() -> ModuleType:
 def pinned(request: pytest.FixtureRequest) -> ModuleType:
     """Each pinned package in turn."""
     return _package(request.param)
-

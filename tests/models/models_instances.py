@@ -106,13 +106,17 @@ def mutants(value: Any, rng: random.Random, limit: int) -> list[Mutant]:
             out.append(Mutant("drop", path, _drop(value, path), f"drop {list(path)}"))
         elif kind == "string":
             new = rng.choice(["__not_a_known_value__", "_vendor_value"])
-            out.append(Mutant("replace", path, _replace(value, path, new), f"{list(path)} = {new!r}"))
+            out.append(
+                Mutant("replace", path, _replace(value, path, new), f"{list(path)} = {new!r}")
+            )
         else:
             old = value
             for step in path:
                 old = old[step]
             new = _other_type(old, rng)
-            out.append(Mutant("replace", path, _replace(value, path, new), f"{list(path)} = {new!r}"))
+            out.append(
+                Mutant("replace", path, _replace(value, path, new), f"{list(path)} = {new!r}")
+            )
     if not any(m.path == () for m in out):  # the whole value of another type, too
         new = _other_type(value, rng)
         out.append(Mutant("replace", (), new, f"whole value = {new!r}"))
@@ -169,7 +173,9 @@ class Leniency:
                 elif "items" in s:
                     children.append(s["items"])
             value = value[step] if isinstance(value, (dict, list)) else None
-            child_hints = {h for c in children for s in self.applicable(c, value) for h in _hint_names(s)}
+            child_hints = {
+                h for c in children for s in self.applicable(c, value) for h in _hint_names(s)
+            }
             steps.append((child_hints, container))
             schemas = children
         return steps
@@ -214,7 +220,7 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float):
         return a == b and str(a) == str(b)
     return bool(a == b)

@@ -42,7 +42,9 @@ def reference(cls: type[BaseModel]) -> SchemaSerializer:
         if _NO_PREBUILT_OPTION:
             found = SchemaSerializer(schema, config, _use_prebuilt=False)
         else:  # it reuses only the serializers of classes that read as complete: none, meanwhile
-            classes = [c for c in set(_model_classes(schema)) if c.__dict__.get("__pydantic_complete__")]
+            classes = [
+                c for c in set(_model_classes(schema)) if c.__dict__.get("__pydantic_complete__")
+            ]
             for c in classes:
                 c.__pydantic_complete__ = False
             try:
@@ -87,7 +89,9 @@ def _dump(serializer: SchemaSerializer, obj: BaseModel, how: str, kwargs: dict[s
     try:
         if how == "json":
             return serializer.to_json(obj, **kwargs)
-        return _typed(serializer.to_python(obj, mode="json" if how == "python/json" else "python", **kwargs))
+        return _typed(
+            serializer.to_python(obj, mode="json" if how == "python/json" else "python", **kwargs)
+        )
     except Exception as exc:  # noqa: BLE001  # both must fail alike too
         return f"raised {type(exc).__name__}: {exc}"
 

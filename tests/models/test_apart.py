@@ -32,9 +32,7 @@ def _marker(annotation: Any) -> Any:
     return marker
 
 
-def test_values_and_errors_are_those_of_the_type(
-    apart: ModuleType, draft: ModuleType
-) -> None:
+def test_values_and_errors_are_those_of_the_type(apart: ModuleType, draft: ModuleType) -> None:
     annotation = apart.Apart[list[list[draft.ContentBlock]]]
     marker = _marker(annotation)
     adapter = TypeAdapter(list[annotation])
@@ -43,19 +41,13 @@ def test_values_and_errors_are_those_of_the_type(
     value = adapter.validate_python(wire)
     assert marker._adapter is not None
     assert type(value[0][0][0]).__name__ == "ContentBlockText"
-    assert (
-        adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
-        == wire
-    )
+    assert adapter.dump_python(value, mode="json", by_alias=True, exclude_unset=True) == wire
     assert (
         adapter.dump_json(value, by_alias=True, exclude_none=True)
         == b'[[[{"type":"text","text":"hi"}]]]'
     )
     assert (
-        adapter.validate_json(
-            adapter.dump_json(value, by_alias=True, exclude_unset=True)
-        )
-        == value
+        adapter.validate_json(adapter.dump_json(value, by_alias=True, exclude_unset=True)) == value
     )
     with pytest.raises(ValidationError) as caught:
         adapter.validate_python([[[{"type": "text"}]], [["x"]]])
@@ -83,8 +75,6 @@ def test_repr_does_not_walk_the_chain(apart: ModuleType) -> None:
     assert repr(_marker(inner)) == "Apart[list[...]]"
     shallow: Any = str
     value: Any = "x"
-    for _ in range(
-        100
-    ):  # each level apart is a few frames of validation (the IR puts one in 64)
+    for _ in range(100):  # each level apart is a few frames of validation (the IR puts one in 64)
         shallow, value = apart.Apart[list[shallow]], [value]
     assert TypeAdapter(shallow).validate_python(value) == value

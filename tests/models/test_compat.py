@@ -93,16 +93,14 @@ def test_best_fit_ties_keep_pydantic_core_s_pick(draft: ModuleType) -> None:
 
 def test_best_fit_reads_the_wire_names_of_classes_not_built_yet() -> None:
     # a fresh process: nothing is built, and a class's fields lack their aliases until it is
-    code = textwrap.dedent(
-        f"""
+    code = textwrap.dedent(f"""
         import acp_v2_draft as d
         from acp_runtime.models import compat
         value = {PROMPT!r}
         assert not d.PromptRequest.__pydantic_complete__
         fit = compat.BestFit(d.UnarchiveSessionRequest | d.PromptRequest)
         print(type(fit.refit(value, d.UnarchiveSessionRequest.model_validate(value))).__name__)
-        """
-    )
+        """)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "generated")}
     done = subprocess.run(
         [sys.executable, "-c", code], check=False, env=env, capture_output=True, text=True
@@ -158,9 +156,13 @@ def _lower_bound(requirement: str) -> str:
 
 def test_one_pydantic_lower_bound_is_claimed_and_tested() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    (claimed,) = [_lower_bound(d) for d in project["project"]["dependencies"] if d.startswith("pydantic")]
+    (claimed,) = [
+        _lower_bound(d) for d in project["project"]["dependencies"] if d.startswith("pydantic")
+    ]
     runtime = tomllib.loads((ROOT / "runtime" / "pyproject.toml").read_text(encoding="utf-8"))
-    assert runtime["project"]["dependencies"] == [f"pydantic>={claimed}"], "the runtime depends on pydantic only"
+    assert runtime["project"]["dependencies"] == [
+        f"pydantic>={claimed}"
+    ], "the runtime depends on pydantic only"
     tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
     minors = next(
         ast.literal_eval(node.value)

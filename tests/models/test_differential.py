@@ -22,9 +22,9 @@ PINNED_MUTANTS_PER_INSTANCE = 3
 HISTORY_INSTANCES_PER_DEFINITION = 2
 HISTORY_MUTANTS_PER_INSTANCE = 2
 
-FILES: list[tuple[str, Path]] = [(f"pinned:{pkg}", path) for pkg, path in sorted(PINNED.items())] + [
-    (label, path) for label, path in schema_files() if path not in PINNED.values()
-]
+FILES: list[tuple[str, Path]] = [
+    (f"pinned:{pkg}", path) for pkg, path in sorted(PINNED.items())
+] + [(label, path) for label, path in schema_files() if path not in PINNED.values()]
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +40,19 @@ def reports() -> dict[str, Report]:
                         check_file,
                         label,
                         str(path),
-                        PINNED_INSTANCES_PER_DEFINITION if pinned else HISTORY_INSTANCES_PER_DEFINITION,
+                        (
+                            PINNED_INSTANCES_PER_DEFINITION
+                            if pinned
+                            else HISTORY_INSTANCES_PER_DEFINITION
+                        ),
                         PINNED_MUTANTS_PER_INSTANCE if pinned else HISTORY_MUTANTS_PER_INSTANCE,
                     ),
                 )
             )
         out = {label: job.result() for label, job in jobs}
-    print("\ndifferential check (instances per definition, definitions, instances, mutants: rejected by both / valid / accepted by leniency)")
+    print(
+        "\ndifferential check (instances per definition, definitions, instances, mutants: rejected by both / valid / accepted by leniency)"
+    )
     for label, r in out.items():
         print(
             f"  {label:40s} {r.per_definition:3d}/def {r.definitions:4d} defs {r.instances:6d} instances "

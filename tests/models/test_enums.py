@@ -29,7 +29,11 @@ def _docstrings(pkg: ModuleType) -> dict[tuple[str, str], str]:
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         body = cls.body
         for stmt, nxt in itertools.pairwise(body):
-            documented = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)
+            documented = (
+                isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)
+            )
             if documented and isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 out[(cls.name, stmt.target.id)] = nxt.value.value
     return out
@@ -37,7 +41,11 @@ def _docstrings(pkg: ModuleType) -> dict[tuple[str, str], str]:
 
 def _descriptions(target: str, name: str) -> dict[str, str]:
     schema = load(PINNED[target])["$defs"][name]
-    return {o["const"]: o["description"] for o in schema.get("anyOf") or schema.get("oneOf") or () if "const" in o and "description" in o}
+    return {
+        o["const"]: o["description"]
+        for o in schema.get("anyOf") or schema.get("oneOf") or ()
+        if "const" in o and "description" in o
+    }
 
 
 def test_constants_carry_the_schema_descriptions(pinned: ModuleType) -> None:
@@ -52,14 +60,18 @@ def test_constants_carry_the_schema_descriptions(pinned: ModuleType) -> None:
             member = getattr(cls, const)
             assert type(member) is cls and member == value
             if value in descriptions:
-                assert inspect.cleandoc(docs.get((name, const), "")) == inspect.cleandoc(descriptions[value]), (name, const)
+                assert inspect.cleandoc(docs.get((name, const), "")) == inspect.cleandoc(
+                    descriptions[value]
+                ), (name, const)
                 counted += 1
     assert counted > 20
 
 
 @pytest.mark.parametrize("target", sorted(PINNED))
 def test_open_enums_keep_any_string(target: str, request: pytest.FixtureRequest) -> None:
-    pkg = request.getfixturevalue({"acp_v2_draft": "draft", "acp_v2": "stable", "acp_v1": "v1"}[target])
+    pkg = request.getfixturevalue(
+        {"acp_v2_draft": "draft", "acp_v2": "stable", "acp_v1": "v1"}[target]
+    )
     open_enums = [n for n, f in _enum_facts(target).items() if f.open]
     assert open_enums
     for name in open_enums:
@@ -68,7 +80,12 @@ def test_open_enums_keep_any_string(target: str, request: pytest.FixtureRequest)
         for raw in ("_vendor_kind", "future_kind", "", "Ünïcode value", "end_turn "):
             value = adapter.validate_json(json.dumps(raw))
             assert isinstance(value, cls) and isinstance(value, str)
-            assert value == raw and str(value) == raw and value.value == raw and hash(value) == hash(raw)
+            assert (
+                value == raw
+                and str(value) == raw
+                and value.value == raw
+                and hash(value) == hash(raw)
+            )
             assert {raw: 1}[value] == 1
             assert not value.is_known
             assert value.is_extension is raw.startswith("_")
@@ -77,12 +94,14 @@ def test_open_enums_keep_any_string(target: str, request: pytest.FixtureRequest)
             assert json.loads(adapter.dump_json(adapter.validate_python(raw))) == raw
         for known in cls.known_values():
             value = adapter.validate_python(known)
-            assert value is getattr(cls, next(c for c in dir(cls) if c.isupper() and getattr(cls, c) == known))
+            assert value is getattr(
+                cls, next(c for c in dir(cls) if c.isupper() and getattr(cls, c) == known)
+            )
             assert value.is_known and not value.is_extension and not value.is_reserved
         for bad in (5, None, 1.5, True, ["x"], {"x": 1}, b"bytes"):
             with pytest.raises(ValidationError):
                 adapter.validate_python(bad)
-        for bad_json in ("5", "null", "[\"x\"]"):
+        for bad_json in ("5", "null", '["x"]'):
             with pytest.raises(ValidationError):
                 adapter.validate_json(bad_json)
 
@@ -102,12 +121,16 @@ def test_closed_enums_reject_unknown_values(pinned: ModuleType) -> None:
 
 
 def test_open_enum_in_a_model(draft: ModuleType) -> None:
-    entry = draft.PlanEntry.model_validate({"content": "c", "priority": "_urgent", "status": "in_progress"})
+    entry = draft.PlanEntry.model_validate(
+        {"content": "c", "priority": "_urgent", "status": "in_progress"}
+    )
     assert entry.priority == "_urgent" and entry.priority.is_extension
     assert entry.status is draft.PlanEntryStatus.IN_PROGRESS
     assert entry.to_dict() == {"content": "c", "priority": "_urgent", "status": "in_progress"}
     made = draft.PlanEntry(content="c", priority=draft.PlanEntryPriority.HIGH, status="completed")
-    assert made.status == draft.PlanEntryStatus.COMPLETED and isinstance(made.status, draft.PlanEntryStatus)
+    assert made.status == draft.PlanEntryStatus.COMPLETED and isinstance(
+        made.status, draft.PlanEntryStatus
+    )
     assert made.to_json() == '{"content":"c","priority":"high","status":"completed"}'
     with pytest.raises(ValidationError):
         draft.PlanEntry.model_validate({"content": "c", "priority": 3, "status": "pending"})

@@ -16,8 +16,11 @@ pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 def _classes(pkg: ModuleType) -> list[type[BaseModel]]:
     return [
-        c for n in pkg.__all__
-        if isinstance(c := getattr(pkg, n), type) and issubclass(c, BaseModel) and c not in (pkg.AcpModel, pkg.TaggedModel)
+        c
+        for n in pkg.__all__
+        if isinstance(c := getattr(pkg, n), type)
+        and issubclass(c, BaseModel)
+        and c not in (pkg.AcpModel, pkg.TaggedModel)
     ]
 
 
@@ -32,17 +35,52 @@ def test_every_class_has_a_fast_path(pinned: ModuleType) -> None:
 
 
 WELL_FORMED = [
-    {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi", "_meta": {"k": 1}}},
-    {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed", "kind": "edit", "title": None,
-     "content": [{"type": "content", "content": {"type": "text", "text": "out"}}], "locations": [{"path": "/p", "line": 2}], "rawInput": {"a": [1]}},
-    {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": [{"content": "c", "priority": "low", "status": "pending"}]}},
-    {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn", "usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0}},
+    {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "m",
+        "content": {"type": "text", "text": "hi", "_meta": {"k": 1}},
+    },
+    {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "status": "completed",
+        "kind": "edit",
+        "title": None,
+        "content": [{"type": "content", "content": {"type": "text", "text": "out"}}],
+        "locations": [{"path": "/p", "line": 2}],
+        "rawInput": {"a": [1]},
+    },
+    {
+        "sessionUpdate": "plan_update",
+        "plan": {
+            "type": "items",
+            "planId": "p",
+            "entries": [{"content": "c", "priority": "low", "status": "pending"}],
+        },
+    },
+    {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+        "usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0},
+    },
     {"sessionUpdate": "state_update", "state": "running"},
 ]
 NEEDS_FULL_PATH = [
     {"sessionUpdate": "_vendor_update", "x": 1},  # unknown variant
-    {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "_vendor_block"}},  # nested unknown variant
-    {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": [{"content": "c", "priority": "_urgent", "status": "pending"}]}},  # unknown enum value
+    {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "m",
+        "content": {"type": "_vendor_block"},
+    },  # nested unknown variant
+    {
+        "sessionUpdate": "plan_update",
+        "plan": {
+            "type": "items",
+            "planId": "p",
+            "entries": [{"content": "c", "priority": "_urgent", "status": "pending"}],
+        },
+    },  # unknown enum value
     {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": 5},  # leniency repair
     {"sessionUpdate": "state_update", "state": "idle"},  # no stop reason: the no-tag variant
     {"sessionUpdate": "state_update", "state": "idle", "stopReason": None},
@@ -62,7 +100,9 @@ def test_well_formed_messages_take_the_fast_path(draft: ModuleType, update: dict
 
 
 @pytest.mark.parametrize("update", NEEDS_FULL_PATH, ids=lambda u: json.dumps(u)[:60])
-def test_other_messages_take_the_full_path_with_the_same_result(draft: ModuleType, update: dict[str, Any]) -> None:
+def test_other_messages_take_the_full_path_with_the_same_result(
+    draft: ModuleType, update: dict[str, Any]
+) -> None:
     text = json.dumps({"sessionId": "s", "update": update})
     validator = draft.UpdateSessionNotification.__pydantic_validator__
     with pytest.raises(ValidationError):
@@ -76,7 +116,9 @@ def test_other_messages_take_the_full_path_with_the_same_result(draft: ModuleTyp
 
 
 def test_invalid_input_reports_the_full_paths_errors(draft: ModuleType) -> None:
-    text = json.dumps({"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": 1}})
+    text = json.dumps(
+        {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": 1}}
+    )
     validator = draft.UpdateSessionNotification.__pydantic_validator__
     with pytest.raises(ValidationError) as both:
         draft.UpdateSessionNotification.model_validate_json(text)
@@ -86,16 +128,34 @@ def test_invalid_input_reports_the_full_paths_errors(draft: ModuleType) -> None:
 
 
 def test_construction_uses_the_full_path(draft: ModuleType) -> None:
-    made = draft.SessionUpdateStateUpdateIdleCancelled(usage=draft.Usage(total_tokens=1, input_tokens=1, output_tokens=0))
-    assert made.to_dict() == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled", "usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0}}
-    validated = draft.SessionUpdateStateUpdateIdleCancelled.model_validate({"usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0}})
-    assert validated.to_dict() == made.to_dict()  # tags missing from the input: full path marks them set
+    made = draft.SessionUpdateStateUpdateIdleCancelled(
+        usage=draft.Usage(total_tokens=1, input_tokens=1, output_tokens=0)
+    )
+    assert made.to_dict() == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+        "usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0},
+    }
+    validated = draft.SessionUpdateStateUpdateIdleCancelled.model_validate(
+        {"usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0}}
+    )
+    assert (
+        validated.to_dict() == made.to_dict()
+    )  # tags missing from the input: full path marks them set
 
 
 def test_untagged_unions_keep_their_choice(draft: ModuleType) -> None:
     """A request envelope's `params` is an untagged union of every request: a prompt with an
     unknown content block must stay a PromptRequest, not become a looser match."""
-    wire = {"id": 1, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [{"type": "text", "text": "a"}, {"type": "_vendor_block", "n": 1}]}}
+    wire = {
+        "id": 1,
+        "method": "session/prompt",
+        "params": {
+            "sessionId": "s",
+            "prompt": [{"type": "text", "text": "a"}, {"type": "_vendor_block", "n": 1}],
+        },
+    }
     request = draft.ClientRequest.model_validate_json(json.dumps(wire))
     full = draft.ClientRequest.__pydantic_validator__.full.validate_json(json.dumps(wire))
     assert type(request.params) is type(full.params) is draft.PromptRequest
@@ -108,13 +168,23 @@ def test_validation_options_reach_both_paths(draft: ModuleType) -> None:
     cls = draft.UpdateSessionNotification
     validator = cls.__pydantic_validator__
     text = json.dumps({"sessionId": "s", "update": WELL_FORMED[0]})
-    for kwargs in ({}, {"strict": True}, {"context": {"k": 1}}, {"by_alias": True, "by_name": False}, {"allow_partial": "off"}):
-        assert validator.validate_json(text, **kwargs).to_json() == validator.full.validate_json(text, **kwargs).to_json()
+    for kwargs in (
+        {},
+        {"strict": True},
+        {"context": {"k": 1}},
+        {"by_alias": True, "by_name": False},
+        {"allow_partial": "off"},
+    ):
+        assert (
+            validator.validate_json(text, **kwargs).to_json()
+            == validator.full.validate_json(text, **kwargs).to_json()
+        )
     by_name = {"session_id": "s", "update": {"sessionUpdate": "state_update", "state": "running"}}
     with pytest.raises(ValidationError):
         validator.validate_python(by_name, by_alias=True, by_name=False)
     assert validator.validate_python(by_name, by_alias=False, by_name=True).to_dict() == {
-        "sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"},
+        "sessionId": "s",
+        "update": {"sessionUpdate": "state_update", "state": "running"},
     }
 
     class Attributes:
@@ -122,7 +192,12 @@ def test_validation_options_reach_both_paths(draft: ModuleType) -> None:
             self.session_id = "s"
             self.update = {"sessionUpdate": "state_update", "state": "running"}
 
-    assert validator.validate_python(Attributes(), from_attributes=True, by_name=True).to_dict()["sessionId"] == "s"
+    assert (
+        validator.validate_python(Attributes(), from_attributes=True, by_name=True).to_dict()[
+            "sessionId"
+        ]
+        == "s"
+    )
     with pytest.raises(ValidationError):
         validator.validate_python(Attributes())
     with pytest.raises(TypeError):

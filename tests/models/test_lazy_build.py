@@ -33,7 +33,11 @@ def state(pkg):
 def _run(package: str, body: str) -> dict[str, object]:
     code = f"import {package} as pkg\n{_COUNT}\n{textwrap.dedent(body)}"
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=GENERATED, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        cwd=GENERATED,
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -112,8 +116,7 @@ def test_two_threads_using_a_class_first_at_once() -> None:
     """Both threads get the same object and bytes, and the class ends with its fast path."""
     out = _run(
         "acp_v2_draft",
-        _CONCURRENT
-        + """
+        _CONCURRENT + """
 import threading
 barrier, results = threading.Barrier(8), []
 def worker():
@@ -135,8 +138,7 @@ def test_two_tasks_using_a_class_first_at_once() -> None:
     """Two event-loop tasks (and a thread of the loop's executor) use the class first together."""
     out = _run(
         "acp_v2_draft",
-        _CONCURRENT
-        + """
+        _CONCURRENT + """
 import asyncio
 async def task():
     await asyncio.sleep(0)
@@ -154,7 +156,8 @@ print(json.dumps({"results": sorted(set(map(tuple, results))), "wire": wire}))
 @pytest.mark.parametrize("package", PACKAGES)
 def test_first_use_skips_the_chain_walk_below_the_modules_bound(package: str) -> None:
     """The package's `_models` states the longest chain of classes (`_CHAIN_BOUND`, 6 in ACP's schemas); below
-    the runtime's step (`acp_runtime.models.deferred`) a first use builds without walking the classes below it first."""
+    the runtime's step (`acp_runtime.models.deferred`) a first use builds without walking the classes below it first.
+    """
     out = _run(
         package,
         """
@@ -195,7 +198,12 @@ def test_a_name_loads_only_the_modules_up_to_its_own(package: str) -> None:
     )
     assert f"{package}.models" not in out["runtime"]
     assert {f"{package}.enums", f"{package}.models"} <= set(out["model"])
-    assert not {"asyncio", f"{package}.dispatch", f"{package}.session", "acp_runtime.jsonrpc"} & set(out["model"])
+    assert not {
+        "asyncio",
+        f"{package}.dispatch",
+        f"{package}.session",
+        "acp_runtime.jsonrpc",
+    } & set(out["model"])
     assert {"asyncio", f"{package}.dispatch"} <= set(out["dispatch"])
     assert f"{package}.session" not in out["dispatch"]
 

@@ -20,7 +20,9 @@ from pydantic import BaseModel, ValidationError
 pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
-def _hints_of(doc: dict[str, Any], schema: Any, seen: frozenset[str] = frozenset()) -> dict[str, set[str]]:
+def _hints_of(
+    doc: dict[str, Any], schema: Any, seen: frozenset[str] = frozenset()
+) -> dict[str, set[str]]:
     """wire name -> hints, for the properties of an object definition (and the definitions it
     extends through `allOf`)."""
     out: dict[str, set[str]] = {}
@@ -49,7 +51,9 @@ def test_lenient_fields_are_exactly_the_marked_ones(pinned: ModuleType) -> None:
     for key, schema in doc["$defs"].items():
         definition = protocol.by_def_name(key)
         cls = getattr(pinned, definition.name)
-        if definition.kind != "struct" or not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        if definition.kind != "struct" or not (
+            isinstance(cls, type) and issubclass(cls, BaseModel)
+        ):
             continue
         rules = {k: set(v) for k, v in getattr(cls, "__acp_lenient__", {}).items()}
         assert rules == _hints_of(doc, schema), key
@@ -58,7 +62,13 @@ def test_lenient_fields_are_exactly_the_marked_ones(pinned: ModuleType) -> None:
 
 
 def test_default_on_error_drops_only_the_marked_field(draft: ModuleType) -> None:
-    wire = {"toolCallId": "c", "title": 5, "kind": "read", "status": {"bad": True}, "rawOutput": "kept"}
+    wire = {
+        "toolCallId": "c",
+        "title": 5,
+        "kind": "read",
+        "status": {"bad": True},
+        "rawOutput": "kept",
+    }
     call = draft.ToolCallUpdate.model_validate(wire)
     assert call.title is None and call.status is None
     assert call.to_dict() == {"toolCallId": "c", "kind": "read", "rawOutput": "kept"}
@@ -76,20 +86,37 @@ def test_default_on_error_does_not_make_a_required_field_optional(v1: ModuleType
 
 def test_skip_invalid_items_drops_only_the_bad_items(draft: ModuleType) -> None:
     good = {"path": "/a", "line": 1}
-    call = draft.ToolCallUpdate.model_validate({"toolCallId": "c", "locations": [good, {"path": 5}, {"line": 2}, good]})
+    call = draft.ToolCallUpdate.model_validate(
+        {"toolCallId": "c", "locations": [good, {"path": 5}, {"line": 2}, good]}
+    )
     assert call.to_dict() == {"toolCallId": "c", "locations": [good, good]}
     with pytest.raises(ValidationError):  # `prompt` has no hint: one bad block fails the request
-        draft.PromptRequest.model_validate({"sessionId": "s", "prompt": [{"type": "text", "text": "ok"}, {"type": "text", "text": 5}]})
-    ok = draft.PromptRequest.model_validate({"sessionId": "s", "prompt": [{"type": "text", "text": "ok"}]})
+        draft.PromptRequest.model_validate(
+            {
+                "sessionId": "s",
+                "prompt": [{"type": "text", "text": "ok"}, {"type": "text", "text": 5}],
+            }
+        )
+    ok = draft.PromptRequest.model_validate(
+        {"sessionId": "s", "prompt": [{"type": "text", "text": "ok"}]}
+    )
     assert len(ok.prompt) == 1
 
 
 def test_default_on_null_treats_null_as_omitted(draft: ModuleType) -> None:
-    request = draft.NewSessionRequest.model_validate({"cwd": "/w", "mcpServers": None, "additionalDirectories": None})
+    request = draft.NewSessionRequest.model_validate(
+        {"cwd": "/w", "mcpServers": None, "additionalDirectories": None}
+    )
     assert request.to_dict() == {"cwd": "/w"}
     assert request.mcp_servers is None or request.mcp_servers == []
-    kept = draft.NewSessionRequest.model_validate({"cwd": "/w", "mcpServers": [], "systemPrompt": None})
-    assert kept.to_dict() == {"cwd": "/w", "mcpServers": [], "systemPrompt": None}  # nullable, no hint: kept
+    kept = draft.NewSessionRequest.model_validate(
+        {"cwd": "/w", "mcpServers": [], "systemPrompt": None}
+    )
+    assert kept.to_dict() == {
+        "cwd": "/w",
+        "mcpServers": [],
+        "systemPrompt": None,
+    }  # nullable, no hint: kept
     with pytest.raises(ValidationError):  # no hint: null is invalid
         draft.PromptRequest.model_validate({"sessionId": "s", "prompt": None})
     with pytest.raises(ValidationError):  # the hint is about null, not about other errors
@@ -99,10 +126,18 @@ def test_default_on_null_treats_null_as_omitted(draft: ModuleType) -> None:
 def test_lenient_repair_applies_inside_nested_models(draft: ModuleType) -> None:
     wire = {
         "sessionId": "s",
-        "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": ["x"], "content": [{"type": "content", "content": {"type": "text", "text": 1}}]},
+        "update": {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c",
+            "title": ["x"],
+            "content": [{"type": "content", "content": {"type": "text", "text": 1}}],
+        },
     }
     note = draft.UpdateSessionNotification.model_validate_json(json.dumps(wire))
-    assert note.to_dict() == {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": []}}
+    assert note.to_dict() == {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": []},
+    }
 
 
 # -- generation warning ---------------------------------------------------------------------------
@@ -122,7 +157,12 @@ def _schema(hint: str) -> dict[str, Any]:
                     "baz": {"type": ["string", "null"], "x-deserialize-default-on-error": True},
                 },
             },
-            "PingResponse": {"type": "object", "x-method": "ping", "x-side": "agent", "properties": {"ok": {"type": "boolean"}}},
+            "PingResponse": {
+                "type": "object",
+                "x-method": "ping",
+                "x-side": "agent",
+                "properties": {"ok": {"type": "boolean"}},
+            },
         },
     }
 
@@ -131,7 +171,18 @@ def _generate(tmp_path: Path, hint: str, package: str) -> subprocess.CompletedPr
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(_schema(hint)), encoding="utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "acp_codegen", "generate", "--schema", str(schema), "--package", package, "--out", str(tmp_path / "out")],
+        [
+            sys.executable,
+            "-m",
+            "acp_codegen",
+            "generate",
+            "--schema",
+            str(schema),
+            "--package",
+            package,
+            "--out",
+            str(tmp_path / "out"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -154,10 +205,14 @@ def test_unknown_leniency_hint_is_a_generation_warning(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "x-deserialize-frobnicate" in line]
     assert len(warnings) == 1, done.stderr
-    assert "warning" in warnings[0] and "#/$defs/PingRequest/properties/bar" in warnings[0], warnings[0]
+    assert (
+        "warning" in warnings[0] and "#/$defs/PingRequest/properties/bar" in warnings[0]
+    ), warnings[0]
     assert "x-deserialize-default-on-error" not in done.stderr
     pkg = _import(tmp_path, "hints_unknown")
-    assert pkg.PingRequest.__acp_lenient__ == {"baz": frozenset({"default_on_error"})}  # the unknown one is ignored
+    assert pkg.PingRequest.__acp_lenient__ == {
+        "baz": frozenset({"default_on_error"})
+    }  # the unknown one is ignored
     with pytest.raises(ValidationError):
         pkg.PingRequest.model_validate({"bar": 5})
     assert pkg.PingRequest.model_validate({"bar": "b", "baz": 5}).to_dict() == {"bar": "b"}

@@ -31,7 +31,11 @@ def test_unknown_fields_are_kept_at_every_level(draft: ModuleType) -> None:
             "toolCallId": "c1",
             "futureUpdateField": "x",
             "content": [
-                {"type": "content", "content": {"type": "text", "text": "t", "_vendorTextField": 1}, "extra": True},
+                {
+                    "type": "content",
+                    "content": {"type": "text", "text": "t", "_vendorTextField": 1},
+                    "extra": True,
+                },
                 {"type": "terminal", "terminalId": "term1", "_unknownTerminalField": [1.5]},
             ],
             "locations": [{"path": "/abs/p", "line": 3, "column": 9}],
@@ -47,13 +51,25 @@ def test_unknown_fields_are_kept_at_every_level(draft: ModuleType) -> None:
 
 def test_null_and_omitted_stay_apart(draft: ModuleType) -> None:
     base = {"sessionUpdate": "tool_call_update", "toolCallId": "c1"}
-    for extra in ({}, {"title": None}, {"title": None, "kind": None, "_meta": None}, {"title": "T", "content": None}):
+    for extra in (
+        {},
+        {"title": None},
+        {"title": None, "kind": None, "_meta": None},
+        {"title": "T", "content": None},
+    ):
         wire = {"sessionId": "s", "update": {**base, **extra}}
         note = _roundtrip(draft.UpdateSessionNotification, wire)
         assert note.to_dict()["update"].keys() == {**base, **extra}.keys()
     made = draft.SessionUpdateToolCallUpdate(tool_call_id="c1", title=None)
-    assert made.to_dict() == {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": None}
-    assert draft.SessionUpdateToolCallUpdate(tool_call_id="c1").to_dict() == {"sessionUpdate": "tool_call_update", "toolCallId": "c1"}
+    assert made.to_dict() == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "title": None,
+    }
+    assert draft.SessionUpdateToolCallUpdate(tool_call_id="c1").to_dict() == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+    }
     assert made.title is None and made.kind is None  # same attribute, different wire form
 
 
@@ -76,7 +92,13 @@ def test_uri_strings_are_not_normalised(draft: ModuleType, uri: str) -> None:
 
 @pytest.mark.parametrize(
     "stamp",
-    ["2024-02-29T23:59:60Z", "2024-01-01T00:00:00.000000001+05:30", "2025-12-31t10:00:00z", "1999-01-01T00:00:00-00:00", "yesterday"],
+    [
+        "2024-02-29T23:59:60Z",
+        "2024-01-01T00:00:00.000000001+05:30",
+        "2025-12-31t10:00:00z",
+        "1999-01-01T00:00:00-00:00",
+        "yesterday",
+    ],
 )
 def test_date_time_strings_are_not_normalised(draft: ModuleType, stamp: str) -> None:
     info = _roundtrip(draft.SessionInfo, {"sessionId": "s", "cwd": "/w", "updatedAt": stamp})
@@ -87,7 +109,9 @@ def test_ints_stay_ints_and_floats_stay_floats(draft: ModuleType) -> None:
     for amount in (3, 3.0, 0, -0.0, 0.1, 1e300, 2**53 + 1, 123456789.125):
         cost = _roundtrip(draft.Cost, {"amount": amount, "currency": "USD"})
         assert type(cost.amount) is type(amount) and cost.amount == amount
-    usage = _roundtrip(draft.Usage, {"totalTokens": 2**64 - 1, "inputTokens": 2**63, "outputTokens": 0})
+    usage = _roundtrip(
+        draft.Usage, {"totalTokens": 2**64 - 1, "inputTokens": 2**63, "outputTokens": 0}
+    )
     assert type(usage.total_tokens) is int
     text = '{"amount":1.0,"currency":"EUR"}'
     assert draft.Cost.from_json(text).to_json() == text
@@ -100,7 +124,11 @@ def test_ints_stay_ints_and_floats_stay_floats(draft: ModuleType) -> None:
 
 
 def test_any_typed_values_come_back_unchanged(draft: ModuleType) -> None:
-    raw_input = {"list": [1, 1.0, -0.0, "s", None, True, {"x": [2**70]}], "empty": {}, "unicode": "é\u2028🙂"}
+    raw_input = {
+        "list": [1, 1.0, -0.0, "s", None, True, {"x": [2**70]}],
+        "empty": {},
+        "unicode": "é\u2028🙂",
+    }
     wire = {"toolCallId": "c", "rawInput": raw_input, "rawOutput": [raw_input, 5, 5.5]}
     call = _roundtrip(draft.ToolCallUpdate, wire)
     assert same_json(call.raw_input, raw_input)
@@ -114,4 +142,11 @@ def test_wire_text_survives_as_a_json_value(draft: ModuleType) -> None:
     )
     note = draft.UpdateSessionNotification.from_json(text)
     assert json.loads(note.to_json()) == json.loads(text)
-    assert same_json(json.loads(TypeAdapter(draft.UpdateSessionNotification).dump_json(note, by_alias=True, exclude_unset=True)), json.loads(text))
+    assert same_json(
+        json.loads(
+            TypeAdapter(draft.UpdateSessionNotification).dump_json(
+                note, by_alias=True, exclude_unset=True
+            )
+        ),
+        json.loads(text),
+    )

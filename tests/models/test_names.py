@@ -26,13 +26,24 @@ from pydantic import BaseModel, ValidationError
 pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 # Consecutive revisions of each schema file, oldest first (manifest order within a source).
-GIT = ["git-b4edad80", "git-7b8a7094", "git-a57b538d", "git-a90d7e3a", "git-2d03ff31", "git-9ac13511", "git-bb2ef8f7"]
+GIT = [
+    "git-b4edad80",
+    "git-7b8a7094",
+    "git-a57b538d",
+    "git-a90d7e3a",
+    "git-2d03ff31",
+    "git-9ac13511",
+    "git-bb2ef8f7",
+]
 NPM = ["npm-1.8.0", "npm-2.0.0", "npm-2.1.0", "npm-2.2.0", "npm-2.4.0"]
 
 
 def _pairs() -> list[tuple[Path, Path]]:
     out = []
-    for series, names in ((GIT, ("schema.unstable.json", "schema.json")), (NPM, ("schema.unstable.json", "schema.json", "v1.schema.json"))):
+    for series, names in (
+        (GIT, ("schema.unstable.json", "schema.json")),
+        (NPM, ("schema.unstable.json", "schema.json", "v1.schema.json")),
+    ):
         for name in names:
             files = [SHARED / rev / name for rev in series if (SHARED / rev / name).is_file()]
             out.extend(itertools.pairwise(files))
@@ -42,7 +53,10 @@ def _pairs() -> list[tuple[Path, Path]]:
 PAIRS = _pairs()
 # The pairs the generated packages themselves are compared on (rendered and imported).
 PACKAGE_PAIRS = [
-    (SHARED / "git-9ac13511" / "schema.unstable.json", SHARED / "git-bb2ef8f7" / "schema.unstable.json"),
+    (
+        SHARED / "git-9ac13511" / "schema.unstable.json",
+        SHARED / "git-bb2ef8f7" / "schema.unstable.json",
+    ),
     (SHARED / "npm-2.2.0" / "schema.unstable.json", SHARED / "npm-2.4.0" / "schema.unstable.json"),
     (SHARED / "npm-2.2.0" / "v1.schema.json", SHARED / "npm-2.4.0" / "v1.schema.json"),
 ]
@@ -79,7 +93,11 @@ def _refs(value: Any) -> set[str]:
 def unchanged_definitions(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     """`$defs` keys whose JSON (descriptions aside) is the same in both documents, and so is the
     JSON of every definition they refer to, directly or not."""
-    same = {k for k in old["$defs"].keys() & new["$defs"].keys() if _strip_docs(old["$defs"][k]) == _strip_docs(new["$defs"][k])}
+    same = {
+        k
+        for k in old["$defs"].keys() & new["$defs"].keys()
+        if _strip_docs(old["$defs"][k]) == _strip_docs(new["$defs"][k])
+    }
     changed = True
     while changed:
         changed = False
@@ -92,9 +110,14 @@ def unchanged_definitions(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
 
 def normalised(node: Any) -> Any:
     """An IR definition as plain data, without locations, documentation and field order."""
+
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in ("pointer", "description", "unstable")}
+            return {
+                k: strip(v)
+                for k, v in value.items()
+                if k not in ("pointer", "description", "unstable")
+            }
         if isinstance(value, (list, tuple)):
             return [strip(v) for v in value]
         return value
@@ -107,7 +130,11 @@ def normalised(node: Any) -> Any:
 
 def _origin(pointer: str) -> str | None:
     parts = pointer.split("/")
-    return parts[2].replace("~1", "/").replace("~0", "~") if len(parts) > 2 and parts[1] == "$defs" else None
+    return (
+        parts[2].replace("~1", "/").replace("~0", "~")
+        if len(parts) > 2 and parts[1] == "$defs"
+        else None
+    )
 
 
 def _kept(old_path: Path, new_path: Path) -> list[Any]:
@@ -142,7 +169,9 @@ def _render(path: Path, package: str, out: Path) -> ModuleType:
 
 
 @pytest.mark.parametrize("pair", PACKAGE_PAIRS, ids=_label)
-def test_generated_packages_keep_classes_of_unchanged_definitions(pair: tuple[Path, Path], tmp_path: Path) -> None:
+def test_generated_packages_keep_classes_of_unchanged_definitions(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
     old_path, new_path = pair
     tag = "".join(c if c.isalnum() else "_" for c in _label(pair)).lower()
     old_pkg = _render(old_path, f"names_old_{tag}", tmp_path)
@@ -157,7 +186,9 @@ def test_generated_packages_keep_classes_of_unchanged_definitions(pair: tuple[Pa
             assert {n: f.alias for n, f in old_cls.model_fields.items()} == {
                 n: f.alias for n, f in new_cls.model_fields.items()
             }, d.name
-            assert [b.__name__ for b in old_cls.__mro__] == [b.__name__ for b in new_cls.__mro__], d.name
+            assert [b.__name__ for b in old_cls.__mro__] == [
+                b.__name__ for b in new_cls.__mro__
+            ], d.name
 
 
 def _reordered(value: Any) -> Any:
@@ -167,7 +198,9 @@ def _reordered(value: Any) -> Any:
         for key in ("anyOf", "oneOf"):
             if isinstance(out.get(key), list):
                 out[key] = out[key][::-1]
-        if isinstance(out.get("properties"), dict) and all(isinstance(v, dict) for v in out["properties"].values()):
+        if isinstance(out.get("properties"), dict) and all(
+            isinstance(v, dict) for v in out["properties"].values()
+        ):
             out["properties"] = dict(reversed(list(out["properties"].items())))
         return out
     if isinstance(value, list):
@@ -184,7 +217,9 @@ def test_class_names_do_not_depend_on_positions(target: str, tmp_path: Path) -> 
     path.write_text(json.dumps(_reordered(doc)), encoding="utf-8")
     before = {d.name: _unordered(normalised(d)) for d in ir(PINNED[target]).definitions}
     after = {d.name: _unordered(normalised(d)) for d in ir_for(str(path)).definitions}
-    assert before.keys() == after.keys(), f"only before: {sorted(before.keys() - after.keys())}; only after: {sorted(after.keys() - before.keys())}"
+    assert (
+        before.keys() == after.keys()
+    ), f"only before: {sorted(before.keys() - after.keys())}; only after: {sorted(after.keys() - before.keys())}"
     moved = sorted(name for name in before if before[name] != after[name])
     assert not moved, f"names that now stand for other definitions: {moved}"
 
@@ -203,7 +238,10 @@ def test_variant_and_unknown_class_names(draft: ModuleType) -> None:
     for union in (d for d in protocol.definitions if d.kind == "union" and d.def_name):
         for variant in union.variants:
             if variant.tag is not None:
-                assert variant.target.rstrip("_") == union.name + pascal(variant.tag), (union.name, variant)
+                assert variant.target.rstrip("_") == union.name + pascal(variant.tag), (
+                    union.name,
+                    variant,
+                )
         if union.unknown:
             assert union.unknown.rstrip("_") == "Unknown" + union.name
         assert all(hasattr(draft, v.target) for v in union.variants)
@@ -222,7 +260,18 @@ def _wire_fields(pkg: ModuleType) -> list[tuple[str, type[BaseModel], str, str]]
 def test_field_names_are_snake_case_with_the_wire_name_as_alias(pinned: ModuleType) -> None:
     fields = _wire_fields(pinned)
     assert len(fields) > 500
-    reserved = {"json", "copy", "dict", "schema", "validate", "construct", "to_json", "to_dict", "from_json", "from_dict"}
+    reserved = {
+        "json",
+        "copy",
+        "dict",
+        "schema",
+        "validate",
+        "construct",
+        "to_json",
+        "to_dict",
+        "from_json",
+        "from_dict",
+    }
     for cls_name, _, py, wire in fields:
         expected = snake(wire)
         if keyword.iskeyword(expected) or expected in reserved or expected.startswith("model_"):
@@ -247,21 +296,52 @@ def test_parsing_takes_wire_names_building_takes_python_names(draft: ModuleType)
         by_wire = cls.model_validate(value)
         aliases = {info.alias or py: py for py, info in cls.model_fields.items()}
         python_named = {aliases.get(k, k): v for k, v in value.items()}
-        if python_named != value and any(cls.model_fields[aliases[k]].is_required() for k in value if k in aliases and aliases[k] != k):
+        if python_named != value and any(
+            cls.model_fields[aliases[k]].is_required()
+            for k in value
+            if k in aliases and aliases[k] != k
+        ):
             with pytest.raises(ValidationError):
                 cls.model_validate(python_named)  # parsing: wire names only
-        by_python = cls(**{aliases.get(k, k): getattr(by_wire, aliases[k]) if k in aliases else v for k, v in value.items()})
+        by_python = cls(
+            **{
+                aliases.get(k, k): getattr(by_wire, aliases[k]) if k in aliases else v
+                for k, v in value.items()
+            }
+        )
         assert by_python.to_dict() == by_wire.to_dict() == json.loads(json.dumps(value)), key
         checked += 1
     assert checked > 100
 
 
 def test_construct_by_python_name_or_wire_name(draft: ModuleType) -> None:
-    a = draft.UpdateSessionNotification(session_id="s", update=draft.SessionUpdateAgentMessageChunk(message_id="m", content=draft.ContentBlockText(text="hi")), meta={"k": 1})
-    b = draft.UpdateSessionNotification(sessionId="s", update={"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}}, _meta={"k": 1})
-    assert a.to_dict() == b.to_dict() == {
-        "sessionId": "s",
-        "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "hi"}},
-        "_meta": {"k": 1},
-    }
+    a = draft.UpdateSessionNotification(
+        session_id="s",
+        update=draft.SessionUpdateAgentMessageChunk(
+            message_id="m", content=draft.ContentBlockText(text="hi")
+        ),
+        meta={"k": 1},
+    )
+    b = draft.UpdateSessionNotification(
+        sessionId="s",
+        update={
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m",
+            "content": {"type": "text", "text": "hi"},
+        },
+        _meta={"k": 1},
+    )
+    assert (
+        a.to_dict()
+        == b.to_dict()
+        == {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": "hi"},
+            },
+            "_meta": {"k": 1},
+        }
+    )
     assert a.session_id == b.session_id == "s" and a.meta == b.meta == {"k": 1}

@@ -22,8 +22,21 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _mypy(path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.11", "--cache-dir", str(cache),
-         "--no-error-summary", "--show-error-codes", "--hide-error-context", "--no-pretty", path.name],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--python-version",
+            "3.11",
+            "--cache-dir",
+            str(cache),
+            "--no-error-summary",
+            "--show-error-codes",
+            "--hide-error-context",
+            "--no-pretty",
+            path.name,
+        ],
         cwd=HERE,
         env={**os.environ, "MYPYPATH": str(GENERATED)},
         capture_output=True,
@@ -49,7 +62,9 @@ def test_misuse_is_reported_where_marked(mypy_cache: Path) -> None:
     done = _mypy(path, mypy_cache)
     found = {
         (int(m.group(1)), m.group(2))
-        for m in re.finditer(r"^typed_usage_errors\.py:(\d+): error: .*\[([a-z-]+)\]$", done.stdout, re.MULTILINE)
+        for m in re.finditer(
+            r"^typed_usage_errors\.py:(\d+): error: .*\[([a-z-]+)\]$", done.stdout, re.MULTILINE
+        )
     }
     assert found == expected, done.stdout + done.stderr
 

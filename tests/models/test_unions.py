@@ -27,11 +27,15 @@ pytest_plugins = ["models_fixtures"]  # draft, stable, v1, pinned
 
 
 def _ir_unions(target: str) -> dict[str, Any]:
-    return {d.def_name: d for d in ir(PINNED[target]).definitions if d.kind == "union" and d.def_name}
+    return {
+        d.def_name: d for d in ir(PINNED[target]).definitions if d.kind == "union" and d.def_name
+    }
 
 
 def _ir_enums(target: str) -> dict[str, Any]:
-    return {d.def_name: d for d in ir(PINNED[target]).definitions if d.kind == "enum" and d.def_name}
+    return {
+        d.def_name: d for d in ir(PINNED[target]).definitions if d.kind == "enum" and d.def_name
+    }
 
 
 @pytest.mark.parametrize("target", sorted(PINNED))
@@ -58,7 +62,9 @@ def test_detected_enums_equal_the_structural_recomputation(target: str) -> None:
 
 
 def test_draft_structure_note_matches_schema_and_generator(draft: ModuleType) -> None:
-    listed_unions, listed_open, listed_closed = parse_draft_structure(DRAFT_STRUCTURE.read_text(encoding="utf-8"))
+    listed_unions, listed_open, listed_closed = parse_draft_structure(
+        DRAFT_STRUCTURE.read_text(encoding="utf-8")
+    )
     assert (len(listed_unions), len(listed_open), len(listed_closed)) == (21, 18, 1)
     doc = load(PINNED["acp_v2_draft"])
     computed = unions(doc)
@@ -66,14 +72,20 @@ def test_draft_structure_note_matches_schema_and_generator(draft: ModuleType) ->
         n: (f.tag, f.tags, f.open) for n, f in listed_unions.items()
     }
     computed_enums = enums(doc)
-    assert {n: f.values for n, f in computed_enums.items() if f.open} == {n: f.values for n, f in listed_open.items()}
-    assert {n: f.values for n, f in computed_enums.items() if not f.open} == {n: f.values for n, f in listed_closed.items()}
+    assert {n: f.values for n, f in computed_enums.items() if f.open} == {
+        n: f.values for n, f in listed_open.items()
+    }
+    assert {n: f.values for n, f in computed_enums.items() if not f.open} == {
+        n: f.values for n, f in listed_closed.items()
+    }
     for name, fact in {**listed_open, **listed_closed}.items():
         cls = getattr(draft, name)
         assert cls.known_values() == fact.values and cls.__acp_open__ is fact.open, name
 
 
-def _instances_by_tag(inst: Instances, key: str, tag_wire: str, tags: tuple[str, ...]) -> dict[str, Any]:
+def _instances_by_tag(
+    inst: Instances, key: str, tag_wire: str, tags: tuple[str, ...]
+) -> dict[str, Any]:
     """One generated instance of `$defs[key]` per known tag value."""
     found: dict[str, Any] = {}
     for seed in range(600):
@@ -87,7 +99,9 @@ def _instances_by_tag(inst: Instances, key: str, tag_wire: str, tags: tuple[str,
 
 @pytest.mark.parametrize("target", sorted(PINNED))
 def test_generated_unions_pick_variants_by_tag(target: str, request: pytest.FixtureRequest) -> None:
-    pkg = request.getfixturevalue({"acp_v2_draft": "draft", "acp_v2": "stable", "acp_v1": "v1"}[target])
+    pkg = request.getfixturevalue(
+        {"acp_v2_draft": "draft", "acp_v2": "stable", "acp_v1": "v1"}[target]
+    )
     doc = load(PINNED[target])
     inst = Instances(doc)
     checked = 0
@@ -98,7 +112,11 @@ def test_generated_unions_pick_variants_by_tag(target: str, request: pytest.Fixt
             value = by_tag.get(tag, NONE)
             assert value is not NONE, f"no instance of {name} with {fact.tag}={tag!r}"
             obj = adapter.validate_json(json.dumps(value))
-            assert name + pascal(tag) in type(obj).__name__, (name, tag, type(obj).__name__)  # nested: Unknown<Union><Tag>
+            assert name + pascal(tag) in type(obj).__name__, (
+                name,
+                tag,
+                type(obj).__name__,
+            )  # nested: Unknown<Union><Tag>
             assert same_json(obj.to_dict(), value)
             checked += 1
         if fact.open:
@@ -116,7 +134,9 @@ def test_generated_unions_pick_variants_by_tag(target: str, request: pytest.Fixt
 
 
 def _update(draft: ModuleType, update: dict[str, Any]) -> Any:
-    return draft.UpdateSessionNotification.from_json(json.dumps({"sessionId": "sess_1", "update": update}))
+    return draft.UpdateSessionNotification.from_json(
+        json.dumps({"sessionId": "sess_1", "update": update})
+    )
 
 
 @pytest.mark.parametrize("tag", ["_vendor_thing", "future_update_kind"])
@@ -124,7 +144,7 @@ def test_unknown_session_update_keeps_the_whole_payload(draft: ModuleType, tag: 
     update = {
         "sessionUpdate": tag,
         "messageId": "m1",
-        "content": {"type": "text", "text": "é \"quoted\" 🙂"},
+        "content": {"type": "text", "text": 'é "quoted" 🙂'},
         "nested": {"deep": [1, 2.0, -0.0, None, True, {"x": "y"}], "big": 2**63 - 1},
         "_meta": {"vendor": {"k": 1}},
     }
@@ -135,12 +155,18 @@ def test_unknown_session_update_keeps_the_whole_payload(draft: ModuleType, tag: 
     assert note.update.session_update.is_reserved is not tag.startswith("_")
     assert same_json(json.loads(note.to_json())["update"], update)
     assert same_json(note.update.raw, update)
-    wire = json.dumps({"sessionId": "sess_1", "update": update}, separators=(",", ":"), ensure_ascii=False)
+    wire = json.dumps(
+        {"sessionId": "sess_1", "update": update}, separators=(",", ":"), ensure_ascii=False
+    )
     assert json.loads(note.to_json()) == json.loads(wire)
 
 
 def test_unknown_variant_nested_in_a_known_one(draft: ModuleType) -> None:
-    update = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "_vendor_blob", "bytes": "AA==", "n": 1.5}}
+    update = {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "m",
+        "content": {"type": "_vendor_blob", "bytes": "AA==", "n": 1.5},
+    }
     note = _update(draft, update)
     assert type(note.update) is draft.SessionUpdateAgentMessageChunk
     assert type(note.update.content) is draft.UnknownContentBlock
@@ -152,12 +178,24 @@ def test_known_tag_with_an_invalid_payload_is_that_variants_error(draft: ModuleT
         _update(draft, {"sessionUpdate": "agent_message_chunk", "messageId": 5})
     errors = caught.value.errors()
     assert {e["loc"][:2] for e in errors} == {("update", "agent_message_chunk")}
-    assert {(e["loc"][2], e["type"]) for e in errors} == {("messageId", "string_type"), ("content", "missing")}
+    assert {(e["loc"][2], e["type"]) for e in errors} == {
+        ("messageId", "string_type"),
+        ("content", "missing"),
+    }
     assert "Unknown" not in str(caught.value) and "__unknown__" not in str(caught.value)
 
     with pytest.raises(ValidationError) as caught:  # nested: a known content block, invalid
-        _update(draft, {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": 1}})
-    assert [e["loc"] for e in caught.value.errors()] == [("update", "agent_message_chunk", "content", "text", "text")]
+        _update(
+            draft,
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": 1},
+            },
+        )
+    assert [e["loc"] for e in caught.value.errors()] == [
+        ("update", "agent_message_chunk", "content", "text", "text")
+    ]
 
 
 def test_nested_unions_state_update_state_stop_reason(draft: ModuleType) -> None:
@@ -171,7 +209,11 @@ def test_nested_unions_state_update_state_stop_reason(draft: ModuleType) -> None
         "future_reason": draft.UnknownSessionUpdateStateUpdateIdle,
     }
     for reason, cls in cases.items():
-        update = {**base, "stopReason": reason, "usage": {"totalTokens": 3, "inputTokens": 2, "outputTokens": 1}}
+        update = {
+            **base,
+            "stopReason": reason,
+            "usage": {"totalTokens": 3, "inputTokens": 2, "outputTokens": 1},
+        }
         note = _update(draft, update)
         assert type(note.update) is cls, reason
         assert isinstance(note.update.stop_reason, draft.StopReason)
@@ -179,24 +221,34 @@ def test_nested_unions_state_update_state_stop_reason(draft: ModuleType) -> None
         assert note.update.stop_reason.is_known is (reason in draft.StopReason.known_values())
         assert same_json(note.to_dict()["update"], update)
     end = _update(draft, {**base, "stopReason": "end_turn"}).update
-    assert isinstance(end, draft.StateUpdateIdleEndTurn) and isinstance(end, draft.IdleStateUpdateEndTurn)
+    assert isinstance(end, draft.StateUpdateIdleEndTurn) and isinstance(
+        end, draft.IdleStateUpdateEndTurn
+    )
     assert end.stop_reason is draft.StopReason.END_TURN
     for absent in ({}, {"stopReason": None}):
         note = _update(draft, {**base, **absent})
         assert type(note.update) is draft.SessionUpdateStateUpdateIdleNone
         assert note.update.stop_reason is None
         assert note.to_dict()["update"] == {**base, **absent}
-    malformed = _update(draft, {**base, "stopReason": 7})  # the schema's leniency: treated as absent
+    malformed = _update(
+        draft, {**base, "stopReason": 7}
+    )  # the schema's leniency: treated as absent
     assert type(malformed.update) is draft.SessionUpdateStateUpdateIdleNone
     assert malformed.to_dict()["update"] == base
     other_state = _update(draft, {"sessionUpdate": "state_update", "state": "_paused", "x": 1})
     assert type(other_state.update) is draft.UnknownSessionUpdateStateUpdate
-    assert other_state.to_dict()["update"] == {"sessionUpdate": "state_update", "state": "_paused", "x": 1}
+    assert other_state.to_dict()["update"] == {
+        "sessionUpdate": "state_update",
+        "state": "_paused",
+        "x": 1,
+    }
     running = _update(draft, {"sessionUpdate": "state_update", "state": "running"})
     assert type(running.update) is draft.SessionUpdateStateUpdateRunning
 
 
-def test_stop_reason_in_every_package(draft: ModuleType, stable: ModuleType, v1: ModuleType) -> None:
+def test_stop_reason_in_every_package(
+    draft: ModuleType, stable: ModuleType, v1: ModuleType
+) -> None:
     """`StopReason` is exported everywhere. In v2 (draft and stable) it is the open tag enum of
     `IdleStateUpdate` (the schema's "Custom or future stop reason" fallback): any string is kept.
     In v1 the schema defines `StopReason` as a `oneOf` of string consts with no fallback, so the
@@ -233,7 +285,10 @@ def test_idle_state_update_exposes_stop_reason_typed_stop_reason(draft: ModuleTy
             assert obj.to_dict() == {"stopReason": variant.tag}
     assert draft.UnknownIdleStateUpdate.model_fields["stop_reason"].annotation is draft.StopReason
     parsed = TypeAdapter(draft.IdleStateUpdate).validate_python({"stopReason": "refusal"})
-    assert isinstance(parsed, draft.IdleStateUpdateRefusal) and parsed.stop_reason is draft.StopReason.REFUSAL
+    assert (
+        isinstance(parsed, draft.IdleStateUpdateRefusal)
+        and parsed.stop_reason is draft.StopReason.REFUSAL
+    )
 
 
 def test_variant_classes_check_their_own_tag(draft: ModuleType) -> None:
@@ -250,16 +305,35 @@ def test_variant_classes_check_their_own_tag(draft: ModuleType) -> None:
     with pytest.raises(ValidationError, match="known variant"):
         draft.UnknownSessionUpdate.model_validate({"sessionUpdate": "plan_update"})
     with pytest.raises(ValidationError):
-        draft.SessionUpdateAgentMessageChunk.model_validate({"sessionUpdate": "user_message_chunk", "messageId": "m", "content": {"type": "text", "text": ""}})
+        draft.SessionUpdateAgentMessageChunk.model_validate(
+            {
+                "sessionUpdate": "user_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": ""},
+            }
+        )
     assert draft.UnknownIdleStateUpdate.model_validate({"stopReason": "_x"}).stop_reason == "_x"
-    assert draft.IdleStateUpdateEndTurn.model_validate({"stopReason": "end_turn"}).stop_reason is draft.StopReason.END_TURN
+    assert (
+        draft.IdleStateUpdateEndTurn.model_validate({"stopReason": "end_turn"}).stop_reason
+        is draft.StopReason.END_TURN
+    )
 
 
 def test_constructed_variants_always_write_their_tags(draft: ModuleType) -> None:
-    chunk = draft.SessionUpdateAgentMessageChunk(message_id="m", content=draft.ContentBlockText(text="t"))
-    assert chunk.to_dict() == {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text", "text": "t"}}
+    chunk = draft.SessionUpdateAgentMessageChunk(
+        message_id="m", content=draft.ContentBlockText(text="t")
+    )
+    assert chunk.to_dict() == {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": "m",
+        "content": {"type": "text", "text": "t"},
+    }
     idle = draft.SessionUpdateStateUpdateIdleEndTurn()
-    assert idle.to_dict() == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+    assert idle.to_dict() == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
     assert isinstance(idle, BaseModel)
 
 
@@ -296,7 +370,9 @@ _URL = {"mode": "url", "message": "m", "elicitationId": "e", "url": "https://exa
         ({}, None),  # neither scope
     ],
 )
-def test_one_of_scopes_accept_exactly_one(draft: ModuleType, extra: dict[str, Any], fits: str | None) -> None:
+def test_one_of_scopes_accept_exactly_one(
+    draft: ModuleType, extra: dict[str, Any], fits: str | None
+) -> None:
     import jsonschema
 
     raw = json.dumps({**_URL, **extra})
@@ -311,7 +387,9 @@ def test_one_of_scopes_accept_exactly_one(draft: ModuleType, extra: dict[str, An
         return
     model = adapter.validate_json(raw)
     assert type(model).__name__ == fits
-    assert same_json(json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), json.loads(raw))
+    assert same_json(
+        json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), json.loads(raw)
+    )
 
 
 def test_one_of_scopes_reject_both_scopes_on_unknown_modes_too(draft: ModuleType) -> None:

@@ -17,25 +17,39 @@ def outgoing_updates() -> list[acp.UpdateSessionNotification]:
     """What an agent sends during one prompt."""
     updates: list[acp.SessionUpdate] = [
         acp.SessionUpdateStateUpdateRunning(),
-        acp.SessionUpdateAgentMessageChunk(message_id="m1", content=acp.ContentBlockText(text="Reading the file")),
+        acp.SessionUpdateAgentMessageChunk(
+            message_id="m1", content=acp.ContentBlockText(text="Reading the file")
+        ),
         acp.SessionUpdateToolCallUpdate(
             tool_call_id="call_1",
             title="Read main.py",
             kind=acp.ToolKind.READ,
             status=acp.ToolCallStatus.IN_PROGRESS,
-            content=[acp.ToolCallContentContent(content=acp.ContentBlockText(text="def main(): ..."))],
+            content=[
+                acp.ToolCallContentContent(content=acp.ContentBlockText(text="def main(): ..."))
+            ],
             locations=[acp.ToolCallLocation(path="/home/user/main.py", line=1)],
         ),
         acp.SessionUpdatePlanUpdate(
             plan=acp.PlanUpdateContentItems(
                 plan_id="plan_1",
                 entries=[
-                    acp.PlanEntry(content="Read", priority=acp.PlanEntryPriority.HIGH, status=acp.PlanEntryStatus.COMPLETED),
-                    acp.PlanEntry(content="Fix", priority=acp.PlanEntryPriority.MEDIUM, status=acp.PlanEntryStatus.PENDING),
+                    acp.PlanEntry(
+                        content="Read",
+                        priority=acp.PlanEntryPriority.HIGH,
+                        status=acp.PlanEntryStatus.COMPLETED,
+                    ),
+                    acp.PlanEntry(
+                        content="Fix",
+                        priority=acp.PlanEntryPriority.MEDIUM,
+                        status=acp.PlanEntryStatus.PENDING,
+                    ),
                 ],
             )
         ),
-        acp.SessionUpdateStateUpdateIdleEndTurn(usage=acp.Usage(total_tokens=10, input_tokens=7, output_tokens=3)),
+        acp.SessionUpdateStateUpdateIdleEndTurn(
+            usage=acp.Usage(total_tokens=10, input_tokens=7, output_tokens=3)
+        ),
     ]
     return [acp.UpdateSessionNotification(session_id="sess_1", update=u) for u in updates]
 
@@ -80,7 +94,8 @@ def parse(wire: bytes) -> acp.UpdateSessionNotification:
 
 def v1_turn() -> tuple[acp_v1.SessionNotification, acp_v1.PromptResponse]:
     note = acp_v1.SessionNotification(
-        session_id="s", update=acp_v1.SessionUpdateAgentMessageChunk(content=acp_v1.ContentBlockText(text="hi"))
+        session_id="s",
+        update=acp_v1.SessionUpdateAgentMessageChunk(content=acp_v1.ContentBlockText(text="hi")),
     )
     done = acp_v1.PromptResponse(stop_reason=acp_v1.StopReason.END_TURN)
     return note, done
@@ -88,9 +103,13 @@ def v1_turn() -> tuple[acp_v1.SessionNotification, acp_v1.PromptResponse]:
 
 def main() -> list[str]:
     lines = [describe(n.update) for n in outgoing_updates()]
-    incoming = parse(b'{"sessionId":"s","update":{"sessionUpdate":"_vendor_progress","percent":50}}')
+    incoming = parse(
+        b'{"sessionId":"s","update":{"sessionUpdate":"_vendor_progress","percent":50}}'
+    )
     lines.append(describe(incoming.update))
-    idle = parse(b'{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"refusal"}}')
+    idle = parse(
+        b'{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"refusal"}}'
+    )
     if isinstance(idle.update, acp.IdleStateUpdateRefusal):
         lines.append(f"stop: {stop_reason(idle.update)}")
     note, done = v1_turn()

@@ -21,7 +21,9 @@ from acp_codegen.transcript.read import parse_transcript, read_transcript
 from acp_codegen.transcript.rules import KNOWN_COMPACTION_STATUSES, KNOWN_STOP_REASONS, RULES
 
 FIXTURES = Path(__file__).with_name("transcripts")
-EXPECTED: dict[str, list[list[object]]] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
+EXPECTED: dict[str, list[list[object]]] = json.loads(
+    (FIXTURES / "expected.json").read_text(encoding="utf-8")
+)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -45,21 +47,60 @@ def test_known_values_are_the_draft_schema_enums() -> None:
 
 
 def test_findings_carry_the_session() -> None:
-    lines = [{"from": "agent", "message": {"jsonrpc": "2.0", "method": "session/update", "params": {
-        "sessionId": "other", "update": {"sessionUpdate": "notice", "severity": "info", "title": ""}}}}]
+    lines = [
+        {
+            "from": "agent",
+            "message": {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": "other",
+                    "update": {"sessionUpdate": "notice", "severity": "info", "title": ""},
+                },
+            },
+        }
+    ]
     findings = check(parse_transcript("\n".join(json.dumps(x) for x in lines)))
     assert [(f.line, f.rule, f.session) for f in findings] == [(1, "notice-empty-title", "other")]
 
 
 def test_sessions_are_checked_independently() -> None:
     def update(session: str, update: dict[str, object]) -> str:
-        return json.dumps({"from": "agent", "message": {"jsonrpc": "2.0", "method": "session/update",
-                                                        "params": {"sessionId": session, "update": update}}})
-    text = "\n".join([
-        update("a", {"sessionUpdate": "compaction_update", "compactionId": "c", "status": "completed"}),
-        update("b", {"sessionUpdate": "compaction_update", "compactionId": "c", "status": "in_progress"}),
-        update("b", {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c", "content": {"type": "text", "text": "x"}}),
-    ])
+        return json.dumps(
+            {
+                "from": "agent",
+                "message": {
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {"sessionId": session, "update": update},
+                },
+            }
+        )
+
+    text = "\n".join(
+        [
+            update(
+                "a",
+                {"sessionUpdate": "compaction_update", "compactionId": "c", "status": "completed"},
+            ),
+            update(
+                "b",
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": "c",
+                    "status": "in_progress",
+                },
+            ),
+            update(
+                "b",
+                {
+                    "sessionUpdate": "compaction_summary_chunk",
+                    "compactionId": "c",
+                    "content": {"type": "text", "text": "x"},
+                },
+            ),
+        ]
+    )
     assert check(parse_transcript(text)) == []
 
 
@@ -83,12 +124,16 @@ def test_text_output_has_one_line_per_finding_with_its_line_and_rule() -> None:
 
 
 def test_json_output_lists_line_rule_and_message() -> None:
-    result = run_cli("check-transcript", FIXTURES / "update-after-cancelled-idle.jsonl", "--format", "json")
+    result = run_cli(
+        "check-transcript", FIXTURES / "update-after-cancelled-idle.jsonl", "--format", "json"
+    )
     assert result.returncode == 1, result.describe()
     payload = json.loads(result.stdout)
     assert payload["count"] == 2
     assert [(f["line"], f["rule"]) for f in payload["findings"]] == [
-        (9, "update-after-cancelled-idle"), (10, "update-after-cancelled-idle")]
+        (9, "update-after-cancelled-idle"),
+        (10, "update-after-cancelled-idle"),
+    ]
     assert all(f["message"] and f["session"] == "s1" for f in payload["findings"])
 
 
@@ -104,23 +149,42 @@ def test_rules_lists_every_rule() -> None:
     listed = json.loads(result.stdout)
     assert [r["rule"] for r in listed] == [r.id for r in CATALOG]
     assert set(RULES) <= {r["rule"] for r in listed}
-    assert all(r["source"] and r["binds"] in ("agent", "client", "sender", "receiver") for r in listed)
+    assert all(
+        r["source"] and r["binds"] in ("agent", "client", "sender", "receiver") for r in listed
+    )
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("{not json\n", "error[transcript-line] {path}: line 1: not JSON"),
-    ('{"from": "client", "message": {}}\n[1, 2]\n', "error[transcript-line] {path}: line 2: expected an object"),
-    ('\n{"from": "server", "message": {}}\n', "error[transcript-line] {path}: line 2: `from` must be"),
-    ('{"from": "agent", "message": [{"jsonrpc": "2.0"}]}\n', "error[transcript-line] {path}: line 1: `message` must be"),
-    (b"\xff\xfe\n", "error[transcript-unreadable] {path}: not UTF-8 text"),
-], ids=["not-json", "not-object", "bad-from", "batch", "not-utf8"])
-def test_an_unreadable_transcript_exits_2_with_one_error_line(tmp_path: Path, content: str | bytes, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json\n", "error[transcript-line] {path}: line 1: not JSON"),
+        (
+            '{"from": "client", "message": {}}\n[1, 2]\n',
+            "error[transcript-line] {path}: line 2: expected an object",
+        ),
+        (
+            '\n{"from": "server", "message": {}}\n',
+            "error[transcript-line] {path}: line 2: `from` must be",
+        ),
+        (
+            '{"from": "agent", "message": [{"jsonrpc": "2.0"}]}\n',
+            "error[transcript-line] {path}: line 1: `message` must be",
+        ),
+        (b"\xff\xfe\n", "error[transcript-unreadable] {path}: not UTF-8 text"),
+    ],
+    ids=["not-json", "not-object", "bad-from", "batch", "not-utf8"],
+)
+def test_an_unreadable_transcript_exits_2_with_one_error_line(
+    tmp_path: Path, content: str | bytes, expected: str
+) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     result = run_cli("check-transcript", path)
     assert result.returncode == 2, result.describe()
     assert result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(expected.format(path=path)), result.describe()
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(
+        expected.format(path=path)
+    ), result.describe()
 
 
 def test_missing_file_and_directory_exit_2(tmp_path: Path) -> None:
@@ -128,7 +192,8 @@ def test_missing_file_and_directory_exit_2(tmp_path: Path) -> None:
         result = run_cli("check-transcript", path)
         assert result.returncode == 2, result.describe()
         assert result.stderr.strip() == f"error[transcript-unreadable] {path}: {reason}" + (
-            ", not a transcript file" if reason == "is a directory" else ""), result.describe()
+            ", not a transcript file" if reason == "is a directory" else ""
+        ), result.describe()
     missing = run_cli("check-transcript")
     assert missing.returncode == 2 and "Traceback" not in missing.output, missing.describe()
 

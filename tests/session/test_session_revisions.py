@@ -23,16 +23,24 @@ from acp_codegen.render.package import render_package
 
 def _revisions(shared: Path) -> list[tuple[str, Path, str]]:
     manifest = json.loads((shared / "manifest.json").read_text(encoding="utf-8"))
-    return [(f"{rev['id']}/{name}", shared / rev["id"] / name, sha)
-            for rev in manifest["revisions"] for name, sha in rev["files"].items() if not name.startswith("meta")]
+    return [
+        (f"{rev['id']}/{name}", shared / rev["id"] / name, sha)
+        for rev in manifest["revisions"]
+        for name, sha in rev["files"].items()
+        if not name.startswith("meta")
+    ]
 
 
-def test_every_revision_gets_a_reducer_exactly_when_it_has_the_message_id_model(shared_dir: Path) -> None:
+def test_every_revision_gets_a_reducer_exactly_when_it_has_the_message_id_model(
+    shared_dir: Path,
+) -> None:
     with_reducer = []
     for name, path, sha in _revisions(shared_dir):
         protocol = ir_for(str(path), sha)
         union = protocol.by_def_name("SessionUpdate")
-        expected = isinstance(union, TaggedUnion) and {"user_message", "agent_message"} <= set(union.known_tags)
+        expected = isinstance(union, TaggedUnion) and {"user_message", "agent_message"} <= set(
+            union.known_tags
+        )
         files = render_package(protocol, "pkg", "acp-codegen generate pkg")
         assert ("session.py" in files) == expected, name
         assert ("from .session import" in files["__init__.py"]) == expected, name
@@ -61,27 +69,48 @@ print(json.dumps({
 
 
 def test_an_older_draft_generates_imports_and_applies(shared_dir: Path, tmp_path: Path) -> None:
-    _, path, sha = next(r for r in _revisions(shared_dir) if r[0] == "git-7b8a7094/schema.unstable.json")
-    result = run_cli("generate", "--schema", path, "--sha256", sha, "--package", "old_draft", "--out", tmp_path)
+    _, path, sha = next(
+        r for r in _revisions(shared_dir) if r[0] == "git-7b8a7094/schema.unstable.json"
+    )
+    result = run_cli(
+        "generate", "--schema", path, "--sha256", sha, "--package", "old_draft", "--out", tmp_path
+    )
     assert result.returncode == 0, result.describe()
     updates: list[dict[str, Any]] = [
-        {"sessionUpdate": "agent_message", "messageId": "m1", "content": [{"type": "text", "text": "A"}], "_meta": {"a": 1}},
+        {
+            "sessionUpdate": "agent_message",
+            "messageId": "m1",
+            "content": [{"type": "text", "text": "A"}],
+            "_meta": {"a": 1},
+        },
         {"sessionUpdate": "plan_update", "plan": {"type": "items", "id": "p1", "entries": []}},
-        {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": "B"}},
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m1",
+            "content": {"type": "text", "text": "B"},
+        },
         {"sessionUpdate": "plan_update", "plan": {"type": "items", "id": "p2", "entries": []}},
         {"sessionUpdate": "plan_removed", "id": "p1"},
         {"sessionUpdate": "terminal_update", "terminalId": "t1"},  # not in this revision: kept raw
         {"sessionUpdate": "agent_message", "messageId": "m1", "_meta": {"b": 2}},
         {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"},
     ]
-    done = subprocess.run([sys.executable, "-c", _DRIVE], check=False, input="".join(json.dumps(u) + "\n" for u in updates),
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVE],
+        check=False,
+        input="".join(json.dumps(u) + "\n" for u in updates),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "text": ["A", "B"],
-        "meta": {"b": 2},  # this revision's message _meta has no patch semantics: the latest is kept
+        "meta": {
+            "b": 2
+        },  # this revision's message _meta has no patch semantics: the latest is kept
         "plans": ["p2"],
         "kinds": ["TimelineMessage", "TimelinePlan", "TimelineRaw"],
         "state": ["idle", "end_turn"],
     }
-

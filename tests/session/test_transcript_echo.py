@@ -84,28 +84,54 @@ class RenderingClient(acp.Client):
     async def session_update(self, params: acp.UpdateSessionNotification) -> None:
         state = self.sessions.setdefault(params.session_id, acp.SessionState(params.session_id))
         state.apply(params.update)
-        if params.update.session_update == "state_update" and state.state == "idle" and state.stop_reason:
+        if (
+            params.update.session_update == "state_update"
+            and state.state == "idle"
+            and state.stop_reason
+        ):
             self.idle.set()
 
-    async def session_request_permission(self, params: acp.RequestPermissionRequest) -> acp.RequestPermissionResponse:
-        return acp.RequestPermissionResponse.from_dict({"outcome": {"outcome": "selected", "optionId": "allow"}})
+    async def session_request_permission(
+        self, params: acp.RequestPermissionRequest
+    ) -> acp.RequestPermissionResponse:
+        return acp.RequestPermissionResponse.from_dict(
+            {"outcome": {"outcome": "selected", "optionId": "allow"}}
+        )
 
 
 async def _record(recorder: Recorder, client: RenderingClient) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), str(ECHO_AGENT.parent)])}
-    process = await asyncio.create_subprocess_exec(sys.executable, str(ECHO_AGENT), stdin=asyncio.subprocess.PIPE,
-                                                   stdout=asyncio.subprocess.PIPE, env=env)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ECHO_AGENT),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+    )
     assert process.stdin is not None and process.stdout is not None
-    connection = acp.Connection(client, acp.CLIENT_METHODS, RecordingReader(process.stdout, recorder),
-                                RecordingWriter(process.stdin, recorder))
+    connection = acp.Connection(
+        client,
+        acp.CLIENT_METHODS,
+        RecordingReader(process.stdout, recorder),
+        RecordingWriter(process.stdin, recorder),
+    )
     agent = client.peer = acp.AgentPeer(connection)
     async with connection:
-        await agent.initialize(acp.InitializeRequest.from_dict({"protocolVersion": 2, "info": {"name": "rec", "version": "1"}}))
-        session = await agent.session_new(acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []}))
+        await agent.initialize(
+            acp.InitializeRequest.from_dict(
+                {"protocolVersion": 2, "info": {"name": "rec", "version": "1"}}
+            )
+        )
+        session = await agent.session_new(
+            acp.NewSessionRequest.from_dict({"cwd": "/tmp", "mcpServers": []})
+        )
         for words in ("ask permission then echo", "and once more"):
             client.idle.clear()
-            await agent.session_prompt(acp.PromptRequest.from_dict(
-                {"sessionId": session.session_id, "prompt": [{"type": "text", "text": words}]}))
+            await agent.session_prompt(
+                acp.PromptRequest.from_dict(
+                    {"sessionId": session.session_id, "prompt": [{"type": "text", "text": words}]}
+                )
+            )
             await asyncio.wait_for(client.idle.wait(), 10)
     await process.wait()
     return session.session_id
@@ -122,18 +148,29 @@ async def test_a_recorded_echo_agent_transcript_has_no_findings(tmp_path: Path) 
     assert result.returncode == 0, result.describe()
 
     state = client.sessions[session_id]
-    users = [e for e in state.timeline if isinstance(e, acp.TimelineMessage) and e.role == "user_message"]
-    assert [[b.to_dict()["text"] for b in u.content] for u in users] == [["ask permission then echo"], ["and once more"]]
+    users = [
+        e for e in state.timeline if isinstance(e, acp.TimelineMessage) and e.role == "user_message"
+    ]
+    assert [[b.to_dict()["text"] for b in u.content] for u in users] == [
+        ["ask permission then echo"],
+        ["and once more"],
+    ]
     assert (state.state, state.stop_reason) == ("idle", "end_turn")
-    assert any(isinstance(e, acp.TimelineRaw) and e.raw == {"sessionUpdate": "_vendor_ping", "n": 1} for e in state.timeline)
+    assert any(
+        isinstance(e, acp.TimelineRaw) and e.raw == {"sessionUpdate": "_vendor_ping", "n": 1}
+        for e in state.timeline
+    )
 
 
 async def test_a_tampered_echo_transcript_is_caught(tmp_path: Path) -> None:
     recorder, client = Recorder(), RenderingClient()
     await _record(recorder, client)
     # drop every `running` state update: the agent's output now comes without one
-    kept = [line for line in recorder.lines
-            if (line["message"].get("params") or {}).get("update", {}).get("state") != "running"]
+    kept = [
+        line
+        for line in recorder.lines
+        if (line["message"].get("params") or {}).get("update", {}).get("state") != "running"
+    ]
     recorder.lines = kept
     findings = check(read_transcript(recorder.write(tmp_path / "tampered.jsonl")))
     assert {f.rule for f in findings} == {"work-without-running"} and len(findings) == 2

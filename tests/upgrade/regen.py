@@ -26,13 +26,25 @@ def main() -> None:
         for version in ("2.2.0", "2.4.0"):
             npm.publish(version, f"npm-{version}")
         project = project_copy(root / "project")
-        run = run_cli("upgrade", "acp_v2_draft", "--pins", "schema/pins.toml", "--report", "report.md",
-                      env=npm.env(root / "cache"), cwd=project)
+        run = run_cli(
+            "upgrade",
+            "acp_v2_draft",
+            "--pins",
+            "schema/pins.toml",
+            "--report",
+            "report.md",
+            env=npm.env(root / "cache"),
+            cwd=project,
+        )
         if run.returncode != 0:
             raise SystemExit(run.describe())
         GOLDEN.mkdir(exist_ok=True)
-        (GOLDEN / "pins-npm-2.4.0.toml").write_bytes((project / "schema" / "pins.toml").read_bytes())
-        (GOLDEN / "npm-2.2.0__npm-2.4.0.report.md").write_bytes((project / "report.md").read_bytes())
+        (GOLDEN / "pins-npm-2.4.0.toml").write_bytes(
+            (project / "schema" / "pins.toml").read_bytes()
+        )
+        (GOLDEN / "npm-2.2.0__npm-2.4.0.report.md").write_bytes(
+            (project / "report.md").read_bytes()
+        )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from acp_codegen.pins import default_pin_path
 
 PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
 
+
 def _outdated(npm: FakeNpm, tmp_path: Path, pins: Path, *args: str) -> tuple[int, str, str]:
     run = run_cli("outdated", "--pins", pins, *args, env=npm.env(tmp_path / "cache"), cwd=tmp_path)
     assert "Traceback" not in run.stderr, run.describe()
@@ -26,18 +27,35 @@ def test_every_target_current(fake_npm: FakeNpm, tmp_path: Path) -> None:
     assert code == 0, out
     rows = [line.split() for line in out.splitlines()[1:]]
     assert rows == [[t, "2.4.0", "(current)", "-"] for t in ("acp_v2_draft", "acp_v2", "acp_v1")]
-    assert [c[0] for c in fake_npm.calls()] == ["view"]  # asked once for the package, nothing fetched
+    assert [c[0] for c in fake_npm.calls()] == [
+        "view"
+    ]  # asked once for the package, nothing fetched
 
 
 def test_newer_release_with_another_file(fake_npm: FakeNpm, tmp_path: Path) -> None:
     code, out, _ = _outdated(fake_npm, tmp_path, PINS_2_2)
     assert code == 1
-    assert out.splitlines()[1].split() == ["acp_v2_draft", "2.2.0", "2.4.0", "yes", "0", "breaking,", "0", "warning,", "40", "info"]
+    assert out.splitlines()[1].split() == [
+        "acp_v2_draft",
+        "2.2.0",
+        "2.4.0",
+        "yes",
+        "0",
+        "breaking,",
+        "0",
+        "warning,",
+        "40",
+        "info",
+    ]
     code, out, _ = _outdated(fake_npm, tmp_path, PINS_2_2, "--format", "json", "acp_v2_draft")
     (row,) = json.loads(out)["targets"]
     assert code == 1 and row["status"] == "outdated" and row["file_changed"] is True
-    assert row["newest_source"] == "npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.unstable.json"
-    assert row["newest_sha256"] == "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31"
+    assert (
+        row["newest_source"] == "npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.unstable.json"
+    )
+    assert (
+        row["newest_sha256"] == "49e10f8c1935854363ed5b176cc6560d856642ba5020c97d264d34de4b6f1b31"
+    )
     assert row["summary"] == {"breaking": 0, "warning": 0, "info": 40, "docs": 65}
     # the fetched tarball is cached: the second run packed nothing
     assert [c[0] for c in fake_npm.calls()] == ["view", "pack", "view"]
@@ -48,7 +66,9 @@ def test_newer_release_with_the_same_file(fake_npm: FakeNpm, tmp_path: Path) -> 
     code, out, _ = _outdated(fake_npm, tmp_path, default_pin_path(), "--format", "json")
     rows = json.loads(out)["targets"]
     assert code == 0
-    assert [(r["status"], r["newest"], r["file_changed"]) for r in rows] == [("same-file", "2.4.1", False)] * 3
+    assert [(r["status"], r["newest"], r["file_changed"]) for r in rows] == [
+        ("same-file", "2.4.1", False)
+    ] * 3
 
 
 def test_a_release_without_the_pinned_file(fake_npm: FakeNpm, tmp_path: Path) -> None:
@@ -56,7 +76,13 @@ def test_a_release_without_the_pinned_file(fake_npm: FakeNpm, tmp_path: Path) ->
     code, out, _ = _outdated(fake_npm, tmp_path, default_pin_path())
     assert code == 1
     rows = [line.split(None, 4) for line in out.splitlines()[1:]]
-    assert rows[0] == ["acp_v2_draft", "2.4.0", "3.0.0", "yes", "3.0.0 has no file schema/v2/schema.unstable.json: the schema moved"]
+    assert rows[0] == [
+        "acp_v2_draft",
+        "2.4.0",
+        "3.0.0",
+        "yes",
+        "3.0.0 has no file schema/v2/schema.unstable.json: the schema moved",
+    ]
     assert rows[1][:4] == ["acp_v2", "2.4.0", "3.0.0", "no"]  # its file is the same in 3.0.0
 
 
@@ -66,7 +92,9 @@ def test_other_sources_are_not_checked(fake_npm: FakeNpm, tmp_path: Path) -> Non
     pins.write_text(
         f'[[target]]\nname = "g"\npackage = "g"\nsource = "github:o/r@abc123#s.json"\nsha256 = "{sha}"\n'
         f'[[target]]\nname = "u"\npackage = "u"\nsource = "https://example.org/s.json"\nsha256 = "{sha}"\n'
-        f'[[target]]\nname = "p"\npackage = "p"\nsource = "schema.json"\nsha256 = "{sha}"\n', encoding="utf-8")
+        f'[[target]]\nname = "p"\npackage = "p"\nsource = "schema.json"\nsha256 = "{sha}"\n',
+        encoding="utf-8",
+    )
     code, out, _ = _outdated(fake_npm, tmp_path, pins, "--format", "json")
     rows = json.loads(out)["targets"]
     assert code == 0 and [r["status"] for r in rows] == ["not-checked"] * 3

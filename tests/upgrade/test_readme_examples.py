@@ -12,13 +12,17 @@ from upgrade_support import FakeNpm, run_cli
 
 from acp_codegen.sources import project_root
 
-pytestmark = pytest.mark.usefixtures("shared_dir")  # the fake registry publishes ../shared's revisions
+pytestmark = pytest.mark.usefixtures(
+    "shared_dir"
+)  # the fake registry publishes ../shared's revisions
 
 
 def readme_command(prefix: str) -> list[str]:
     """The arguments of the README's first command line starting with `prefix` (comment dropped)."""
     text = (project_root() / "README.md").read_text(encoding="utf-8")
-    line = next(m for m in re.findall(r"^acp-codegen .*$", text, re.MULTILINE) if m.startswith(prefix))
+    line = next(
+        m for m in re.findall(r"^acp-codegen .*$", text, re.MULTILINE) if m.startswith(prefix)
+    )
     return shlex.split(re.sub(r"\s+# .*$", "", line))[1:]
 
 

@@ -25,12 +25,20 @@ HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
 FAKE_NPM_DIR = HERE / "fake_npm"
 PACKAGE = "@agentclientprotocol/sdk"
-_LAYOUT = {"schema.unstable.json": "schema/v2/schema.unstable.json", "schema.json": "schema/v2/schema.json",
-           "v1.schema.json": "schema/v1/schema.json"}
+_LAYOUT = {
+    "schema.unstable.json": "schema/v2/schema.unstable.json",
+    "schema.json": "schema/v2/schema.json",
+    "v1.schema.json": "schema/v1/schema.json",
+}
 
 
-def build_tarball(revision: str, destination: Path, *, replace: dict[str, bytes] | None = None,
-                  drop: tuple[str, ...] = ()) -> Path:
+def build_tarball(
+    revision: str,
+    destination: Path,
+    *,
+    replace: dict[str, bytes] | None = None,
+    drop: tuple[str, ...] = (),
+) -> Path:
     """An npm-style tarball of a shared revision (`npm-2.4.0`), optionally with files replaced or left out."""
     files: dict[str, bytes] = {}
     for name, inner in _LAYOUT.items():
@@ -40,7 +48,9 @@ def build_tarball(revision: str, destination: Path, *, replace: dict[str, bytes]
     files.update(replace or {})
     for inner in drop:
         files.pop(inner)
-    files["package.json"] = json.dumps({"name": PACKAGE, "version": revision.removeprefix("npm-")}).encode()
+    files["package.json"] = json.dumps(
+        {"name": PACKAGE, "version": revision.removeprefix("npm-")}
+    ).encode()
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for inner, data in sorted(files.items()):
@@ -62,7 +72,9 @@ class FakeNpm:
 
     def publish(self, version: str, revision: str, **kwargs: Any) -> None:
         """Make `version` available, packed from a shared revision."""
-        self.versions[version] = build_tarball(revision, self.root / "tarballs" / f"{version}.tgz", **kwargs)
+        self.versions[version] = build_tarball(
+            revision, self.root / "tarballs" / f"{version}.tgz", **kwargs
+        )
 
     @property
     def log(self) -> Path:
@@ -79,12 +91,27 @@ class FakeNpm:
         """An environment whose `npm` is the fake, with its own acp-codegen cache."""
         registry = self.root / "registry.json"
         stable = [v for v in self.versions if "-" not in v]
-        package = {"versions": list(self.versions), "dist-tags": {"latest": stable[-1] if stable else ""},
-                   "tarballs": {v: str(p) for v, p in self.versions.items()}}
-        registry.write_text(json.dumps({"packages": {PACKAGE: package}, "unreachable": self.unreachable,
-                                        "log": str(self.log)}), encoding="utf-8")
-        return {**os.environ, "PATH": f"{FAKE_NPM_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-                "FAKE_NPM_REGISTRY": str(registry), "ACP_CODEGEN_CACHE": str(cache)}
+        package = {
+            "versions": list(self.versions),
+            "dist-tags": {"latest": stable[-1] if stable else ""},
+            "tarballs": {v: str(p) for v, p in self.versions.items()},
+        }
+        registry.write_text(
+            json.dumps(
+                {
+                    "packages": {PACKAGE: package},
+                    "unreachable": self.unreachable,
+                    "log": str(self.log),
+                }
+            ),
+            encoding="utf-8",
+        )
+        return {
+            **os.environ,
+            "PATH": f"{FAKE_NPM_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
+            "FAKE_NPM_REGISTRY": str(registry),
+            "ACP_CODEGEN_CACHE": str(cache),
+        }
 
 
 PINS_2_2 = HERE / "fixtures" / "pins-npm-2.2.0.toml"
@@ -96,8 +123,11 @@ def project_copy(root: Path) -> Path:
     (root / "schema").mkdir(parents=True)
     (root / "schema" / "pins.toml").write_bytes(PINS_2_2.read_bytes())
     generated = root / "generated" / "acp_v2_draft"
-    shutil.copytree(project_root() / "generated" / "acp_v2_draft", generated,
-                    ignore=shutil.ignore_patterns("__pycache__", "*_cache"))
+    shutil.copytree(
+        project_root() / "generated" / "acp_v2_draft",
+        generated,
+        ignore=shutil.ignore_patterns("__pycache__", "*_cache"),
+    )
     models = generated / "models.py"
     models.write_text(STALE_MARK + models.read_text(encoding="utf-8"), encoding="utf-8")
     (generated / "stale_module.py").write_text(STALE_MARK, encoding="utf-8")
@@ -106,8 +136,12 @@ def project_copy(root: Path) -> Path:
 
 def tree(directory: Path) -> dict[str, bytes]:
     """Every file below a directory (caches skipped): relative path -> bytes."""
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*"))
-            if p.is_file() and not any(part.endswith("_cache") or part == "__pycache__" for part in p.parts)}
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+        and not any(part.endswith("_cache") or part == "__pycache__" for part in p.parts)
+    }
 
 
 def published_registry(tmp_path: Path) -> FakeNpm:
@@ -134,6 +168,13 @@ class Run:
 def run_cli(*args: str | os.PathLike[str], env: dict[str, str], cwd: Path | None = None) -> Run:
     """Run `python -m acp_codegen ARGS` in `cwd` with `env` and capture the result."""
     full = {**env, "PYTHONPATH": str(project_root()), "NO_COLOR": "1", "COLUMNS": "200"}
-    done = subprocess.run([sys.executable, "-m", "acp_codegen", *map(str, args)], cwd=cwd or project_root(), env=full,
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_codegen", *map(str, args)],
+        cwd=cwd or project_root(),
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return Run(done.returncode, done.stdout, done.stderr)

@@ -30,16 +30,25 @@ def _command(versions: str) -> list[str]:
         ("1,2", 2, acp_v2.AgentPeer, acp_v2.InitializeResponse),
     ],
 )
-async def test_the_handle_is_the_answered_versions(versions: str, version: int, peer_type: type, response_type: type) -> None:
+async def test_the_handle_is_the_answered_versions(
+    versions: str, version: int, peer_type: type, response_type: type
+) -> None:
     clients, params = offers()
     negotiated, process = await acp_v2.spawn_negotiated(_command(versions), clients, params)
     async with negotiated.connection:
         assert negotiated.version == version
-        assert isinstance(negotiated.peer, peer_type) and isinstance(negotiated.response, response_type)
+        assert isinstance(negotiated.peer, peer_type) and isinstance(
+            negotiated.response, response_type
+        )
         assert negotiated.client is clients[version] and negotiated.client.peer is negotiated.peer
         if version == 1:
-            assert negotiated.response.agent_info is not None and negotiated.response.agent_info.name == "v1-agent"
-            assert negotiated.response.to_dict()["_meta"]["received"]["clientInfo"] == INFO  # downgraded params
+            assert (
+                negotiated.response.agent_info is not None
+                and negotiated.response.agent_info.name == "v1-agent"
+            )
+            assert (
+                negotiated.response.to_dict()["_meta"]["received"]["clientInfo"] == INFO
+            )  # downgraded params
             request = acp_v1.NewSessionRequest.from_dict({"cwd": "/", "mcpServers": []})
         else:
             assert negotiated.response.info.name == "v2-agent"
@@ -53,5 +62,7 @@ async def test_a_refused_initialize_raises_the_agents_error() -> None:
     clients, params = offers()
     v1_only = ({1: clients[1]}, {1: params[1]})
     with pytest.raises(acp_v1.RpcError) as refused:
-        await acp_v1.spawn_negotiated(_command("2"), *v1_only)  # a v2-only agent asked for version 1
+        await acp_v1.spawn_negotiated(
+            _command("2"), *v1_only
+        )  # a v2-only agent asked for version 1
     assert refused.value.code == -32022

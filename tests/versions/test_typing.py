@@ -19,8 +19,20 @@ USER_FILE = HERE / "typed_versions.py"
 
 def test_the_user_file_passes_mypy_strict(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", str(tmp_path), str(USER_FILE)],
-        check=False, capture_output=True, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path),
+            str(USER_FILE),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
         env={"MYPYPATH": str(ROOT / "generated"), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -31,12 +43,22 @@ def test_the_user_file_passes_pyright_strict(tmp_path: Path) -> None:
     if pyright is None:
         pytest.skip("pyright is not installed (pip install pyright)")
     (tmp_path / "pyrightconfig.json").write_text(
-        json.dumps({"typeCheckingMode": "strict", "extraPaths": [str(ROOT / "generated")], "pythonVersion": "3.11"})
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "extraPaths": [str(ROOT / "generated")],
+                "pythonVersion": "3.11",
+            }
+        )
     )
     shutil.copy(USER_FILE, tmp_path / USER_FILE.name)
     done = subprocess.run(
         [pyright, "--outputjson", "--pythonpath", sys.executable, USER_FILE.name],
-        check=False, capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
     )
     report = json.loads(done.stdout)
     errors = [

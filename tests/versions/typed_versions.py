@@ -21,7 +21,9 @@ class V1Agent(acp_v1.Agent):
 
 
 class V2Agent(acp_v2_draft.Agent):
-    async def initialize(self, params: acp_v2_draft.InitializeRequest) -> acp_v2_draft.InitializeResponse:
+    async def initialize(
+        self, params: acp_v2_draft.InitializeRequest
+    ) -> acp_v2_draft.InitializeResponse:
         info = acp_v2_draft.Implementation(name="typed", version="1")
         return acp_v2_draft.InitializeResponse(protocol_version=2, info=info)
 
@@ -56,8 +58,12 @@ async def talk(command: list[str]) -> str:
     clients = {2: acp_v2_draft.Client(), 1: acp_v1.Client()}
     me = {"name": "typed-client", "version": "1"}
     offers = {
-        2: acp_v2_draft.InitializeRequest(protocol_version=2, info=acp_v2_draft.Implementation.from_dict(me)),
-        1: acp_v1.InitializeRequest(protocol_version=1, client_info=acp_v1.Implementation.from_dict(me)),
+        2: acp_v2_draft.InitializeRequest(
+            protocol_version=2, info=acp_v2_draft.Implementation.from_dict(me)
+        ),
+        1: acp_v1.InitializeRequest(
+            protocol_version=1, client_info=acp_v1.Implementation.from_dict(me)
+        ),
     }
     negotiated, process = await spawn_negotiated(command, clients, offers)
     assert_type(negotiated.connection, Connection)
@@ -80,7 +86,9 @@ async def talk(command: list[str]) -> str:
 async def talk_v2_only(reader: ReaderLike, writer: WriterLike) -> acp_v2_draft.AgentPeer:
     """Given clients of one version, the peer is that version's, with no narrowing."""
     client = acp_v2_draft.Client()
-    offer = acp_v2_draft.InitializeRequest(protocol_version=2, info=acp_v2_draft.Implementation(name="c", version="1"))
+    offer = acp_v2_draft.InitializeRequest(
+        protocol_version=2, info=acp_v2_draft.Implementation(name="c", version="1")
+    )
     negotiated = await negotiate(reader, writer, {2: client}, {2: offer})
     assert_type(negotiated, Negotiated[acp_v2_draft.AgentPeer])
     return negotiated.peer

@@ -29,8 +29,11 @@ class V1Agent(acp_v1.Agent):
 
     async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
         return acp_v1.InitializeResponse.from_dict(
-            {"protocolVersion": 1, "agentInfo": {"name": "v1-agent", "version": "1"},
-             "_meta": {"received": params.to_dict()}}
+            {
+                "protocolVersion": 1,
+                "agentInfo": {"name": "v1-agent", "version": "1"},
+                "_meta": {"received": params.to_dict()},
+            }
         )
 
     async def session_new(self, params: acp_v1.NewSessionRequest) -> acp_v1.NewSessionResponse:
@@ -42,8 +45,11 @@ class V2Agent(acp_v2.Agent):
 
     async def initialize(self, params: acp_v2.InitializeRequest) -> acp_v2.InitializeResponse:
         return acp_v2.InitializeResponse.from_dict(
-            {"protocolVersion": 2, "info": {"name": "v2-agent", "version": "2"},
-             "_meta": {"received": params.to_dict()}}
+            {
+                "protocolVersion": 2,
+                "info": {"name": "v2-agent", "version": "2"},
+                "_meta": {"received": params.to_dict()},
+            }
         )
 
     async def session_new(self, params: acp_v2.NewSessionRequest) -> acp_v2.NewSessionResponse:
@@ -55,7 +61,9 @@ async def pipe() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
     reader = asyncio.StreamReader(limit=1 << 20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0)
+    )
     transport, protocol = await loop.connect_write_pipe(
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(write_fd, "wb", 0)
     )
@@ -98,5 +106,9 @@ class Peer:
 
 def initialize(version: Any, request_id: Any = 1, **params: Any) -> dict[str, Any]:
     """An initialize request asking for ``version``."""
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
-            "params": {"protocolVersion": version, **params}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {"protocolVersion": version, **params},
+    }

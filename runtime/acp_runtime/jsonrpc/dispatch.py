@@ -3,8 +3,9 @@
 Owns the step from one line to its effect, synchronously and in arrival order: parse it (a line
 that does not parse, or holds a non-finite number, is a parse error; its id and kind are
 recovered from its start where possible), tell requests, notifications and responses apart,
-validate a request's or notification's params against the method table, and hand it on to
-``InboundRequests``, ``NotificationQueues`` or ``RequestTable``. Errors the peer caused are
+validate a request's or notification's params against the method table (a handler with
+``unlisted_request`` / ``unlisted_notification`` gets every other method raw: a router's), and
+hand it on to ``InboundRequests``, ``NotificationQueues`` or ``RequestTable``. Errors the peer caused are
 answered with the JSON-RPC codes; responses are never answered, however broken. A broken response
 fails the request it answers; when its id cannot be recovered (an error with a null id
 included) it fails our one request awaiting an answer, if exactly one does, and is otherwise
@@ -238,6 +239,9 @@ class Dispatcher:
             text = f"Invalid Request: {method} is a notification"
             self._reply_error(request_id, RpcError(INVALID_REQUEST, text))
             return
+        elif (unlisted := getattr(self._handler, "unlisted_request", None)) is not None:
+            # A router (a proxy, a conductor) takes every request its table does not list, raw.
+            function, args = unlisted, (method, params)
         else:
             hook = getattr(self._handler, "extension_request", None)
             if not method.startswith("_") or hook is None:
@@ -282,6 +286,8 @@ class Dispatcher:
                 )
                 return
             args = (value,)
+        elif (unlisted := getattr(self._handler, "unlisted_notification", None)) is not None:
+            function, args = unlisted, (method, params)  # a router's: raw, as for requests
         elif method.startswith("_"):
             function = getattr(self._handler, "extension_notification", None)
             if function is None:

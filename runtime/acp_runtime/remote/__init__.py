@@ -14,7 +14,8 @@ are imported only when a function here is called; importing this package needs p
 - ``http`` (with ``http_checks``), ``ws``: the two profiles; ``conn``: one client connection;
   ``registry``: the live connections; ``budget``: the server-wide memory budget; ``asgi``: origin
   checks, authentication, responses; ``pipes``: bounded byte pipes.
-- ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``.
+- ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``;
+  ``client_read``: what the clients read, bounded by ``ClientLimits``.
 - ``limits``: ``RemoteLimits`` (every bound and its default), header names, message sniffing.
 """
 
@@ -23,15 +24,19 @@ from __future__ import annotations
 from .asgi import Authenticate, Refused
 from .client import connect_http, connect_url, connect_ws, open_http, open_url, open_ws
 from .client_http import RemoteHttpError
+from .client_read import ClientLimitError
 from .conn import StreamRunner
-from .limits import ACP_PATH, DEFAULT_LIMITS, RemoteLimits
+from .limits import ACP_PATH, DEFAULT_CLIENT_LIMITS, DEFAULT_LIMITS, ClientLimits, RemoteLimits
 from .server import AgentSource, RemoteApp, acp_asgi_app, serve_asgi, serve_remote
 
 __all__ = [
     "ACP_PATH",
+    "DEFAULT_CLIENT_LIMITS",
     "DEFAULT_LIMITS",
     "AgentSource",
     "Authenticate",
+    "ClientLimitError",
+    "ClientLimits",
     "Refused",
     "RemoteApp",
     "RemoteHttpError",

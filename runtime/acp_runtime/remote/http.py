@@ -3,12 +3,12 @@
 Owns the RFD's routing table for plain HTTP requests to ``/acp``: content negotiation (415,
 406), the identity headers (400 missing, 404 unknown or not this client's; a client's response
 without ``Acp-Session-Id`` is taken by its JSON-RPC id only when the app was made with
-``correlate_responses_by_id=True``, off by default as the RFD requires the header), batches (501), the
-request body limits (413; bodies are read only once the request is authenticated, against the
-server's memory budget: 503 when it is spent, 408 past ``body_timeout``), non-finite numbers
-(400), ids the runtime refuses (400, answered here), ``initialize`` answered 200 with its JSON
-body and ``Acp-Connection-Id`` (a refused one closes its connection: the client may retry),
-everything else 202, and the long-lived SSE streams.
+``correlate_responses_by_id=True``, off by default as the RFD requires the header), batches
+(501), the request body limits (413; bodies are read only once the request is authenticated,
+against the server's memory budget: 503 when it is spent, 408 past ``body_timeout``),
+non-finite numbers (400), ids the runtime refuses (400, answered here), ``initialize``
+answered 200 with its JSON body and ``Acp-Connection-Id`` (a refused one closes its connection:
+the client may retry), everything else 202, and the long-lived SSE streams.
 """
 
 from __future__ import annotations

@@ -143,3 +143,30 @@ def message_id(message: dict[str, Any]) -> int | str | None:
 def is_response(message: dict[str, Any]) -> bool:
     """Whether a message is a response (an id and a result or error, no method)."""
     return "method" not in message and ("result" in message or "error" in message)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientLimits:
+    """What an agent can make our remote client hold (bytes; ``connect_*(client_limits=)``).
+
+    Past each one the client refuses with a ``ClientLimitError`` naming the limit: the request it
+    concerned fails with it (a JSON-RPC error), or the stream it came on ends (the connection
+    stream ends the connection)."""
+
+    max_message_bytes: int = 16 * MiB
+    """Largest message: an HTTP response body, one SSE line or event, a WebSocket message."""
+    max_error_body_bytes: int = 64 * 1024
+    """Most of an HTTP error body read (the rest is not read; 8 kB are kept in the error)."""
+    max_session_streams: int = 64
+    """Session-scoped SSE streams open at once. A response naming a new session past it opens
+    none; posting to a session past it closes the least recently used idle stream (it reopens
+    on the session's next message), else fails the message."""
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not (isinstance(value, int) and value > 0):
+                raise ValueError(f"ClientLimits.{field.name} must be a positive integer")
+
+
+DEFAULT_CLIENT_LIMITS: Final = ClientLimits()

@@ -3,8 +3,9 @@
 Owns ``acp_asgi_app`` (one ``/acp`` endpoint per the RFD "Streamable HTTP & WebSocket
 Transport": Streamable HTTP in ``remote.http``, WebSocket in ``remote.ws``, connection state in
 ``remote.conn``) and ``serve_remote``, which runs it under uvicorn (HTTP/1.1 and WebSocket) or
-hypercorn (``http2=True``) through ``remote.serving``. The servers are imported only when called: a generated package
-depends on pydantic alone (install the ``remote`` extra for the rest).
+hypercorn (``http2=True``) through ``remote.serving``. The servers are imported only when
+called: a generated package depends on pydantic alone (install the ``remote`` extra for the
+rest).
 
 The agent of each connection is an ``AgentHandler`` of any generated package (driven by a
 ``Connection`` over its method table, its ``peer`` attached) or a ``StreamRunner``: an async

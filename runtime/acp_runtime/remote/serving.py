@@ -110,7 +110,7 @@ def _serve_uvicorn(
 
 
 def _guarded_h11(header_timeout: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol, closing a socket that sends no complete request head in time."""
+    """The h11 protocol of uvicorn, closing a socket that sends no whole request head in time."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class GuardedH11Protocol(H11Protocol):

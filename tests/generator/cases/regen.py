@@ -29,10 +29,18 @@ def generate(case: Path, out: Path) -> dict[str, str]:
     target = Target(case.name, PACKAGE, str(case / "schema.json"), command=command)
     run([target], out)
     package = out / PACKAGE
-    found = {p.relative_to(package).as_posix(): p.read_text(encoding="utf-8") for p in package.rglob("*.py")}
-    chosen = {path: text for path, text in found.items() if any(fnmatch.fnmatch(path, g) for g in files)}
+    found = {
+        p.relative_to(package).as_posix(): p.read_text(encoding="utf-8")
+        for p in package.rglob("*.py")
+    }
+    chosen = {
+        path: text for path, text in found.items() if any(fnmatch.fnmatch(path, g) for g in files)
+    }
     # the Source line names where the schema was read; the case's own file is `schema.json`
-    return {path: text.replace(f"# Source: {case / 'schema.json'}\n", "# Source: schema.json\n") for path, text in chosen.items()}
+    return {
+        path: text.replace(f"# Source: {case / 'schema.json'}\n", "# Source: schema.json\n")
+        for path, text in chosen.items()
+    }
 
 
 def cases() -> list[Path]:

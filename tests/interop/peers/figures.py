@@ -36,32 +36,63 @@ def measure(peer: Peer) -> dict[str, Any]:
         return {**row, "ran": False, "why": str(exc).splitlines()[0]}
     with tempfile.TemporaryDirectory(prefix="acp-peer-") as scratch:
         command = peer.command(bin_dir, Path(scratch))
-        done = subprocess.run([sys.executable, "-m", "acp_codegen", "probe", peer.role, "--format", "json", *PROBE_OPTIONS,
-                               "--", *command], cwd=scratch, env={**environment(peer, bin_dir), "PYTHONPATH": str(ROOT)},
-                              capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "acp_codegen",
+                "probe",
+                peer.role,
+                "--format",
+                "json",
+                *PROBE_OPTIONS,
+                "--",
+                *command,
+            ],
+            cwd=scratch,
+            env={**environment(peer, bin_dir), "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
     try:
         report = json.loads(done.stdout)
     except ValueError:
         return {**row, "ran": False, "why": f"the probe printed no report (exit {done.returncode})"}
-    counts = {status: sum(1 for r in report["rules"] if r["status"] == status) for status in ("pass", "fail", "not-exercised")}
+    counts = {
+        status: sum(1 for r in report["rules"] if r["status"] == status)
+        for status in ("pass", "fail", "not-exercised")
+    }
     failed = sorted(r["rule"] for r in report["rules"] if r["status"] == "fail")
-    return {**row, "ran": True, "schema": report["schema"], **counts, "failed": failed,
-            "misses": [m["what"] for m in report["misses"]], "stable_only": len(report["stable_only"]),
-            "exit": report["exit_status"]}
+    return {
+        **row,
+        "ran": True,
+        "schema": report["schema"],
+        **counts,
+        "failed": failed,
+        "misses": [m["what"] for m in report["misses"]],
+        "stable_only": len(report["stable_only"]),
+        "exit": report["exit_status"],
+    }
 
 
 def render(figures: list[dict[str, Any]], judged: dict[tuple[str, str], dict[str, str]]) -> str:
     """The Markdown table (and the judgement of each failure) for docs/conformance.md."""
-    rows = ["| peer | probe | schema | pass | fail | not exercised | missed | stable-only | exit |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| peer | probe | schema | pass | fail | not exercised | missed | stable-only | exit |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     notes: list[str] = []
     for row in figures:
         if not row["ran"]:
             rows.append(f"| {row['peer']} | {row['probe']} | not run: {row['why']} | | | | | | |")
             continue
         missed = ", ".join(f"`{m}`" for m in row["misses"]) or "0"
-        rows.append(f"| {row['peer']} | {row['probe']} | {row['schema']} | {row['pass']} | {row['fail']} | "
-                    f"{row['not-exercised']} | {missed} | {row['stable_only']} | {row['exit']} |")
+        rows.append(
+            f"| {row['peer']} | {row['probe']} | {row['schema']} | {row['pass']} | {row['fail']} | "
+            f"{row['not-exercised']} | {missed} | {row['stable_only']} | {row['exit']} |"
+        )
         for key in [*row["failed"], *(f"miss:{m}" for m in row["misses"])]:
             text = judged.get((row["peer"], row["probe"]), {}).get(key, "NOT JUDGED")
             notes.append(f"- {row['peer']} ({row['probe']}), `{key}`: {text}")
