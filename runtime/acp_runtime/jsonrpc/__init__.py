@@ -59,7 +59,7 @@ Nothing received is lost and nothing waits forever:
 from __future__ import annotations
 
 from .connection import Connection, ConnectionOptions
-from .envelope import is_request_id
+from .envelope import has_non_finite, is_request_id
 from .framing import (
     CANCEL_REQUEST_METHOD,
     INTERNAL_ERROR,
@@ -129,6 +129,7 @@ __all__ = [
     "encode_error",
     "encode_message",
     "handled_methods",
+    "has_non_finite",
     "is_request_id",
     "method_table",
     "open_pipe_reader",

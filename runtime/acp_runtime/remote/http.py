@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from ..jsonrpc.envelope import _has_non_finite
+from ..jsonrpc import has_non_finite
 from .asgi import Receive, Refused, Scope, Send, affinity_header, send_response
 from .budget import refusal, refused_id
 from .conn import RemoteConnection
@@ -158,7 +158,7 @@ async def _post_body(
         message: Any = pydantic_core.from_json(body, allow_inf_nan=False)
     except ValueError:
         raise HttpError(400, "Invalid JSON") from None
-    if _has_non_finite(body, message):
+    if has_non_finite(body, message):
         raise HttpError(400, "Invalid JSON: a number out of range (JSON has no infinity)")
     if isinstance(message, list):
         error = {
