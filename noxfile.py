@@ -1,4 +1,5 @@
-"""Nox sessions: tests, network, coverage, lint, typecheck, regen, bench, pydantic, interop."""
+"""Nox sessions: tests, network, hostile, hostile_clients, coverage, lint, typecheck, regen, bench,
+pydantic, interop."""
 
 from __future__ import annotations
 
@@ -29,6 +30,33 @@ def network(session: nox.Session) -> None:
     """The tests that talk to the real npm registry and package index (`-m network`)."""
     install(session)
     session.run("pytest", "-m", "network", *session.posargs)
+
+
+@nox.session
+def hostile(session: nox.Session) -> None:
+    """The remote server against floods and slow peers at scale (`-m hostile`, minutes of load;
+    the quick cases run in the suite): prints the figures docs/remote.md quotes."""
+    install(session)
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "0",
+        "-s",
+        "-m",
+        "hostile",
+        "tests/remote/test_hostile.py",
+        *session.posargs,
+    )
+
+
+@nox.session
+def hostile_clients(session: nox.Session) -> None:
+    """The slow hostile-peer figures of the runtime output and the clients (`-m hostile_clients`):
+    results and requests over 64 MiB to a reading peer, hostile agents against the HTTP client."""
+    install(session)
+    session.run("pytest", "-m", "hostile_clients", "-n", "0", *session.posargs)
 
 
 @nox.session

@@ -5,8 +5,8 @@ Each function takes what the command's options say, as Python values (paths as `
 `diagnostics` are what the CLI prints, one line each) instead of exiting. Defaults are the
 CLI's: run in a project, the functions use its nearest `schema/pins.toml`, the output directory
 it names (`generated/` beside `schema/` unless its `out` says otherwise) and its
-`.cache/acp-codegen/`. Nothing is printed; progress goes to the sink `acp_codegen.progress.reporting`
-installs, if any.
+`.cache/acp-codegen/`. Nothing is printed; progress goes to the sink
+`acp_codegen.progress.reporting` installs, if any.
 
 The names are verbs that do not collide with the toolkit's sub-packages (`acp_codegen.diff`,
 `acp_codegen.scaffold`, `acp_codegen.upgrade` are modules): `generate`, `compare`,
@@ -53,7 +53,8 @@ class Generation:
 
     @property
     def drifted(self) -> tuple[Drift, ...]:
-        """Every package (the vendored runtime included) that differs from what would be generated."""
+        """Every package (the vendored runtime included) that differs from what would be
+        generated."""
         found = [r.drift for r in self.results if r.drift is not None and not r.drift.clean]
         if self.runtime is not None and not self.runtime.clean:
             found.append(self.runtime)

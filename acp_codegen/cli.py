@@ -20,12 +20,20 @@ import typer
 from acp_codegen import __version__
 from acp_codegen.api import DEFAULT_PACKAGE
 from acp_codegen.cli_help import complete_targets, epilog, show_flags_plainly
+from acp_codegen.diff.command import diff as _diff
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.fast_exit import run_and_exit
 from acp_codegen.pins import default_pin_path, load_pins, toolkit_pin_path
+from acp_codegen.probe.command import probe_app as _probe_app
+from acp_codegen.scaffold.command import scaffold_app as _scaffold_app
 from acp_codegen.sources import default_cache_dir, default_shared_dir, pull
+from acp_codegen.transcript.command import check_transcript as _check_transcript
 from acp_codegen.ui import Reporter
 from acp_codegen.upgrade.command import PinsOption
+from acp_codegen.upgrade.command import ci_app as _ci_app
+from acp_codegen.upgrade.command import migrate as _migrate
+from acp_codegen.upgrade.command import outdated as _outdated
+from acp_codegen.upgrade.command import upgrade as _upgrade
 
 PROG = "acp-codegen"
 show_flags_plainly()
@@ -107,7 +115,10 @@ def generate(
         Path | None,
         typer.Option(
             "--out",
-            help="Output directory (default: the pin file's `out`, else generated/ beside the project's schema/).",
+            help=(
+                "Output directory (default: the pin file's `out`, else generated/ beside the "
+                "project's schema/)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -129,7 +140,10 @@ def generate(
         bool | None,
         typer.Option(
             "--vendor-runtime/--no-vendor-runtime",
-            help="Also write one copy of the runtime package, OUT/acp_runtime/, so the bindings work without installing acp-runtime (default: the pin file's `vendor-runtime`).",
+            help=(
+                "Also write one copy of the runtime package, OUT/acp_runtime/, so the bindings "
+                "work without installing acp-runtime (default: the pin file's `vendor-runtime`)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -235,7 +249,10 @@ def init(
         str | None,
         typer.Argument(
             metavar="SOURCE",
-            help="The schema to track: npm:..., github:..., a URL, a path, or a target this toolkit ships (acp_v2_draft, acp_v2, acp_v1; default: acp_v2_draft).",
+            help=(
+                "The schema to track: npm:..., github:..., a URL, a path, or a target this "
+                "toolkit ships (acp_v2_draft, acp_v2, acp_v1; default: acp_v2_draft)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -255,7 +272,10 @@ def init(
         Path | None,
         typer.Option(
             "--project",
-            help="The project's root (default: the nearest directory above holding schema/pins.toml, else the current one).",
+            help=(
+                "The project's root (default: the nearest directory above holding "
+                "schema/pins.toml, else the current one)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -263,7 +283,10 @@ def init(
         Path | None,
         typer.Option(
             "--out",
-            help="Output directory, inside the project (default: generated/; recorded in the pin file).",
+            help=(
+                "Output directory, inside the project (default: generated/; recorded in the pin "
+                "file)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -271,12 +294,15 @@ def init(
         bool,
         typer.Option(
             "--vendor-runtime/--no-vendor-runtime",
-            help="Also write the runtime package beside the bindings (nothing to install), or depend on acp-runtime.",
+            help=(
+                "Also write the runtime package beside the bindings (nothing to install), or "
+                "depend on acp-runtime."
+            ),
         ),
     ] = True,
     quiet: QuietOption = False,
 ) -> None:
-    """Start tracking a schema: pin it with its sha256 in schema/pins.toml, generate it, say how to import it."""
+    """Start tracking a schema: pin it with its sha256 in schema/pins.toml, generate it, say how to import it."""  # noqa: E501 - typer prints it as the help, line breaks included
     from acp_codegen.api import track
 
     reporter = Reporter(quiet=quiet)
@@ -296,7 +322,8 @@ def init(
     for line in done.import_hint():
         reporter.summary(line)
     reporter.summary(
-        f"next: {PROG} generate --check (CI: {PROG} ci github), {PROG} outdated, {PROG} upgrade {done.pin.name}"
+        f"next: {PROG} generate --check (CI: {PROG} ci github), {PROG} outdated, "
+        f"{PROG} upgrade {done.pin.name}"
     )
 
 
@@ -334,32 +361,13 @@ def main() -> None:
     run_and_exit(lambda: app(prog_name=PROG))
 
 
-from acp_codegen.diff.command import diff as _diff
-
+# The commands of their own modules, after this module's own so that `--help` lists them in
+# this order.
 app.command("diff", epilog=epilog("diff"))(_diff)
-
-from acp_codegen.scaffold.command import scaffold_app as _scaffold_app
-
 app.add_typer(_scaffold_app, name="scaffold")
-
-from acp_codegen.transcript.command import check_transcript as _check_transcript
-
 app.command("check-transcript", epilog=epilog("check-transcript"))(_check_transcript)
-
-from acp_codegen.upgrade.command import outdated as _outdated
-from acp_codegen.upgrade.command import upgrade as _upgrade
-
 app.command("outdated", epilog=epilog("outdated"))(_outdated)
 app.command("upgrade", epilog=epilog("upgrade"))(_upgrade)
-
-from acp_codegen.upgrade.command import migrate as _migrate
-
 app.command("migrate", epilog=epilog("migrate"))(_migrate)
-
-from acp_codegen.upgrade.command import ci_app as _ci_app
-
 app.add_typer(_ci_app, name="ci")
-
-from acp_codegen.probe.command import probe_app as _probe_app
-
 app.add_typer(_probe_app, name="probe")

@@ -13,6 +13,9 @@ from typing import Any
 from rich.markup import escape
 
 # command path -> (command line, what it does); shown under "Examples" in the command's --help.
+# An older release of the draft, the OLD of the examples that compare or migrate.
+_OLD_DRAFT = "npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json"
+
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "": (
         ("acp-codegen init", "start tracking the ACP schema in your project"),
@@ -37,7 +40,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("acp-codegen init", "track the default ACP draft schema in this project"),
         ("acp-codegen init acp_v1", "track the pinned v1 schema this toolkit ships"),
         (
-            "acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json --package my_acp",
+            (
+                "acp-codegen init npm:@agentclientprotocol/sdk@2.4.0#schema/v2/schema.json "
+                "--package my_acp"
+            ),
             "any source",
         ),
     ),
@@ -46,7 +52,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "diff": (
         (
-            "acp-codegen diff npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json acp_v2_draft",
+            f"acp-codegen diff {_OLD_DRAFT} acp_v2_draft",
             "OLD then NEW",
         ),
         (
@@ -70,10 +76,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "migrate": (
         (
-            (
-                "acp-codegen migrate src/ --from npm:@agentclientprotocol/sdk@2.2.0#schema/v2/schema.unstable.json "
-                "--to acp_v2_draft --check"
-            ),
+            f"acp-codegen migrate src/ --from {_OLD_DRAFT} --to acp_v2_draft --check",
             "what your code needs",
         ),
     ),
@@ -139,7 +142,8 @@ def show_flags_plainly() -> None:
 
 
 def complete_targets(incomplete: str) -> list[str]:
-    """The pinned target names starting with `incomplete` (shell completion; nothing on any error)."""
+    """The pinned target names starting with `incomplete` (shell completion; nothing on any
+    error)."""
     from acp_codegen.errors import CodegenError
     from acp_codegen.pins import default_pin_path, load_pins
 

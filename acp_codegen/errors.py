@@ -1,4 +1,5 @@
-"""Diagnostics as values: every stage reports problems as `Diagnostic`s, the CLI prints them once."""
+"""Diagnostics as values: every stage reports problems as `Diagnostic`s, the CLI prints them
+once."""
 
 from __future__ import annotations
 

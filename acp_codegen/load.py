@@ -91,7 +91,8 @@ def load_source(
 
 
 class UnrepresentableJson(ValueError):
-    """Valid JSON text holding values Python cannot represent faithfully: (code, message, pointer)s."""
+    """Valid JSON text holding values Python cannot represent faithfully: (code, message,
+    pointer)s."""
 
     def __init__(self, problems: list[tuple[str, str, str]]) -> None:
         super().__init__(
@@ -212,7 +213,7 @@ def _is_unicode(text: str) -> bool:
 
 
 def _shown(text: str, *, quote: bool = True) -> str:
-    """Printable form of a string that may hold lone surrogates (escaped as `\\udXXX`)."""
+    r"""Printable form of a string that may hold lone surrogates (escaped as `\udXXX`)."""
     escaped = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(escaped) > 40:
         escaped = escaped[:37] + "..."

@@ -90,7 +90,8 @@ def toolkit_pin_path() -> Path:
 
 
 def default_pin_path(start: Path | None = None) -> Path:
-    """`schema/pins.toml` of the nearest directory from `start` (the current one) upward, else the toolkit's own.
+    """`schema/pins.toml` of the nearest directory from `start` (the current one) upward, else the
+    toolkit's own.
 
     Run in a user's project, the commands read that project's pins, as git and ruff find their
     configuration; outside any project they fall back to the pins the toolkit ships.

@@ -61,7 +61,8 @@ class Target:
         if self.command is not None:
             return self.command
         sha = f" --sha256 {self.sha256}" if self.sha256 else ""
-        return f"acp-codegen generate --schema {shlex.quote(self.source)}{sha} --package {self.package} --out ."
+        schema = shlex.quote(self.source)
+        return f"acp-codegen generate --schema {schema}{sha} --package {self.package} --out ."
 
 
 @dataclass(frozen=True)

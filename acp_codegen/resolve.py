@@ -185,7 +185,10 @@ def _not_schemas(obj: dict[str, Any], pointer: str, label: str) -> Iterator[Diag
                 yield Diagnostic(
                     "error",
                     "bad-schema",
-                    f"{key} entry {name!r} must be a schema (an object or a boolean), got {_json_kind(sub)}",
+                    (
+                        f"{key} entry {name!r} must be a schema (an object or a boolean), got "
+                        f"{_json_kind(sub)}"
+                    ),
                     label,
                     pointer_join(pointer, key, name),
                 )
@@ -267,7 +270,10 @@ def check_type_cycles(protocol: Protocol, label: str) -> None:
                             Diagnostic(
                                 "error",
                                 "ref-cycle",
-                                f"type alias cycle {chain} has no type to stand for (no class breaks it)",
+                                (
+                                    f"type alias cycle {chain} has no type to stand for (no class "
+                                    "breaks it)"
+                                ),
                                 label,
                                 pointers.get(dep),
                             )

@@ -87,8 +87,8 @@ class Resolver:
         if pin is not None and is_file:
             raise fail(
                 "ambiguous-revision",
-                f"{arg!r} is both a pinned target and a file here: write {PIN_PREFIX}{arg} for the target "
-                f"or ./{arg} for the file",
+                f"{arg!r} is both a pinned target and a file here: write {PIN_PREFIX}{arg} for "
+                f"the target or ./{arg} for the file",
                 file=arg,
             )
         if pin is not None:
@@ -97,8 +97,8 @@ class Resolver:
             return RevisionRef(arg, arg)
         raise fail(
             "unknown-target",
-            f"{arg!r} is neither a file, a source spec (npm:, github:, https://) nor a pinned target "
-            f"(known: {self.known()})",
+            f"{arg!r} is neither a file, a source spec (npm:, github:, https://) nor a pinned "
+            f"target (known: {self.known()})",
             file=str(self.pins_path),
         )
 

@@ -54,7 +54,8 @@ def _note() -> str:
     return (
         f"# acp-runtime {runtime_version()}, vendored\n\n"
         "This directory is a copy of the `acp-runtime` package, written by `acp-codegen` with\n"
-        "`--vendor-runtime` so that the bindings beside it work without installing it. Do not edit\n"
+        "`--vendor-runtime` so that the bindings beside it work without installing it. "
+        "Do not edit\n"
         "it: regenerate to update it.\n\n"
         "To depend on the published runtime instead (one `pip install -U` away from every fix):\n"
         "delete this directory, remove it from your packaging, and add the dependency\n"

@@ -10,13 +10,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 from urllib.parse import quote
 
+from acp_codegen.atomic import write_atomic
 from acp_codegen.download import extract, http_get, npm_pack
 from acp_codegen.errors import CodegenError, Diagnostic, fail
 
@@ -287,15 +287,7 @@ def _store(cache_dir: Path, fetched: Fetched, *extra: tuple[Path, bytes]) -> Fet
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)  # cached files get the umask's mode too (not mkstemp's 0600)
 
 
 def _fetch_npm(spec: NpmSource, expected: str | None, cache_dir: Path, offline: bool) -> Fetched:

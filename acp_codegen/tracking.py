@@ -53,7 +53,7 @@ NEW_PIN_FILE = """\
 #   sha256    sha256 of the file's bytes; every fetch is checked against it.
 #   history   optional: earlier { source = "...", sha256 = "..." } of the target, oldest first
 #             (`acp-codegen upgrade` keeps it).
-"""
+"""  # noqa: E501 - the pin file `init` writes: its lines are output, not code
 
 
 @dataclass(frozen=True)
@@ -85,13 +85,13 @@ class Tracked:
         if out != ".":
             lines.append(
                 f"  in your own package: put {out}/ on the import path (setuptools: "
-                f'[tool.setuptools.packages.find] where = [".", "{out}"]), or regenerate into your source '
-                f'tree (`out = "src"` in {PIN_FILE.as_posix()})'
+                f'[tool.setuptools.packages.find] where = [".", "{out}"]), or regenerate into '
+                f'your source tree (`out = "src"` in {PIN_FILE.as_posix()})'
             )
         if self.vendored:
             lines.append(
-                f"  {out}/{RUNTIME_PACKAGE}/ is the runtime {top} imports (a vendored copy: nothing to install "
-                "but pydantic>=2.11)"
+                f"  {out}/{RUNTIME_PACKAGE}/ is the runtime {top} imports (a vendored copy: "
+                "nothing to install but pydantic>=2.11)"
             )
         else:
             lines.append(

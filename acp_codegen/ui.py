@@ -64,7 +64,8 @@ class Reporter:
                 else f"{result.written} written, {result.unchanged} unchanged"
             )
             self.out.print(
-                f"[bold]{result.target.name}[/] -> {result.target.package}: {state} ({result.seconds:.2f}s)"
+                f"[bold]{result.target.name}[/] -> {result.target.package}: {state} "
+                f"({result.seconds:.2f}s)"
             )
 
     def fetched(self, item: Fetched) -> None:
@@ -83,7 +84,8 @@ class Reporter:
             written = sum(r.written for r in results)
             unchanged = sum(r.unchanged for r in results)
             self.summary(
-                f"{len(results)} target(s): {written} file(s) written, {unchanged} unchanged ({seconds:.2f}s)"
+                f"{len(results)} target(s): {written} file(s) written, {unchanged} unchanged "
+                f"({seconds:.2f}s)"
             )
 
     def summary(self, text: str) -> None:

@@ -572,7 +572,7 @@ async def main_async(args: argparse.Namespace) -> None:
         for metric, label in METRICS:
             gen = samples[placement, "generated", metric]
             pkg = samples[placement, "package", metric]
-            paired = [g / p for g, p in zip(gen.rates, pkg.rates)]
+            paired = [g / p for g, p in zip(gen.rates, pkg.rates, strict=True)]
             line = (
                 f"{label:32s} {_fmt_rate(gen.rates):>28s} {_fmt_rate(pkg.rates):>28s} "
                 f"{statistics.median(gen.rates) / statistics.median(pkg.rates):>5.2f}x "

@@ -228,7 +228,7 @@ def test_generation_does_not_depend_on_the_hash_seed(
         assert result.returncode == 0, result.describe()
     trees = [tree_bytes(tmp_path / f"seed-{seed}" / target.package) for seed in seeds]
     assert trees[0] and "models.py" in trees[0]
-    for seed, tree in zip(seeds[1:], trees[1:]):
+    for seed, tree in zip(seeds[1:], trees[1:], strict=True):
         differing = sorted(
             k for k in trees[0].keys() | tree.keys() if trees[0].get(k) != tree.get(k)
         )

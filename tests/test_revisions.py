@@ -119,7 +119,7 @@ def revision_outcomes(
         )
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        generated = dict(zip(CASES, pool.map(generate, CASES)))
+        generated = dict(zip(CASES, pool.map(generate, CASES), strict=True))
     importable = [c for c in CASES if generated[c].returncode == 0]
     wanted = {
         c.package: (c.sha256, sorted(json.loads(c.path.read_bytes())["$defs"])) for c in importable

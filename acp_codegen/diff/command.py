@@ -27,7 +27,7 @@ from acp_codegen.errors import CodegenError, fail
 from acp_codegen.progress import terminal_progress
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     """Output formats."""
 
     text = "text"
@@ -36,7 +36,7 @@ class Format(str, enum.Enum):
     github = "github"
 
 
-class FailOn(str, enum.Enum):
+class FailOn(enum.StrEnum):
     """Which level makes the command exit 1."""
 
     breaking = "breaking"
@@ -50,7 +50,10 @@ def diff(
         list[str] | None,
         typer.Argument(
             metavar="OLD NEW",
-            help="Revisions, oldest first: npm:..., github:..., URLs, paths or pinned target names (pin:NAME when a file has the same name).",
+            help=(
+                "Revisions, oldest first: npm:..., github:..., URLs, paths or pinned target names "
+                "(pin:NAME when a file has the same name)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -65,7 +68,10 @@ def diff(
         typer.Option(
             "--history",
             metavar="TARGET",
-            help="Compare each consecutive pair of a pinned target's history, ending at its current source.",
+            help=(
+                "Compare each consecutive pair of a pinned target's history, ending at its "
+                "current source."
+            ),
         ),
     ] = None,
     fmt: Annotated[
@@ -85,7 +91,10 @@ def diff(
         Path | None,
         typer.Option(
             "--pins",
-            help="Pin file for target names and --history (default: schema/pins.toml of the current directory or the nearest one above it, else the toolkit's own).",
+            help=(
+                "Pin file for target names and --history (default: schema/pins.toml of the "
+                "current directory or the nearest one above it, else the toolkit's own)."
+            ),
             show_default=False,
         ),
     ] = None,

@@ -105,10 +105,11 @@ def compare_methods(c: Collector) -> None:
         )
     for key in sorted(new):
         m = after[key]
+        unstable = "UNSTABLE " if m.unstable else ""
         c.emit(
             "METHOD_ADDED",
             m.wire_name,
-            f"new {'UNSTABLE ' if m.unstable else ''}{m.kind} `{m.wire_name}` (handled by {m.side})",
+            f"new {unstable}{m.kind} `{m.wire_name}` (handled by {m.side})",
             at=m.wire_name,
             breaks=(),
             senders=callers(m.side),
@@ -229,21 +230,23 @@ def compare_union(c: Collector, path: str, old: TaggedUnion, new: TaggedUnion) -
     before = [variant_key(v.tag) for v in old.variants]
     after = [variant_key(v.tag) for v in new.variants]
     targets = {variant_key(v.tag): c.new.protocol.get(v.target) for v in new.variants}
+    old_kind = "open" if old.unknown else "closed"
     for tag in after:
-        if (
-            tag not in before
-        ):  # new senders send it; old receivers keep it if the old union was open
+        # new senders send it; old receivers keep it if the old union was open
+        if tag not in before:
             rule_id = "VARIANT_ADDED" if old.unknown else "VARIANT_ADDED_TO_CLOSED_UNION"
             target = targets.get(tag)
             unstable = "UNSTABLE " if target is not None and _unstable(target) else ""
-            message = f"new {unstable}variant `{tag}` in {'open' if old.unknown else 'closed'} union {path}"
+            message = f"new {unstable}variant `{tag}` in {old_kind} union {path}"
             c.emit(rule_id, f"{path}[{tag}]", message, at=path, new=tag)
     for tag in before:
-        if (
-            tag not in after
-        ):  # old senders send it; new receivers fall back if the new union is open
+        # old senders send it; new receivers fall back if the new union is open
+        if tag not in after:
             if new.unknown:
-                message = f"variant `{tag}` removed from {path}: old senders' `{tag}` now falls to the fallback"
+                message = (
+                    f"variant `{tag}` removed from {path}: "
+                    f"old senders' `{tag}` now falls to the fallback"
+                )
                 c.emit("VARIANT_REMOVED", f"{path}[{tag}]", message, at=path, old=tag)
             else:
                 c.emit(

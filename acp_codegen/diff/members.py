@@ -175,7 +175,8 @@ def compare_field(c: Collector, owner: str, old: Field, new: Field) -> None:
         nullable_rules=True,
     )
     if old.default_json != new.default_json:
-        message = f"default of {what} changed: {old.default_json or 'none'} -> {new.default_json or 'none'}"
+        was, now = old.default_json or "none", new.default_json or "none"
+        message = f"default of {what} changed: {was} -> {now}"
         c.emit(
             "DEFAULT_CHANGED", path, message, at=owner, old=old.default_json, new=new.default_json
         )

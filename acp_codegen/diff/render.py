@@ -49,7 +49,8 @@ def render_text(results: Sequence[DiffResult], console: Console) -> None:
         if index:
             console.print()
         console.print(
-            f"[bold]{escape(result.old.label)}[/] -> [bold]{escape(result.new.label)}[/]: {summary_line(result)}"
+            f"[bold]{escape(result.old.label)}[/] -> [bold]{escape(result.new.label)}[/]: "
+            f"{summary_line(result)}"
         )
         if not result.changes:
             console.print("  no changes")
@@ -58,7 +59,8 @@ def render_text(results: Sequence[DiffResult], console: Console) -> None:
             for c in changes:
                 who = "" if group == "docs" else f"  [dim]({_breaks(c)})[/]"
                 console.print(
-                    f"  [{_STYLE[group]}]{c.rule}[/] [bold]{escape(c.path)}[/]: {escape(c.message)}{who}"
+                    f"  [{_STYLE[group]}]{c.rule}[/] [bold]{escape(c.path)}[/]: "
+                    f"{escape(c.message)}{who}"
                 )
 
 

@@ -53,7 +53,10 @@ RULES: tuple[Rule, ...] = (
         "method",
         "info",
         "none",
-        "A new method; callers must not rely on it with old peers (unknown methods get -32601 / are ignored).",
+        (
+            "A new method; callers must not rely on it with old peers (unknown methods get -32601 "
+            "/ are ignored)."
+        ),
     ),
     _r(
         "METHOD_REMOVED",
@@ -67,7 +70,10 @@ RULES: tuple[Rule, ...] = (
         "method",
         "breaking",
         "both",
-        "A method got a new wire name with the same params and result; old callers reach handlers that lack the new name (and the other way round).",
+        (
+            "A method got a new wire name with the same params and result; old callers reach "
+            "handlers that lack the new name (and the other way round)."
+        ),
     ),
     _r(
         "METHOD_SIDE_CHANGED",
@@ -111,7 +117,10 @@ RULES: tuple[Rule, ...] = (
         "definition",
         "info",
         "none",
-        "A $defs entry got a new name in the same place (keys are not on the wire); compared as one.",
+        (
+            "A $defs entry got a new name in the same place (keys are not on the wire); compared "
+            "as one."
+        ),
     ),
     _r(
         "DEFINITION_KIND_CHANGED",
@@ -169,7 +178,10 @@ RULES: tuple[Rule, ...] = (
         "field",
         "breaking",
         "receiver",
-        "A new optional field in an object that forbids unknown properties; old receivers reject it.",
+        (
+            "A new optional field in an object that forbids unknown properties; old receivers "
+            "reject it."
+        ),
     ),
     _r(
         "FIELD_REMOVED",
@@ -253,7 +265,10 @@ RULES: tuple[Rule, ...] = (
         "field",
         "warning",
         "sender",
-        "A field's default was added, removed or changed; senders that omit it mean something else.",
+        (
+            "A field's default was added, removed or changed; senders that omit it mean something "
+            "else."
+        ),
     ),
     _r(
         "LENIENCE_ADDED",
@@ -289,7 +304,10 @@ RULES: tuple[Rule, ...] = (
         "union",
         "warning",
         "sender",
-        "A variant is gone from an open union; what old senders send now falls to the fallback (a semantic break).",
+        (
+            "A variant is gone from an open union; what old senders send now falls to the "
+            "fallback (a semantic break)."
+        ),
     ),
     _r(
         "VARIANT_REMOVED_FROM_CLOSED_UNION",
@@ -303,7 +321,10 @@ RULES: tuple[Rule, ...] = (
         "union",
         "breaking",
         "receiver",
-        "A union gained a fallback for unknown tags; new senders may send tags old receivers reject.",
+        (
+            "A union gained a fallback for unknown tags; new senders may send tags old receivers "
+            "reject."
+        ),
     ),
     _r(
         "UNION_CLOSED",
@@ -339,7 +360,10 @@ RULES: tuple[Rule, ...] = (
         "enum",
         "warning",
         "sender",
-        "A value is gone from an open enum; old senders' value is now an unknown string (a semantic break).",
+        (
+            "A value is gone from an open enum; old senders' value is now an unknown string (a "
+            "semantic break)."
+        ),
     ),
     _r(
         "CLOSED_ENUM_VALUE_REMOVED",

@@ -219,7 +219,8 @@ class Builder:
         )
 
     def _exclusive(self, schema: dict[str, Any]) -> bool:
-        """Whether a struct's alternatives come from a `oneOf` (here or in the definition it extends)."""
+        """Whether a struct's alternatives come from a `oneOf` (here or in the definition it
+        extends)."""
         if "oneOf" in schema or "anyOf" in schema:
             return "oneOf" in schema
         for part in schema.get("allOf") or ():

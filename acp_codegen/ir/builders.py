@@ -201,7 +201,8 @@ def _leaves(
 
 
 def short_name(method: Method) -> str | None:
-    """The name the TypeScript SDK gives the sender: the params model's, less `Request`/`Notification`."""
+    """The name the TypeScript SDK gives the sender: the params model's, less
+    `Request`/`Notification`."""
     if not method.params:
         return None
     return naming.snake(method.params.removesuffix("Request").removesuffix("Notification"))

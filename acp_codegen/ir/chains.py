@@ -1,11 +1,11 @@
 """How long a chain of model classes, each naming the next, one module can hold (`chain_bound`).
 
 A generated class used first builds the classes it names inside its own build, one level of
-pydantic's schema generator per link; `acp_codegen/runtime/_deferred.py` walks the chain below a class
-to build long ones in steps. That walk costs a first message several milliseconds, so the module
-states an upper bound of the longest chain, decided here from the IR, and the runtime walks only
-when the bound reaches its step. The bound: classes that name each other (a strongly connected
-component) count as a chain through all of them; between components, the longest path.
+pydantic's schema generator per link; `acp_codegen/runtime/_deferred.py` walks the chain below a
+class to build long ones in steps. That walk costs a first message several milliseconds, so the
+module states an upper bound of the longest chain, decided here from the IR, and the runtime
+walks only when the bound reaches its step. The bound: classes that name each other (a strongly
+connected component) count as a chain through all of them; between components, the longest path.
 """
 
 from __future__ import annotations

@@ -261,20 +261,22 @@ _STDLIB = frozenset({"collections.abc", "re", "typing"})
 
 
 def _section(module: str) -> int:
-    """isort's section of a module: 0 standard library, 1 third party, 2 the package's own."""
+    """The section isort puts a module in: 0 standard library, 1 third party, 2 the package's
+    own."""
     if module.startswith("."):
         return 2
     return 0 if module in _STDLIB else 1
 
 
 def _line_key(line: ImportLine) -> tuple[int, int, str]:
-    """isort's order within a section: `import x` first, then `from` imports; relative ones from
-    the furthest (`..`) to the closest (`.`)."""
+    """The order isort gives lines within a section: `import x` first, then `from` imports;
+    relative ones from the furthest (`..`) to the closest (`.`)."""
     dots = len(line.module) - len(line.module.lstrip("."))
     return (0 if line.alias else 1, -dots, line.module.lstrip("."))
 
 
 def isort_key(name: str) -> tuple[int, str, str]:
-    """isort's order of imported names: constants, then classes, then the rest, each ignoring case."""
+    """The order isort gives imported names: constants, then classes, then the rest, each
+    ignoring case."""
     kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
     return (kind, name.lower(), name)

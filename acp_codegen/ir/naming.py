@@ -126,19 +126,21 @@ def handler_name(wire_method: str) -> str:
 # tests/test_render_models.py checks this list against the generated modules.
 RESERVED_CLASS_NAMES = frozenset(
     {
-        "AGENT_METHODS", "AGENT_NOTIFICATIONS", "AGENT_REQUESTS", "CLIENT_METHODS", "CLIENT_NOTIFICATIONS",
-        "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS", "PROTOCOL_REQUESTS",
-        "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS", "TimelineEntity", "Negotiated", "Routed",
-        "UnsupportedVersionError", "VersionRouter", "AgentHandler", "AgentPeerBase", "BINDING", "Binding",
-        "ClientHandler", "PeerBase", "SpawnOptions", "Unpack", "AbstractAsyncContextManager", "Sequence", "TaggedBy",
-        "AcpModel", "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client", "Items",
-        "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer", "JsonInt", "Literal",
-        "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG", "NOT_KNOWN_TAG", "NOT_NULL",
-        "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE", "STRICT_FIRST", "Self",
-        "SessionDetails", "SessionHandle", "SessionState", "StderrTail", "StrictBool", "StrictFloat", "StrictInt", "StrictStr",
-        "TYPE_CHECKING", "Tag", "TagValue", "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan",
-        "TimelineRaw", "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal",
-        "TimelineToolCall", "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
+        "AGENT_METHODS", "AGENT_NOTIFICATIONS", "AGENT_REQUESTS", "CLIENT_METHODS",
+        "CLIENT_NOTIFICATIONS", "CLIENT_REQUESTS", "PROTOCOL_METHODS", "PROTOCOL_NOTIFICATIONS",
+        "PROTOCOL_REQUESTS", "PROXY_METHODS", "PROXY_NOTIFICATIONS", "PROXY_REQUESTS",
+        "TimelineEntity", "Negotiated", "Routed", "UnsupportedVersionError", "VersionRouter",
+        "AgentHandler", "AgentPeerBase", "BINDING", "Binding", "ClientHandler", "PeerBase",
+        "SpawnOptions", "Unpack", "AbstractAsyncContextManager", "Sequence", "TaggedBy", "AcpModel",
+        "Agent", "AgentPeer", "Annotated", "Any", "Apart", "BaseModel", "ClassVar", "Client",
+        "Items", "ClientPeer", "Connection", "ContextUsage", "Discriminator", "Field", "Integer",
+        "JsonInt", "Literal", "MethodSpec", "ModelWrapValidatorHandler", "NONE_TAG",
+        "NOT_KNOWN_TAG", "NOT_NULL", "ONE_OF", "OpenEnum", "RpcError", "SHA256", "SOURCE",
+        "STRICT_FIRST", "Self", "SessionDetails", "SessionHandle", "SessionState", "StderrTail",
+        "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "TYPE_CHECKING", "Tag", "TagValue",
+        "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan", "TimelineRaw",
+        "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal", "TimelineToolCall",
+        "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
     }
 )  # fmt: skip
 

@@ -84,9 +84,10 @@ def order_definitions(defs: Mapping[str, Definition]) -> tuple[Definition, ...]:
     return (*enums, *structs, *rest)
 
 
-# Containers (arrays, maps, unions) one type expression nests, inline or through aliases, before the
-# alias at that level is evaluated apart (`Apart[...]`, see `acp_codegen/runtime/_apart.py`): Python's
-# typing and pydantic evaluate such a type recursively, a RecursionError past a hundred or two.
+# Containers (arrays, maps, unions) one type expression nests, inline or through aliases, before
+# the alias at that level is evaluated apart (`Apart[...]`, see `acp_codegen/runtime/_apart.py`):
+# Python's typing and pydantic evaluate such a type recursively, a RecursionError past a hundred
+# or two.
 # Inline nesting is cut into aliases every `types.MAX_NESTED_ARRAYS` levels, so no evaluation
 # goes deeper than this plus that. Classes and tagged unions do not count: each is built apart.
 APART_STEP = 64

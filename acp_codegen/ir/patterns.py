@@ -1,11 +1,11 @@
-"""JSON Schema `pattern`s (ECMA-262 regular expressions) as regular expressions the generated
+r"""JSON Schema `pattern`s (ECMA-262 regular expressions) as regular expressions the generated
 models can run, and the engine each needs.
 
 pydantic matches a string `pattern` with Rust's `regex` crate, which has no lookaround and no
 backreferences; given a compiled `re.Pattern` it uses Python's `re`. A pattern is translated
-once, here: the classes ECMA-262 defines as ASCII (`\\d`, `\\w`; both engines read them as
+once, here: the classes ECMA-262 defines as ASCII (`\d`, `\w`; both engines read them as
 Unicode) are spelled out, `.` excludes the ECMA line terminators, named groups use Python's
-spelling, and `$` (end of input in ECMA-262 without the `m` flag) becomes `\\Z` for Python, whose
+spelling, and `$` (end of input in ECMA-262 without the `m` flag) becomes `\Z` for Python, whose
 `$` also matches before a final newline. Rust is kept where it can run the pattern (it is linear
 time); Python's `re` is used where the pattern needs it. A pattern neither reads is invalid.
 """

@@ -1,9 +1,9 @@
 """Session spec nodes: what the session reducer template (`session.py`) is rendered from.
 
-Frozen dataclasses built by `acp_codegen.ir.session` from the definitions: the entities of the timeline
-with the fields their upserts patch and the spec rule each field follows (with the comment the
-template quotes), the chunks that append to them, session-level records and snapshots, plans,
-the state machine's variant, and the names the generated module imports.
+Frozen dataclasses built by `acp_codegen.ir.session` from the definitions: the entities of the
+timeline with the fields their upserts patch and the spec rule each field follows (with the
+comment the template quotes), the chunks that append to them, session-level records and
+snapshots, plans, the state machine's variant, and the names the generated module imports.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ Rule = Literal[
 RULE_COMMENTS: dict[Rule, str] = {
     "required": "required on every update: the value replaces the stored one",
     "replace": "omitted leaves it unchanged, null clears it, a value replaces it",
-    "collection": "omitted: unchanged; null or []: cleared; an array replaces all (chunks included)",
+    "collection": (
+        "omitted: unchanged; null or []: cleared; an array replaces all (chunks included)"
+    ),
     "reset": "omitted leaves it unchanged, null resets it to `{reset}`, a value replaces it",
     "meta_patch": "_meta patches by top-level key (a null key is removed); null clears it",
     "event_meta": "_meta is scoped to this update: no patch semantics",

@@ -251,7 +251,8 @@ def field_spelling(field: Field, protocol: Protocol, uses: Uses) -> FieldSpellin
             if value is None and not field.nullable:
                 ann = f"{ann} | None"
             elif value is not None and _has_ref(field.type):  # the model or enum, not raw JSON
-                # typed Any: pydantic before 2.12 types `Field(default=x)` as x's type, not the field's
+                # typed Any: pydantic before 2.12 types `Field(default=x)` as x's type, not the
+                # field's
                 uses.update(("Field", "_typing"))
                 default = (
                     f"Field(default=_typing.cast(_typing.Any, {default}), validate_default=True)"

@@ -83,7 +83,10 @@ def check_union_size(options: int, label: str, pointer: str) -> None:
     if options > MAX_UNION_OPTIONS:
         raise fail(
             "union-too-large",
-            f"a union of {options:,} options: at most {MAX_UNION_OPTIONS:,} besides literal values can be generated",
+            (
+                f"a union of {options:,} options: at most {MAX_UNION_OPTIONS:,} besides literal "
+                "values can be generated"
+            ),
             file=label,
             pointer=pointer,
         )

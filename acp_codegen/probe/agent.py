@@ -124,12 +124,14 @@ class AgentScript:
         negotiated = result.get("protocolVersion")
         if isinstance(negotiated, int) and negotiated != 1 and is_v1_body(result):
             self.log.append(
-                f"the agent answered protocol version {negotiated} with a v1 body; the probe goes on in v1"
+                f"the agent answered protocol version {negotiated} with a v1 body; the probe goes "
+                "on in v1"
             )
             self.negotiated = 1
         elif isinstance(negotiated, int) and negotiated != self.version:
             self.log.append(
-                f"the agent negotiated protocol version {negotiated} (the probe asked for {self.version})"
+                f"the agent negotiated protocol version {negotiated} (the probe asked for "
+                f"{self.version})"
             )
             self.negotiated = negotiated
         return True
@@ -241,7 +243,8 @@ class AgentScript:
             await self.link.respond(message, error={"code": -32601, "message": "Method not found"})
 
     def _ends_turn(self, prompt: asyncio.Future[dict[str, Any]]) -> bool:
-        """Whether the prompt's response itself ends the turn (v1, or an error); raises `PeerGone`."""
+        """Whether the prompt's response itself ends the turn (v1, or an error); raises
+        `PeerGone`."""
         return self.negotiated == 1 or "error" in prompt.result()
 
     @staticmethod
@@ -325,7 +328,8 @@ class AgentScript:
         await self._drain()
 
     def misses(self, result: Result) -> list[tuple[str, str]]:
-        """Rules not exercised that the agent's own advertisement says should have been: (rule, why)."""
+        """Rules not exercised that the agent's own advertisement says should have been: (rule,
+        why)."""
         if not self.initialized:
             return [
                 ("initialize", "the agent never answered initialize: nothing else could be tested")
@@ -336,8 +340,9 @@ class AgentScript:
                 (
                     "session",
                     (
-                        "the agent advertises no session capability (initialization.md: omitted means it "
-                        "supports no session method), so no prompt could be sent: a client can do nothing with it"
+                        "the agent advertises no session capability (initialization.md: omitted "
+                        "means it supports no session method), so no prompt could be sent: a "
+                        "client can do nothing with it"
                     ),
                 )
             ]
@@ -402,7 +407,10 @@ async def version_check(
                 line = await process.stdout.readline()
                 if not line:
                     return VersionJudgement(
-                        note=f"second connection: the agent closed it unanswered when asked for protocol version {UNDEFINED_VERSION}"
+                        note=(
+                            "second connection: the agent closed it unanswered when asked for "
+                            f"protocol version {UNDEFINED_VERSION}"
+                        )
                     )
                 with contextlib.suppress(ValueError):
                     message = loads(line)
@@ -414,7 +422,10 @@ async def version_check(
                         break
     except (TimeoutError, ConnectionError, OSError, ValueError):
         return VersionJudgement(
-            note=f"second connection: no answer to initialize for protocol version {UNDEFINED_VERSION} within {timeout:g}s"
+            note=(
+                "second connection: no answer to initialize for protocol version "
+                f"{UNDEFINED_VERSION} within {timeout:g}s"
+            )
         )
     finally:
         with contextlib.suppress(OSError):
@@ -423,10 +434,15 @@ async def version_check(
     answered = result.get("protocolVersion") if isinstance(result, dict) else None
     if answered == UNDEFINED_VERSION:
         return VersionJudgement(
-            finding=f"on a second connection, asked for protocol version {UNDEFINED_VERSION} "
-            "(which no schema defines), the agent answered it back instead of the latest version it supports"
+            finding=(
+                f"on a second connection, asked for protocol version {UNDEFINED_VERSION} (which "
+                "no schema defines), the agent answered it back instead of the latest version it "
+                "supports"
+            )
         )
     return VersionJudgement(
-        note=f"second connection: asked for protocol version {UNDEFINED_VERSION}, the agent answered "
-        f"{json.dumps(answered) if isinstance(result, dict) else 'with an error'}"
+        note=(
+            f"second connection: asked for protocol version {UNDEFINED_VERSION}, the agent "
+            f"answered {json.dumps(answered) if isinstance(result, dict) else 'with an error'}"
+        )
     )

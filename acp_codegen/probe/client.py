@@ -178,14 +178,16 @@ class ClientScript:
         if self.only is not None:
             if requested != self.only:
                 self.log.append(
-                    f"the client asked for protocol version {requested}; the probe speaks only {self.only}"
+                    f"the client asked for protocol version {requested}; the probe speaks only "
+                    f"{self.only}"
                 )
         elif isinstance(requested, int) and requested != self.revision.version:
             other = pinned_for_version(requested) if requested < self.revision.version else None
             if other is not None:
                 self.revision, self.version = other, requested
             self.log.append(
-                f"the client asked for protocol version {requested}; the probe answers {self.version}"
+                f"the client asked for protocol version {requested}; the probe answers "
+                f"{self.version}"
             )
         self.client_caps = capabilities(params, "client")
         if self.version == 1:
@@ -323,7 +325,8 @@ class ClientScript:
         await pending
 
     def allowed(self, what: str) -> bool:
-        """Whether the client's capabilities let the probe send `what` (a method or `update:<tag>`)."""
+        """Whether the client's capabilities let the probe send `what` (a method or
+        `update:<tag>`)."""
         path = gate_path(self.revision, "agent", what)
         return path is None or advertised(self.client_caps, path)
 

@@ -68,7 +68,10 @@ CapabilitiesOption = Annotated[
     typer.Option(
         "--capabilities",
         metavar="JSON",
-        help="The client capabilities the probe advertises in initialize (a JSON object; default: terminal auth and form elicitation).",
+        help=(
+            "The client capabilities the probe advertises in initialize (a JSON object; default: "
+            "terminal auth and form elicitation)."
+        ),
     ),
 ]
 ExitTimeout = Annotated[
@@ -96,7 +99,10 @@ ClientVersionOption = Annotated[
         "--protocol-version",
         min=1,
         max=2,
-        help="The one protocol version the probe's agent speaks (default: the client's, when pinned).",
+        help=(
+            "The one protocol version the probe's agent speaks (default: the client's, when "
+            "pinned)."
+        ),
     ),
 ]
 

@@ -70,7 +70,8 @@ class Instances:
 
     # -- jsonschema -------------------------------------------------------------------------------
     def validator(self, key: str) -> Draft202012Validator:
-        """The Draft 2020-12 validator of one `$defs` entry (formats not asserted, as the spec says)."""
+        """The Draft 2020-12 validator of one `$defs` entry (formats not asserted, as the spec
+        says)."""
         v = self._validators.get(key)
         if v is None:
             v = Draft202012Validator({"$defs": self.defs, "$ref": f"#/$defs/{key}"})

@@ -16,10 +16,10 @@ import contextlib
 import itertools
 import json
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from acp_codegen.transcript.conformance import Conformance
-from acp_codegen.transcript.read import Entry, Unreadable, loads
+from acp_codegen.transcript.read import Entry, Sender, Unreadable, loads
 
 MAX_LINE = 64 * 1024 * 1024
 
@@ -59,10 +59,12 @@ class Link:
         self, sender: str, message: dict[str, Any] | None, raw: str | None, deliberate: bool
     ) -> None:
         self.line += 1
+        side = cast(Sender, sender)  # `me` or `peer`: "client" or "agent"
         if message is not None:
-            self.conformance.add(Entry(self.line, sender, message, deliberate))  # type: ignore[arg-type]
+            self.conformance.add(Entry(self.line, side, message, deliberate))
         else:
-            self.conformance.add(Unreadable(self.line, sender, f"not a JSON-RPC message: {(raw or '')[:60]!r}", deliberate))  # type: ignore[arg-type]
+            text = f"not a JSON-RPC message: {(raw or '')[:60]!r}"
+            self.conformance.add(Unreadable(self.line, side, text, deliberate))
         if self.transcript is not None:
             item: dict[str, Any] = (
                 {"from": sender, "message": message}
@@ -97,7 +99,8 @@ class Link:
             self.inbox.put_nowait(None)
 
     def _reply_parse_error(self) -> None:
-        """What the probe expects of its peer, it does itself: an error reply to a malformed line."""
+        """What the probe expects of its peer, it does itself: an error reply to a malformed
+        line."""
         reply = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
         asyncio.get_running_loop().create_task(self._quietly(reply))
 

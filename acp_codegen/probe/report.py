@@ -38,7 +38,8 @@ class ProbeOutcome:
 
 
 def render_text(outcome: ProbeOutcome) -> str:
-    """One line per rule (`pass` / `FAIL` / `-`), its findings indented below, notes and a summary."""
+    """One line per rule (`pass` / `FAIL` / `-`), its findings indented below, notes and a
+    summary."""
     lines = [
         f"probe {outcome.kind}: {' '.join(outcome.command)}",
         f"schema: {outcome.result.revision}",
@@ -71,7 +72,8 @@ def render_text(outcome: ProbeOutcome) -> str:
 
 
 def render_json(outcome: ProbeOutcome) -> str:
-    """`{"probe", "command", "schema", "rules": [{"rule", "status", "source", "binds", "findings"}], "notes", "failed"}`."""
+    """`{"probe", "command", "schema", "rules": [{"rule", "status", "source", "binds", "findings"}],
+    "notes", "failed"}`."""
     rules = [
         {
             **rule.to_dict(),

@@ -4,7 +4,8 @@ for a protocol version no schema defines); `probe_client` listens on a Unix sock
 the client with the relay command that connects the client's agent pipes to that socket
 (`acp_codegen.probe.relay`) in place of its agent placeholder: `{agent}`, a whole argument,
 becomes the relay's arguments; `{agent_line}`, anywhere in an argument, becomes the relay as one
-shell-quoted command line (for clients that take the agent as one string, or parse options after it).
+shell-quoted command line (for clients that take the agent as one string, or parse options after
+it).
 
 A peer that exits early, never connects or closes its pipes ends the script with a note, never a
 traceback; what was recorded is still checked.
@@ -146,7 +147,8 @@ def client_argv(command: Sequence[str], relay: Sequence[str]) -> list[str]:
         raise fail(
             "bad-option",
             f"the client command must contain {AGENT_PLACEHOLDER} (the agent's arguments) or "
-            f"{AGENT_LINE_PLACEHOLDER} (the agent as one shell-quoted command line) where the agent goes",
+            f"{AGENT_LINE_PLACEHOLDER} (the agent as one shell-quoted command line) where the "
+            "agent goes",
             file="command line",
         )
     argv: list[str] = []
@@ -212,7 +214,8 @@ async def _probe_client(
         await script.run()
         notes.extend(script.log)
         with contextlib.suppress(OSError):
-            writer.close()  # the relay exits when the socket closes, and the client sees its agent end
+            # the relay exits when the socket closes, and the client sees its agent end
+            writer.close()
         await _stop(process, timeouts.exit, notes)
         await link.stop()
         server.close()

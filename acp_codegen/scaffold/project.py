@@ -10,15 +10,14 @@ problem is a `CodegenError`.
 from __future__ import annotations
 
 import keyword
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_codegen import __version__
+from acp_codegen.atomic import write_atomic
 from acp_codegen.errors import fail
 from acp_codegen.fmt import format_files
 from acp_codegen.pins import pinned_source
@@ -240,15 +239,7 @@ def render_project(
 
 
 def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)  # the umask's mode (`mkstemp` alone made every file 0600)
 
 
 def write_project(
@@ -293,7 +284,7 @@ def _undo(written: list[tuple[Path, bytes | None]], new_dirs: list[Path]) -> Non
             if old is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_bytes(old)
+                write_atomic(path, old)  # the old bytes, in one step, with its mode
         except OSError:
             pass
     for new_dir in new_dirs:  # deepest first; only the empty ones (nothing of the user's)

@@ -62,8 +62,9 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Communication Model",
         "sender",
         (
-            'Every message is one JSON-RPC 2.0 request, notification or response: `jsonrpc: "2.0"`, a string '
-            "`method`, a string or integer `id` (never null on requests), exactly one of `result` / `error`."
+            "Every message is one JSON-RPC 2.0 request, notification or response: `jsonrpc: "
+            '"2.0"`, a string `method`, a string or integer `id` (never null on requests), '
+            "exactly one of `result` / `error`."
         ),
     ),
     (
@@ -72,8 +73,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Communication Model",
         "sender",
         (
-            "Each line is one complete JSON-RPC message (not malformed JSON, not absurdly nested, no numbers no "
-            "reader can hold)."
+            "Each line is one complete JSON-RPC message (not malformed JSON, not absurdly nested, "
+            "no numbers no reader can hold)."
         ),
     ),
     (
@@ -82,8 +83,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "request / notification params, result and error of each method",
         "sender",
         (
-            "Params, results and errors are valid against the schema revision in the strict sense a sender must "
-            "meet (the x-deserialize leniency hints are for receivers)."
+            "Params, results and errors are valid against the schema revision in the strict sense "
+            "a sender must meet (the x-deserialize leniency hints are for receivers)."
         ),
     ),
     (
@@ -91,7 +92,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "extensibility.md",
         "Extension Methods",
         "sender",
-        "Methods the protocol does not define are custom extensions, whose names MUST begin with `_`.",
+        (
+            "Methods the protocol does not define are custom extensions, whose names MUST begin "
+            "with `_`."
+        ),
     ),
     (
         "custom-root-field",
@@ -99,8 +103,9 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "The `_meta` Field",
         "sender",
         (
-            "Implementations MUST NOT add custom fields at the root of a type that is part of the specification "
-            "(custom data goes under `_meta`; unknown keys are fine only where the schema allows them)."
+            "Implementations MUST NOT add custom fields at the root of a type that is part of the "
+            "specification (custom data goes under `_meta`; unknown keys are fine only where the "
+            "schema allows them)."
         ),
     ),
     (
@@ -108,7 +113,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "extensibility.md",
         "Enum and Tagged-Union Variants",
         "sender",
-        "Extensions MUST NOT define custom non-underscore values: an open enum value is known or `_`-prefixed.",
+        (
+            "Extensions MUST NOT define custom non-underscore values: an open enum value is known "
+            "or `_`-prefixed."
+        ),
     ),
     (
         "open-union-custom-tag",
@@ -116,8 +124,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Enum and Tagged-Union Variants",
         "sender",
         (
-            "Extensions MUST NOT define custom non-underscore values: an open tagged union's tag is known or "
-            "`_`-prefixed."
+            "Extensions MUST NOT define custom non-underscore values: an open tagged union's tag "
+            "is known or `_`-prefixed."
         ),
     ),
     (
@@ -126,8 +134,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Custom Requests",
         "receiver",
         (
-            "Every request gets a response with its `id` (JSON-RPC 2.0; for custom requests: implementations "
-            "MUST respond accordingly with the provided `id`)."
+            "Every request gets a response with its `id` (JSON-RPC 2.0; for custom requests: "
+            "implementations MUST respond accordingly with the provided `id`)."
         ),
     ),
     (
@@ -136,8 +144,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Custom Requests",
         "receiver",
         (
-            "A request for a method the protocol does not define and that is not a `_` extension cannot be "
-            'recognized: it gets the standard "Method not found" error, -32601.'
+            "A request for a method the protocol does not define and that is not a `_` extension "
+            'cannot be recognized: it gets the standard "Method not found" error, -32601.'
         ),
     ),
     (
@@ -167,8 +175,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Error codes",
         "receiver",
         (
-            "A line that is not a JSON-RPC message gets an error response with `id: null` and code -32700 (parse "
-            "error) or -32600 (invalid request)."
+            "A line that is not a JSON-RPC message gets an error response with `id: null` and "
+            "code -32700 (parse error) or -32600 (invalid request)."
         ),
     ),
     (
@@ -177,8 +185,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "`$/cancel_request` Notification",
         "receiver",
         (
-            "After `$/cancel_request`, the implementation MUST answer the original request with a valid response or "
-            "an error with code -32800."
+            "After `$/cancel_request`, the implementation MUST answer the original request with a "
+            "valid response or an error with code -32800."
         ),
     ),
     (
@@ -187,8 +195,9 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "`$/cancel_request` Notification",
         "receiver",
         (
-            "After `$/cancel_request` the implementation MUST answer the original request (a valid response or "
-            "-32800); a probe judges it by time: within `--cancel-timeout` seconds (check-transcript cannot)."
+            "After `$/cancel_request` the implementation MUST answer the original request (a "
+            "valid response or -32800); a probe judges it by time: within `--cancel-timeout` "
+            "seconds (check-transcript cannot)."
         ),
     ),
     (
@@ -197,8 +206,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Initialization",
         "client",
         (
-            "Before a session can be created, Clients MUST initialize the connection: no other request before the "
-            "`initialize` response."
+            "Before a session can be created, Clients MUST initialize the connection: no other "
+            "request before the `initialize` response."
         ),
     ),
     (
@@ -207,8 +216,9 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Version Negotiation",
         "agent",
         (
-            "The Agent responds with the requested version if it supports it, otherwise with the highest version it "
-            "supports at or below it (schema: InitializeResponse.protocolVersion); never a higher one."
+            "The Agent responds with the requested version if it supports it, otherwise with the "
+            "highest version it supports at or below it (schema: "
+            "InitializeResponse.protocolVersion); never a higher one."
         ),
     ),
     (
@@ -217,9 +227,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Version Negotiation",
         "agent",
         (
-            "The Agent answers with a version it supports, not an echo of the request: no version number over "
-            "another version's body (`protocolVersion: 2` with v1's `agentCapabilities`), and no version no schema "
-            "defines (a probe asks for one on a second connection)."
+            "The Agent answers with a version it supports, not an echo of the request: no version "
+            "number over another version's body (`protocolVersion: 2` with v1's "
+            "`agentCapabilities`), and no version no schema defines (a probe asks for one on a "
+            "second connection)."
         ),
     ),
     (
@@ -228,8 +239,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Capabilities",
         "receiver",
         (
-            "A method a side advertised through its capabilities is implemented: a request the capability allows "
-            "is not answered -32601 (Method not found)."
+            "A method a side advertised through its capabilities is implemented: a request the "
+            "capability allows is not answered -32601 (Method not found)."
         ),
     ),
     (
@@ -238,8 +249,9 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Capabilities",
         "sender",
         (
-            "Capabilities omitted in `initialize` MUST be treated as unsupported: a side sends a gated method (fs/*, "
-            "terminal/*, session/load, session/delete, ...) only when the other side advertised it."
+            "Capabilities omitted in `initialize` MUST be treated as unsupported: a side sends a "
+            "gated method (fs/*, terminal/*, session/load, session/delete, ...) only when the "
+            "other side advertised it."
         ),
     ),
     (
@@ -248,8 +260,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "Client Capabilities",
         "agent",
         (
-            "Gated session updates (e.g. `notice` where the revision requires `session.notices`, compaction "
-            "updates) are sent only when the Client advertised them."
+            "Gated session updates (e.g. `notice` where the revision requires `session.notices`, "
+            "compaction updates) are sent only when the Client advertised them."
         ),
     ),
     (
@@ -257,7 +269,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "initialization.md",
         "Prompt capabilities",
         "client",
-        "Prompts carry image, audio or embedded-resource content only when the Agent advertised it.",
+        (
+            "Prompts carry image, audio or embedded-resource content only when the Agent "
+            "advertised it."
+        ),
     ),
     (
         "auth-method-custom-type",
@@ -278,7 +293,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "authentication.md",
         "Authentication method types",
         "agent",
-        "An Agent may advertise a `terminal` method only when the Client advertised `auth.terminal`.",
+        (
+            "An Agent may advertise a `terminal` method only when the Client advertised "
+            "`auth.terminal`."
+        ),
     ),
     (
         "auth-login-terminal",
@@ -292,7 +310,10 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "authentication.md",
         "Advertising Authentication",
         "client",
-        "If `authMethods` is omitted or empty, Clients MUST NOT call `auth/login` or `auth/logout`.",
+        (
+            "If `authMethods` is omitted or empty, Clients MUST NOT call `auth/login` or "
+            "`auth/logout`."
+        ),
     ),
     (
         "auth-login-unadvertised",

@@ -149,7 +149,10 @@ class Checker:
             self._find(
                 line,
                 "prompt-response-message-id",
-                f"the response to the session/prompt of line {request_line} has no messageId ({got})",
+                (
+                    f"the response to the session/prompt of line {request_line} has no messageId "
+                    f"({got})"
+                ),
                 sid,
             )
             return
@@ -253,7 +256,10 @@ class Checker:
                     self._find(
                         line,
                         "work-without-running",
-                        f"the prompt of line {s.awaiting_running} ended ({stop}) without a running state",
+                        (
+                            f"the prompt of line {s.awaiting_running} ended ({stop}) without a "
+                            "running state"
+                        ),
                         sid,
                     )
                 if stop == "cancelled":
@@ -270,7 +276,10 @@ class Checker:
             self._find(
                 line,
                 "custom-compaction-status",
-                f"compaction {_text(cid)}: status {_text(status)} is neither known nor `_`-prefixed",
+                (
+                    f"compaction {_text(cid)}: status {_text(status)} is neither known nor "
+                    "`_`-prefixed"
+                ),
                 sid,
             )
         summary = update.get("summary")
@@ -304,7 +313,10 @@ class Checker:
                 self._find(
                     line,
                     "compaction-id-reused",
-                    f"compaction {_text(cid)} starts again after it ended on line {track.terminal_line}",
+                    (
+                        f"compaction {_text(cid)} starts again after it ended on line "
+                        f"{track.terminal_line}"
+                    ),
                     sid,
                 )
                 track.terminal_line = None
@@ -328,8 +340,8 @@ class Checker:
             self._find(
                 line,
                 "compaction-chunk-after-terminal",
-                f"compaction_summary_chunk for {_text(cid)} after its terminal status ({track.status}) "
-                f"on line {track.terminal_line}",
+                f"compaction_summary_chunk for {_text(cid)} after its terminal status "
+                f"({track.status}) on line {track.terminal_line}",
                 sid,
             )
 
@@ -363,8 +375,9 @@ class Checker:
                 self._find(
                     stray[0],
                     "user-message-id-mismatch",
-                    f"{stray[2]} for the prompt of line {prompt.line} uses messageId {_text(stray[1])}, "
-                    f"but the response on line {prompt.response_line} returned {_text(prompt.message_id)}",
+                    f"{stray[2]} for the prompt of line {prompt.line} uses messageId "
+                    f"{_text(stray[1])}, but the response on line {prompt.response_line} returned "
+                    f"{_text(prompt.message_id)}",
                     sid,
                 )
             else:

@@ -18,7 +18,7 @@ from acp_codegen.errors import CodegenError
 from acp_codegen.progress import terminal_progress
 
 
-class Format(str, enum.Enum):
+class Format(enum.StrEnum):
     """Output formats."""
 
     text = "text"
@@ -43,11 +43,14 @@ def check_transcript(
         typer.Option(
             "--schema",
             metavar="SRC",
-            help="Schema revision: path, URL, npm:..., github:... or a pinned target (default: the default pin, or the pin of the version initialize negotiates).",
+            help=(
+                "Schema revision: path, URL, npm:..., github:... or a pinned target (default: the "
+                "default pin, or the pin of the version initialize negotiates)."
+            ),
         ),
     ] = None,
 ) -> None:
-    """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""
+    """Report every rule of the schema and the spec a recorded transcript breaks (see docs/conformance.md)."""  # noqa: E501 - typer prints it as the help, line breaks included
     # imported here: the checker (jsonschema) costs every other command's start a tenth of a second
     from acp_codegen.transcript.report import render_rules, run
 

@@ -3,7 +3,8 @@ revisions with the v2 prompt lifecycle, the lifecycle rules (`check`), over one 
 
 Incremental (`Conformance.add` per item), so a probe can check while it records and a file is
 checked while it is read: memory is the connection's state, not the transcript. The result says,
-per rule, whether it was exercised, which is what the probes' pass / fail / not-exercised is made of.
+per rule, whether it was exercised, which is what the probes' pass / fail / not-exercised is made
+of.
 """
 
 from __future__ import annotations

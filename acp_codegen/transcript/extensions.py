@@ -132,7 +132,10 @@ class ExtensionRules:
             ) or SPECIFIC_TAG_RULES.get(union.tag_wire, "open-union-custom-tag")
             yield Problem(
                 pointer(path + (union.tag_wire,)),
-                f"{union.def_name or union.name} {union.tag_wire} {tag!r} is neither known nor `_`-prefixed",
+                (
+                    f"{union.def_name or union.name} {union.tag_wire} {tag!r} is neither known "
+                    "nor `_`-prefixed"
+                ),
                 rule,
             )
 

@@ -226,7 +226,8 @@ class Handshake:
     def gate(
         self, revision: Revision, sender: str, what: str, params: Any, where: str | None = None
     ) -> None:
-        """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's capability."""
+        """Report `what` (a method, `update:<tag>` or `content:<type>`) sent without the peer's
+        capability."""
         peer_caps = self.client_caps if sender == "agent" else self.agent_caps
         path = gate_path(revision, sender, what)
         if peer_caps is None or path is None:

@@ -1,7 +1,7 @@
-"""Reading a transcript: JSON lines of `{"from": "client" | "agent", "message": {...}}`.
+r"""Reading a transcript: JSON lines of `{"from": "client" | "agent", "message": {...}}`.
 
 Owns the file format (docs/conformance.md). The file is streamed (one line in memory at a time)
-and split on `\\n` only: U+2028, U+0085 and the like are ordinary characters inside JSON strings,
+and split on `\n` only: U+2028, U+0085 and the like are ordinary characters inside JSON strings,
 and the generated runtime writes them raw. Blank lines are skipped. A line that is not such an
 object makes the whole file unreadable (a `CodegenError`, exit status 2), since a checker that
 skipped lines would report on a different conversation than the one recorded; the exceptions
@@ -117,7 +117,7 @@ def parse_transcript(text: str, name: str = "<transcript>") -> list[Item]:
 
 
 def parse_lines(lines: Iterable[bytes], name: str) -> Iterator[Item]:
-    """Items of raw `\\n`-terminated lines (a binary file iterates exactly so)."""
+    r"""Items of raw `\n`-terminated lines (a binary file iterates exactly so)."""
     offset = 0
     for number, raw in enumerate(lines, start=1):
         try:

@@ -24,7 +24,8 @@ def finding_text(f: Finding) -> str:
 
 
 def render_text(result: Result, name: str) -> str:
-    """`FILE:LINE: rule: [side] message (at pointer)` per finding, the notes, and a closing count."""
+    """`FILE:LINE: rule: [side] message (at pointer)` per finding, the notes, and a closing
+    count."""
     lines = [f"{name}:{f.line}: {finding_text(f)}" for f in result.findings]
     lines.extend(
         f"{name}:{f.line}: stable-only (not a failure): {finding_text(f)}"
@@ -38,7 +39,8 @@ def render_text(result: Result, name: str) -> str:
 
 
 def render_json(result: Result, name: str) -> str:
-    """`{"file", "schema", "count", "findings": [{"line", "rule", "message", "side", "pointer"?, "session"?}], "notes"}`."""
+    """`{"file", "schema", "count", "findings": [{"line", "rule", "message", "side", "pointer"?,
+    "session"?}], "notes"}`."""
     payload = {
         "file": name,
         "schema": result.revision,

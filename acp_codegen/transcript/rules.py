@@ -12,32 +12,57 @@ from dataclasses import dataclass
 
 # rule ID -> what the spec requires (quoted or closely paraphrased from prompt-lifecycle).
 RULES: dict[str, str] = {
-    "prompt-response-message-id": "A successful session/prompt response contains the inserted user message's "
-    "messageId: a required, non-null string.",
-    "prompt-message-id-reused": "Agents MUST assign distinct message IDs to distinct inserted submissions.",
-    "user-message-id-mismatch": "All updates for the inserted user message MUST use the returned messageId.",
-    "user-message-missing": "The Agent MUST also report the inserted user message through a user_message "
-    "update or streamed user_message_chunk updates.",
-    "message-id-missing": "The Agent MUST include an opaque messageId on message updates and message chunks.",
-    "work-without-running": "When foreground work starts or resumes, the Agent MUST send a state_update with "
-    "state: running.",
-    "idle-without-stop-reason": "When the idle transition ends foreground work, the Agent MUST include the "
-    "corresponding StopReason.",
-    "update-after-cancelled-idle": "Updates for cancelled work MUST be sent before the idle state_update that "
-    "reports cancellation.",
-    "compaction-chunk-before-start": "Agents MUST send the first compaction_update before any chunk for that ID.",
-    "compaction-chunk-after-terminal": "Compaction chunks may be sent only after in_progress and before a "
-    "terminal update.",
-    "compaction-terminal-twice": "After in_progress the Agent MUST send exactly one terminal status (completed, "
-    "failed or cancelled).",
+    "prompt-response-message-id": (
+        "A successful session/prompt response contains the inserted user message's messageId: a "
+        "required, non-null string."
+    ),
+    "prompt-message-id-reused": (
+        "Agents MUST assign distinct message IDs to distinct inserted submissions."
+    ),
+    "user-message-id-mismatch": (
+        "All updates for the inserted user message MUST use the returned messageId."
+    ),
+    "user-message-missing": (
+        "The Agent MUST also report the inserted user message through a user_message update or "
+        "streamed user_message_chunk updates."
+    ),
+    "message-id-missing": (
+        "The Agent MUST include an opaque messageId on message updates and message chunks."
+    ),
+    "work-without-running": (
+        "When foreground work starts or resumes, the Agent MUST send a state_update with state: "
+        "running."
+    ),
+    "idle-without-stop-reason": (
+        "When the idle transition ends foreground work, the Agent MUST include the corresponding "
+        "StopReason."
+    ),
+    "update-after-cancelled-idle": (
+        "Updates for cancelled work MUST be sent before the idle state_update that reports "
+        "cancellation."
+    ),
+    "compaction-chunk-before-start": (
+        "Agents MUST send the first compaction_update before any chunk for that ID."
+    ),
+    "compaction-chunk-after-terminal": (
+        "Compaction chunks may be sent only after in_progress and before a terminal update."
+    ),
+    "compaction-terminal-twice": (
+        "After in_progress the Agent MUST send exactly one terminal status (completed, failed or "
+        "cancelled)."
+    ),
     "compaction-id-reused": "A compactionId MUST NOT be reused for another compaction.",
     "compaction-summary-status": "A non-empty summary is only valid with status completed.",
     "compaction-error-status": "error is only valid with status failed.",
     "notice-empty-title": "A notice's title is required, non-null, non-empty plain text.",
-    "custom-stop-reason": "Custom stop reasons MUST begin with `_`; unknown others are reserved for future ACP "
-    "versions.",
-    "custom-compaction-status": "Compaction status values beginning with `_` are for extensions; other unknown "
-    "values are reserved for future ACP statuses.",
+    "custom-stop-reason": (
+        "Custom stop reasons MUST begin with `_`; unknown others are reserved for future ACP "
+        "versions."
+    ),
+    "custom-compaction-status": (
+        "Compaction status values beginning with `_` are for extensions; other unknown values are "
+        "reserved for future ACP statuses."
+    ),
 }
 
 KNOWN_STOP_REASONS = frozenset(

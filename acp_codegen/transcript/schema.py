@@ -30,7 +30,8 @@ Direction = tuple[str, str]  # (sender, wire method)
 
 @dataclass(frozen=True)
 class Problem:
-    """One schema failure: JSON pointer in the checked value, what is wrong, the schema rule broken."""
+    """One schema failure: JSON pointer in the checked value, what is wrong, the schema rule
+    broken."""
 
     pointer: str
     message: str
@@ -67,7 +68,8 @@ class Revision:
         return isinstance(union, TaggedUnion) and "state_update" in union.known_tags
 
     def method(self, sender: str, wire: str, kind: str) -> Method | None:
-        """The method `sender` may send under `wire` as a request or notification, if the schema has it."""
+        """The method `sender` may send under `wire` as a request or notification, if the schema has
+        it."""
         receiver = "agent" if sender == "client" else "client"
         for m in self.protocol.methods:
             if m.wire_name == wire and m.kind == kind and m.side in (receiver, "protocol"):
@@ -125,7 +127,8 @@ def _brief(message: str) -> str:
 
 
 def _narrow(error: ValidationError) -> list[ValidationError]:
-    """The errors inside the union branch the value meant, or the union error when that is unclear."""
+    """The errors inside the union branch the value meant, or the union error when that is
+    unclear."""
     if error.validator not in ("anyOf", "oneOf") or not error.context:
         return [error]
     branches: dict[int, list[ValidationError]] = {}

@@ -68,13 +68,14 @@ class RevisionChoice:
         self.notes: list[str] = []
 
     def for_version(self, version: Any, line: int) -> None:
-        """Switch to the revision of a protocol `version` named on `line`, when allowed and needed."""
+        """Switch to the revision of a protocol `version` named on `line`, when allowed and
+        needed."""
         if not isinstance(version, int) or version == self.current.version:
             return
         if self.fixed:
             self.notes.append(
-                f"line {line}: protocol version {version}, but checking against {self.current.label} "
-                f"(version {self.current.version}) as --schema asks"
+                f"line {line}: protocol version {version}, but checking against "
+                f"{self.current.label} (version {self.current.version}) as --schema asks"
             )
             return
         found = self.lookup(version)
@@ -91,7 +92,8 @@ class RevisionChoice:
 
 
 class WireChecker:
-    """Feed items in order with `add`, then `finish`; `findings` and `exercised` hold the results."""
+    """Feed items in order with `add`, then `finish`; `findings` and `exercised` hold the
+    results."""
 
     def __init__(self, choice: RevisionChoice) -> None:
         self.choice = choice
@@ -158,7 +160,8 @@ class WireChecker:
     def _problems(
         self, revision: Revision, def_name: str, def_py: str, value: Any
     ) -> set[tuple[str, str, str]]:
-        """(rule, pointer, message) of every schema and extensibility problem of `value` in `revision`."""
+        """(rule, pointer, message) of every schema and extensibility problem of `value` in
+        `revision`."""
         found = {
             ("schema-invalid", problem.pointer, f"{problem.message} (schema {problem.rule})")
             for problem in revision.validate(def_name, value)
@@ -214,8 +217,8 @@ class WireChecker:
                 self._report(
                     "request-id-in-use",
                     sender,
-                    f"id {message['id']!r} is still awaiting the response to "
-                    f"the {self.pending[sender][key].method} of line {self.pending[sender][key].line}",
+                    f"id {message['id']!r} is still awaiting the response to the "
+                    f"{self.pending[sender][key].method} of line {self.pending[sender][key].line}",
                     "/id",
                 )
                 self.pending[sender][key].copies += 1  # its answers are not the responder's fault
@@ -351,9 +354,9 @@ class WireChecker:
                 self._report(
                     "method-not-found",
                     sender,
-                    f"{request.method} (line {request.line}) is no method of "
-                    f"the protocol, yet the answer is {'error ' + repr(code) if has_error else 'a result'}, "
-                    "not -32601",
+                    f"{request.method} (line {request.line}) is no method of the protocol, yet "
+                    f"the answer is {'error ' + repr(code) if has_error else 'a result'}, not "
+                    "-32601",
                     "/error/code" if has_error else "/result",
                 )
         if has_error:
@@ -376,7 +379,8 @@ class WireChecker:
             self.handshake.initialize_result(message["result"])
 
     def _negotiated(self, result: dict[str, Any]) -> Any:
-        """The version an `initialize` answer speaks; `version-echoed` when its number says another."""
+        """The version an `initialize` answer speaks; `version-echoed` when its number says
+        another."""
         version = result.get("protocolVersion")
         self.exercised.add("version-echoed")
         if isinstance(version, int) and version != 1 and is_v1_body(result):
@@ -392,7 +396,8 @@ class WireChecker:
         return version
 
     def _capability_used(self, responder: str, request: _Pending, error: Any) -> None:
-        """`capability-unimplemented`: a request the responder's own capabilities allow, answered -32601."""
+        """`capability-unimplemented`: a request the responder's own capabilities allow, answered
+        -32601."""
         path = self.handshake.allowed_by(
             self.revision, other(responder), request.method, request.params
         )

@@ -1,1 +1,2 @@
-"""Following the draft: `outdated`, `upgrade`, the Python API migration notes, `migrate` and `ci`."""
+"""Following the draft: `outdated`, `upgrade`, the Python API migration notes, `migrate` and
+`ci`."""

@@ -46,14 +46,22 @@ _RETYPED = (
 _ACTION: dict[Kind, str] = {
     "class-renamed": "rename imports and uses (`acp-codegen migrate` does it)",
     "class-removed": "remove or replace its uses (by hand)",
-    "kind-changed": "the name now stands for another kind of thing: fix its uses as each entry says (by hand)",
-    "alias-retyped": "the alias stands for another type: check the values you give and take (by hand)",
-    "attribute-renamed": "rename the attribute and keyword arguments (`acp-codegen migrate` does it)",
+    "kind-changed": (
+        "the name now stands for another kind of thing: fix its uses as each entry says (by hand)"
+    ),
+    "alias-retyped": (
+        "the alias stands for another type: check the values you give and take (by hand)"
+    ),
+    "attribute-renamed": (
+        "rename the attribute and keyword arguments (`acp-codegen migrate` does it)"
+    ),
     "attribute-removed": "stop reading or passing it (by hand)",
     "attribute-retyped": "check what you read and pass: its Python type changed (by hand)",
     "handler-renamed": "rename the method in your subclass (`acp-codegen migrate` does it)",
     "handler-removed": "delete the method from your subclass: nobody calls it any more (by hand)",
-    "handler-added": "implement it if you support the method (the default answers method-not-found)",
+    "handler-added": (
+        "implement it if you support the method (the default answers method-not-found)"
+    ),
     "hook-removed": "delete the hook from your subclass: that update is no longer sent (by hand)",
     "hook-added": "override it to handle the new update (optional)",
 }
@@ -200,11 +208,15 @@ def _now(new: Definition, protocol: Protocol) -> str:
         shown = ", ".join(f"`{v}`" for v in variants)
         first = f"`{variants[0]}(...)`" if variants else "a variant"
         return (
-            f"a tagged union of {shown}: it cannot be called nor used with isinstance; construct a variant "
-            f"({first}), test `isinstance(value, {variants[0] if variants else 'Variant'})`; annotations stay valid"
+            f"a tagged union of {shown}: it cannot be called nor used with isinstance; construct "
+            f"a variant ({first}), test `isinstance(value, "
+            f"{variants[0] if variants else 'Variant'})`; annotations stay valid"
         )
     if isinstance(new, Struct):
-        return f"a class: construct `{new.name}(...)`; code that took or matched on its old variants must change"
+        return (
+            f"a class: construct `{new.name}(...)`; code that took or matched on its old variants "
+            "must change"
+        )
     if isinstance(new, Enum):
         return f"an {'open ' if new.open else ''}enum: use its named values (`{new.name}.<VALUE>`)"
     return "an alias (a type for annotations: it cannot be called nor used with isinstance)"
@@ -277,8 +289,9 @@ def render_section(changes: ApiChanges) -> str:
     auto = sum(1 for c in changes.changes if c.automatic)
     lines += [
         (
-            f"{len(changes.changes)} change(s); {auto} rewritten by `acp-codegen migrate PATH... --from OLD --to NEW`, "
-            "the rest listed for a person (run `migrate --check` to see where your code uses them)."
+            f"{len(changes.changes)} change(s); {auto} rewritten by `acp-codegen migrate PATH... "
+            "--from OLD --to NEW`, the rest listed for a person (run `migrate --check` to see "
+            "where your code uses them)."
         ),
         "",
     ]

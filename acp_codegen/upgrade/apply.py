@@ -46,7 +46,8 @@ class Plan:
     api: ApiChanges | None = None
     files: dict[str, str] | None = None
     code: tuple[FileResult, ...] | None = None
-    """What the user's code (the paths given) needs, as `migrate --check` finds it; None: not looked at."""
+    """What the user's code (the paths given) needs, as `migrate --check` finds it; None: not looked
+    at."""
 
     @property
     def pin_edit(self) -> str:
@@ -57,7 +58,8 @@ class Plan:
         """The markdown report: the wire diff (old -> new), then the Python API changes."""
         if self.identical or self.diff is None or self.api is None:
             return f"# Upgrade `{self.pin.name}`\n\n{self.summary()}\n"
-        title = f"# Upgrade `{self.pin.name}`: `{short_label(self.pin.source)}` → `{short_label(self.new.source)}`"
+        old, new = short_label(self.pin.source), short_label(self.new.source)
+        title = f"# Upgrade `{self.pin.name}`: `{old}` → `{new}`"
         wire = render_markdown([self.diff])
         return f"{title}\n\n{wire}\n{render_section(self.api)}{self._code_section()}"
 
@@ -73,14 +75,15 @@ class Plan:
             f"    {line}" if line and line != "needs a person:" else line for line in lines
         )
         return (
-            f"\n## Your code\n\nWhere the code looked at uses what changed (rewrites first, which `{command}` "
-            f"makes):\n\n{body}\n"
+            "\n## Your code\n\nWhere the code looked at uses what changed (rewrites first, which "
+            f"`{command}` makes):\n\n{body}\n"
         )
 
     def summary(self) -> str:
         """One line saying what the upgrade does."""
         if self.identical and self.new.source == self.pin.source:
-            return f"{self.pin.name}: already at the newest release ({short_label(self.pin.source)}); nothing to update"
+            current = short_label(self.pin.source)
+            return f"{self.pin.name}: already at the newest release ({current}); nothing to update"
         if self.identical:
             return (
                 f"{self.pin.name}: {short_label(self.new.source)} has the same file as the pinned "

@@ -67,7 +67,8 @@ class InstallSource:
         path = self.location.rstrip("/") or "."
         if self.kind == "checkout":
             return f"{pip} {shlex.quote(f'./{path}/runtime')}", f"{pip} {shlex.quote(f'./{path}')}"
-        links = f"--find-links {shlex.quote(f'./{path}')}"  # the wheels there; their dependencies from the index
+        # the wheels there; their dependencies from the index
+        links = f"--find-links {shlex.quote(f'./{path}')}"
         return (
             f"{pip} {links} {shlex.quote(f'acp-runtime=={__version__}')}",
             f"{pip} {links} {shlex.quote(f'acp-codegen=={__version__}')}",
@@ -167,8 +168,9 @@ def install_source_for(direct_url: dict[str, Any], project_root: Path) -> Instal
 
 def _index_because(reason: str) -> InstallSource:
     warning = (
-        f"{reason}: the workflow installs acp-codegen=={__version__} from the package index; if the index "
-        "has no such release, pass --install-from (a git URL, or a checkout or wheels inside the project)"
+        f"{reason}: the workflow installs acp-codegen=={__version__} from the package index; if "
+        "the index has no such release, pass --install-from (a git URL, or a checkout or wheels "
+        "inside the project)"
     )
     return InstallSource("index", __version__, (warning,))
 

@@ -1,4 +1,5 @@
-"""The `outdated`, `upgrade`, `migrate` and `ci` commands: options in, results printed, exit status out.
+"""The `outdated`, `upgrade`, `migrate` and `ci` commands: options in, results printed, exit
+status out.
 
 No logic here: each calls the library API (`acp_codegen.api`) or its sibling modules. Every failure
 is a `CodegenError` printed once, one line per diagnostic on stderr, exit status 2; long steps
@@ -16,6 +17,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from acp_codegen.atomic import write_atomic
 from acp_codegen.cli_help import complete_targets, epilog
 from acp_codegen.errors import CodegenError
 from acp_codegen.progress import terminal_progress
@@ -24,14 +26,16 @@ PinsOption = Annotated[
     Path | None,
     typer.Option(
         "--pins",
-        help="Pin file listing the tracked targets (default: schema/pins.toml of the current directory or the "
-        "nearest one above it, else the toolkit's own).",
+        help=(
+            "Pin file listing the tracked targets (default: schema/pins.toml of the current "
+            "directory or the nearest one above it, else the toolkit's own)."
+        ),
         show_default=False,
     ),
 ]
 
 
-class OutdatedFormat(str, enum.Enum):
+class OutdatedFormat(enum.StrEnum):
     """Output formats of `outdated`."""
 
     table = "table"
@@ -83,7 +87,7 @@ def outdated(
     ] = False,
     pins: PinsOption = None,
 ) -> None:
-    """Which pinned npm sources have newer releases, and whether their file changed (exit 1 if so)."""
+    """Which pinned npm sources have newer releases, and whether their file changed (exit 1 if so)."""  # noqa: E501 - typer prints it as the help, line breaks included
     from acp_codegen.api import find_outdated
     from acp_codegen.pins import Pin
     from acp_codegen.upgrade.outdated import any_outdated, check_targets, render_json, render_table
@@ -115,7 +119,9 @@ def upgrade(
         typer.Option(
             "--to",
             metavar="VERSION|SOURCE",
-            help="A version of the pinned npm package, or any source (default: the newest release).",
+            help=(
+                "A version of the pinned npm package, or any source (default: the newest release)."
+            ),
         ),
     ] = None,
     dry_run: Annotated[
@@ -130,7 +136,10 @@ def upgrade(
         Path | None,
         typer.Option(
             "--out",
-            help="Output directory of the generated packages (default: the pin file's `out`, else generated/ beside the project's schema/).",
+            help=(
+                "Output directory of the generated packages (default: the pin file's `out`, else "
+                "generated/ beside the project's schema/)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -139,14 +148,17 @@ def upgrade(
         typer.Option(
             "--code",
             metavar="PATH",
-            help="Your code, whose uses of what changed the report lists as file:line (repeatable; default: the whole project of the pin file).",
+            help=(
+                "Your code, whose uses of what changed the report lists as file:line (repeatable; "
+                "default: the whole project of the pin file)."
+            ),
             show_default=False,
         ),
     ] = None,
     no_code: Annotated[bool, typer.Option("--no-code", help="Do not look at any code.")] = False,
     pins: PinsOption = None,
 ) -> None:
-    """Move TARGET to a new release: pin edit (comments kept), regenerate, markdown report (wire diff, Python API changes, their uses in your code)."""
+    """Move TARGET to a new release: pin edit (comments kept), regenerate, markdown report (wire diff, Python API changes, their uses in your code)."""  # noqa: E501 - typer prints it as the help, line breaks included
     from acp_codegen.api import upgrade_target
 
     with _running():
@@ -159,7 +171,7 @@ def upgrade(
     if dry_run:
         sys.stdout.write(plan.pin_edit + "\n")
     if report is not None and not dry_run:
-        report.write_text(plan.report(), encoding="utf-8")
+        write_atomic(report, plan.report())
     else:
         sys.stdout.write(plan.report())
     verb = "would upgrade" if dry_run else "upgraded"
@@ -196,7 +208,7 @@ def migrate(
     ] = False,
     pins: PinsOption = None,
 ) -> None:
-    """Rewrite renamed generated classes, attributes and handler methods in your code (libcst); list what needs a person."""
+    """Rewrite renamed generated classes, attributes and handler methods in your code (libcst); list what needs a person."""  # noqa: E501 - typer prints it as the help, line breaks included
     from acp_codegen.api import migrate_code
     from acp_codegen.upgrade.migrate_run import render_listing
 
@@ -225,7 +237,10 @@ def ci_github(
         Path | None,
         typer.Option(
             "--out",
-            help="The project's output directory for generated packages (default: the pin file's `out`).",
+            help=(
+                "The project's output directory for generated packages (default: the pin file's "
+                "`out`)."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -234,12 +249,16 @@ def ci_github(
         typer.Option(
             "--install-from",
             metavar="SOURCE",
-            help="Where CI installs acp-codegen and acp-runtime: index, a VERSION, a git+URL, or a path in the project (a checkout, or the two wheels). Default: where this acp-codegen came from.",
+            help=(
+                "Where CI installs acp-codegen and acp-runtime: index, a VERSION, a git+URL, or a "
+                "path in the project (a checkout, or the two wheels). Default: where this "
+                "acp-codegen came from."
+            ),
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """A GitHub Actions workflow: `generate --check` and `outdated` on pull requests; `upgrade` + diff annotations on a schedule."""
+    """A GitHub Actions workflow: `generate --check` and `outdated` on pull requests; `upgrade` + diff annotations on a schedule."""  # noqa: E501 - typer prints it as the help, line breaks included
     from acp_codegen.upgrade.ci import render_github_workflow, write_workflow
     from acp_codegen.upgrade.ci_install import default_install_source, parse_install_from
 

@@ -231,7 +231,8 @@ class _Migrator(cst.CSTTransformer):
             self._bind_annotation(node.target.value, node.annotation.annotation)
 
     def _bind_annotation(self, name: str, annotation: cst.BaseExpression) -> None:
-        """`x: C` binds x to C; `xs: list[C]` (or Sequence, Iterable, ...) binds xs to items of C."""
+        """`x: C` binds x to C; `xs: list[C]` (or Sequence, Iterable, ...) binds xs to items of
+        C."""
         if (
             isinstance(annotation, cst.Subscript)
             and isinstance(annotation.value, cst.Name)
@@ -333,7 +334,10 @@ class _Migrator(cst.CSTTransformer):
             if key in self.removed_attrs:
                 self._manual(
                     arg,
-                    f"keyword `{arg.keyword.value}` of `{cls}`: attribute {self.removed_attrs[key]}",
+                    (
+                        f"keyword `{arg.keyword.value}` of `{cls}`: attribute "
+                        f"{self.removed_attrs[key]}"
+                    ),
                 )
             new = self.attrs.get((declaring, arg.keyword.value))
             if new is not None:

@@ -1,9 +1,10 @@
 """Running `acp-codegen migrate` over files: which files, the two revisions, writing, the listing.
 
 Owns choosing the Python files under the given paths (virtualenvs, caches, hidden directories,
-generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names revisions, rewriting
-each file (atomically, only when something changed, never with `--check`) and the listing:
-`file:line: old -> new` per rewrite and `file:line: ...` per use that needs a person.
+generated bindings and vendored runtimes skipped), loading OLD and NEW the way `diff` names
+revisions, rewriting each file (atomically, only when something changed, never with `--check`)
+and the listing: `file:line: old -> new` per rewrite and `file:line: ...` per use that needs a
+person.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`acp-codegen outdated`: which pinned npm sources have newer releases, and whether the file changed.
+"""`acp-codegen outdated`: which pinned npm sources have newer releases, and whether the file
+changed.
 
 Owns checking one target: ask the registry for the releases after the pinned version, fetch the
 newest one's file (`npm pack`, the tarball cached like every npm fetch), compare sha256s, and when
@@ -34,7 +35,8 @@ _NOT_CHECKED = {
 
 @dataclass(frozen=True)
 class Newer:
-    """The newest release of a pinned npm source: its source spec and fetched file (None: it has none)."""
+    """The newest release of a pinned npm source: its source spec and fetched file (None: it has
+    none)."""
 
     version: str
     source: str

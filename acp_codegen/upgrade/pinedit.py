@@ -9,7 +9,6 @@ validated with `acp_codegen.pins` before anything is written; the write itself i
 from __future__ import annotations
 
 import difflib
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table
 
+from acp_codegen.atomic import write_atomic
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.pins import PinFile, PinnedSource, load_pins
 
@@ -91,19 +91,5 @@ def pin_diff(before: str, after: str, path: Path) -> str:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace a file's text in one rename (a failure leaves the old file). The file keeps its
-    mode; a new one gets the mode the umask gives (`mkstemp` alone would make it 0600)."""
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    mode; a new one gets the mode the umask gives (see `acp_codegen.atomic`)."""
+    write_atomic(path, text)

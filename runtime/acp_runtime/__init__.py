@@ -12,6 +12,8 @@ Sub-packages, each importable on its own (importing `acp_runtime` loads none of 
 - `acp_runtime.jsonrpc`: JSON-RPC 2.0 connections, their guarantees and bounds, stdio.
 - `acp_runtime.peers`: handler and peer bases, builders, agent processes.
 - `acp_runtime.versions`: the version router and the negotiating client.
+- `acp_runtime.lifecycle`: the prompt lifecycle by construction (an agent writes `respond(turn)`;
+  a client awaits `prompt(...)`), for v1 and v2 alike, with the session history resume replays.
 - `acp_runtime.remote`: WebSocket and Streamable HTTP servers and clients (the `remote` extra).
 - `acp_runtime.proxies`: proxy chains: the `Proxy` base, the conductor (`acp-conductor`).
 

@@ -106,9 +106,11 @@ def test_colliding_names_do_not_depend_on_key_order(tmp_path: Path, out: Path) -
     props = ping(schema)["properties"]
     ping(schema)["properties"] = dict(reversed(list(props.items())))
     again = generated_ok(tmp_path, schema)
-    lines = lambda root: sorted(
-        line.strip() for line in model_source(root / "hostile").splitlines() if "foo_bar" in line
-    )
+
+    def lines(root: Path) -> list[str]:
+        source = model_source(root / "hostile")
+        return sorted(line.strip() for line in source.splitlines() if "foo_bar" in line)
+
     assert lines(again) == lines(out)
 
 

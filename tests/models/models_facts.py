@@ -139,7 +139,7 @@ def union_fact(name: str, schema: dict[str, Any]) -> UnionFact | None:
         known: list[str] = []
         fallback = none = 0
         ok = True
-        for o, p in zip(options, props):
+        for p in props:
             prop = p.get(tag)
             if _is_string_const(prop):
                 known.append(prop["const"])

@@ -221,8 +221,9 @@ async def test_notifications_are_neither_lost_nor_reordered_even_at_eof(tmp_path
 
 
 async def test_a_peer_that_stops_reading_is_dropped_with_bounded_memory(tmp_path: Path) -> None:
-    # Memory is bounded by max_output_bytes plus the answers of max_inflight_requests handlers:
-    # here 8 MB + 16 x 200 kB (each held a few times over while it is encoded).
+    # Memory is bounded by the answers of max_inflight_requests handlers (reading pauses while
+    # answers wait for the peer, which is cut when it drains under min_drain_rate per window):
+    # here 16 x 200 kB (each held a few times over while it is encoded).
     async with agent(tmp_path, STALL="1", MAX_OUTPUT=str(8 << 20), INFLIGHT="16") as peer:
         big = b"".join(
             frame(id=i, method="_big", params={"size": 200_000}) for i in range(400)

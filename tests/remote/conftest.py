@@ -20,6 +20,15 @@ SDK_NAME = "@agentclientprotocol/sdk"
 NPM_INSTALL_TIMEOUT = 300
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The `hostile` marker: floods and slow peers at scale (`nox -s hostile`, `-m hostile`)."""
+    config.addinivalue_line(
+        "markers",
+        "hostile: the remote server against floods and slow peers at scale; minutes of load, "
+        "run with `-m hostile` (`nox -s hostile`), skipped otherwise",
+    )
+
+
 def _installed(name: str) -> str | None:
     try:
         manifest = json.loads(

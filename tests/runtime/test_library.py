@@ -44,7 +44,7 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def test_the_runtime_is_cut_into_the_documented_sub_packages() -> None:
-    assert SUBPACKAGES == ["jsonrpc", "models", "peers", "proxies", "remote", "versions"]
+    assert SUBPACKAGES == ["jsonrpc", "lifecycle", "models", "peers", "proxies", "remote", "versions"]
     for name in SUBPACKAGES:
         module = __import__(f"acp_runtime.{name}", fromlist=["__all__"])
         assert module.__doc__ and module.__all__, name

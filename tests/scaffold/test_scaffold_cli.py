@@ -372,3 +372,15 @@ def test_listen_prints_the_urls_it_serves(made: dict[str, tuple[Path, CliResult]
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_the_agent_is_its_turn_on_the_runtime_in_at_most_250_lines(made: dict[str, tuple[Path, CliResult]]) -> None:
+    # Issue 31: the runtime runs the prompt lifecycle; the project's own code (outside its
+    # bindings, the vendored runtime and the tests) is its echo turn and its command line.
+    project, result = made["agent"]
+    assert result.returncode == 0, result.describe()
+    own = sorted((project / "echo").glob("*.py"))
+    assert {p.name for p in own} == {"__init__.py", "__main__.py", "agent.py", "agent_v1.py", "agent_v2.py", "echo.py"}
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in own)
+    assert lines <= 250, lines
+    assert all("TurnAgent" in (project / "echo" / name).read_text(encoding="utf-8") for name in ("agent_v1.py", "agent_v2.py"))

@@ -33,6 +33,9 @@ Nothing received is lost and nothing waits forever:
 
 * At end of input every message already received is handled and every request answered, within
   ``Limits.shutdown_timeout``; requests still running then are cancelled and answered -32800.
+  Before that, work a handler asked the connection to hold (``Connection.hold``: a prompt turn)
+  gets ``Limits.turn_timeout`` to finish (none on ``close()``), is then cancelled, and gets
+  ``Limits.close_timeout`` to send its last messages while the output still works.
   Our requests still awaiting an answer fail with ``PeerGoneError`` (a ``ConnectionError``) at
   once (none can come). Work of the application's own that ends with that error unawaited is not
   reported as an error: the peer leaving is no failure of ours (``gone``).
@@ -45,9 +48,10 @@ Nothing received is lost and nothing waits forever:
   (``ValueError`` for our params, -32603 for a handler's result).
 * Reading pauses, never drops, while ``Limits.max_queued_notifications`` notifications or
   ``Limits.max_inflight_requests`` requests are pending, or while our output is backed up. A
-  peer that stops reading our output ends the connection after ``Limits.max_output_bytes`` or
-  ``Limits.write_stall_timeout``; so does a peer that closes it (EPIPE): no further request
-  runs, and our pending requests fail with a ``ConnectionError`` naming the reason.
+  peer that reads our output slower than ``Limits.min_drain_rate`` over
+  ``Limits.write_stall_timeout`` (a peer that stopped reading) ends the connection; so does a
+  peer that closes it (EPIPE): no further request runs, and our pending requests fail with a
+  ``ConnectionError`` naming the reason. A slow reader gets everything.
 * Errors sent to the peer carry no exception text: a handler's failure is -32603 without
   ``data``, a result of the wrong type too; only an ``RpcError`` raised on purpose carries its
   ``data``. What a peer can repeat at will is logged at a bounded rate (``log``).
@@ -56,7 +60,7 @@ Nothing received is lost and nothing waits forever:
 from __future__ import annotations
 
 from .connection import Connection, ConnectionOptions
-from .envelope import is_request_id
+from .envelope import has_non_finite, is_request_id
 from .framing import (
     CANCEL_REQUEST_METHOD,
     INTERNAL_ERROR,
@@ -126,8 +130,9 @@ __all__ = [
     "default_order_key",
     "encode_error",
     "encode_message",
-    "is_request_id",
     "handled_methods",
+    "has_non_finite",
+    "is_request_id",
     "method_table",
     "open_pipe_reader",
     "open_pipe_writer",

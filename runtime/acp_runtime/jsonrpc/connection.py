@@ -51,7 +51,7 @@ from .ordering import Ledger
 from .outbound import RequestTable
 from .output import Output
 from .requests import InboundRequests
-from .shutdown import finish_received, wind_down
+from .shutdown import finish_held, finish_received, wind_down
 
 Phase = Literal["new", "reading", "draining", "closing", "closed"]
 
@@ -111,6 +111,7 @@ class Connection:
         self._reason: str | None = None  # why the connection was ended from our side
         self._close_done: asyncio.Event | None = None
         self._ending: asyncio.Task[None] | None = None
+        self._held: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def from_streams(cls, *args: Any, **options: Any) -> Connection:
@@ -165,6 +166,7 @@ class Connection:
             )
         request_id, entry = self._table.open(method)
         try:
+            await self._output.room()
             self._output.send(_request_frame(request_id, method, params_json))
             await self._output.drain()
             if limit is None:
@@ -197,6 +199,7 @@ class Connection:
         params_json = None if params is None else _to_json(params)
         if self.closed:
             raise self._gone()
+        await self._output.room()
         self._output.send(_notification_frame(method, params_json))
         await self._output.drain()
 
@@ -207,9 +210,18 @@ class Connection:
     def _reply(self, frame: bytes) -> None:
         """Send an answer; a closed or lost output is logged, not raised."""
         try:
-            self._output.send(frame)
+            self._output.send(frame, answer=True)
         except ConnectionError as exc:
             self._log.debug("reply", "could not send a response: %s", exc)
+
+    def hold(self, task: asyncio.Task[Any]) -> None:
+        """Hold the connection open for ``task`` (work a handler started that sends on it, such
+        as a prompt turn): at end of input it gets ``Limits.turn_timeout`` to finish, on
+        ``close()`` none; then it is cancelled and gets ``Limits.close_timeout`` to send its last
+        messages before the output closes."""
+        if not task.done():
+            self._held.add(task)
+            task.add_done_callback(self._held.discard)
 
     # ------------------------------------------------------------------ reading
 
@@ -217,7 +229,7 @@ class Connection:
         """Whether intake must stop before the next line (asked between lines)."""
         if self._phase != "reading" and self._phase != "new":
             return True
-        if self._output.backed_up() and not self.router:
+        if self._output.answers_backed_up() and not self.router:
             return True
         queued, serving = len(self._notifications), len(self._requests)
         verdict = self.limits.inbound(queued, serving, self._table.handler_waits > 0)
@@ -315,9 +327,11 @@ class Connection:
         self._reading.reading = False
         reason = self._reason or "the peer ended its output before answering"
         self._table.fail_unanswered(PeerGoneError(f"connection closed: {reason}"))
+        await finish_held(self._held, self.limits, self._hurry, graceful=graceful)
         if graceful:
             timeout = self.limits.shutdown_timeout
             await finish_received(self._requests, self._notifications, timeout, self._hurry)
         self._phase = "closing"
+        self._output.release(self._gone())  # writers waiting for the peer fail now
         parts = (self._table, self._requests, self._notifications, self._output)
         await wind_down(parts, self.limits, self._gone(), graceful=graceful)

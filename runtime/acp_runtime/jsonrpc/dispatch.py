@@ -21,7 +21,7 @@ import pydantic
 import pydantic_core
 
 from .envelope import (
-    _has_non_finite,
+    has_non_finite,
     _id_in_limits,
     _request_problem,
     _response_problem,
@@ -149,7 +149,7 @@ class Dispatcher:
             self._reply_error(None, RpcError(INVALID_REQUEST, text))
             return
         is_response = "method" not in message and ("result" in message or "error" in message)
-        if _has_non_finite(line, message):
+        if has_non_finite(line, message):
             self._non_finite(message, is_response)
         elif is_response:
             self._response(message)

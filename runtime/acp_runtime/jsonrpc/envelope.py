@@ -37,7 +37,7 @@ def _id_in_limits(value: RequestId, max_chars: int) -> bool:
 _HUGE_NUMBER: Final = re.compile(rb"[eE]\+?[0-9]{3}|[0-9]{300}")
 
 
-def _has_non_finite(line: bytes | bytearray, message: Any) -> bool:
+def has_non_finite(line: bytes | bytearray, message: Any) -> bool:
     """Whether ``message`` (parsed from ``line``) holds infinity: JSON has no such number."""
     if _HUGE_NUMBER.search(line) is None:
         return False

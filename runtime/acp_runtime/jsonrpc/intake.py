@@ -132,7 +132,7 @@ class ReadLoop:
     async def catch_up(self) -> None:
         """Wait until intake may go on, feeding it what it held meanwhile."""
         while self.reading:
-            if self._output.backed_up():
+            if self._output.answers_backed_up():
                 await self._output.drain()
             elif self._must_pause():
                 self._wake = asyncio.get_running_loop().create_future()

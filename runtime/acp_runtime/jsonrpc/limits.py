@@ -95,12 +95,20 @@ class Limits:
     a response) the connection closes with a logged reason instead of deadlocking."""
 
     max_output_bytes: int = 64 * 1024 * 1024
-    """Output buffered for a peer that does not read it. Past it the connection closes with a
-    logged reason and our pending requests fail with ``ConnectionError``."""
+    """Output buffered before our requests and notifications wait to be written (the answers
+    of the peer's requests are bounded by ``max_inflight_requests``). Not a reason to close: a
+    peer that reads, however slowly (see ``min_drain_rate``), gets everything."""
 
     write_stall_timeout: float = 30.0
-    """How long a write may wait for the peer to read before the connection closes (same
-    outcome as ``max_output_bytes``)."""
+    """The window over which the peer's reading is measured: while our output waits for it, a
+    peer that takes less than ``min_drain_rate`` bytes a second over this long (nothing at all,
+    for a writer that does not report its buffer) ends the connection with a logged reason, and
+    our pending requests fail with ``ConnectionError``."""
+
+    min_drain_rate: int = 32 * 1024
+    """Bytes a second the peer must read of our waiting output (see ``write_stall_timeout``):
+    what tells a slow reader, whose output is all delivered, from one that stopped reading (0:
+    none is ever cut, our writers wait for as long as it takes)."""
 
     request_timeout: float | None = None
     """Default time limit of our outbound requests (``TimeoutError``, and ``$/cancel_request``
@@ -118,6 +126,13 @@ class Limits:
     requests still running are cancelled and answered -32800, notifications still queued are
     dropped with a logged count."""
 
+    turn_timeout: float = 10.0
+    """At end of input or ``close()``: how long the work the connection holds open
+    (``Connection.hold``: the prompt turns of ``acp_runtime.lifecycle``) may go on. At end of
+    input a turn gets this long to finish, then it is cancelled; ``close()`` cancels it at once.
+    A cancelled turn then gets ``close_timeout`` to send its final updates (v2's ``idle``, v1's
+    answer) before the output closes."""
+
     close_timeout: float = 5.0
     """How long ``close()`` (and the last step of any shutdown) waits for cancelled handlers to
     end and for the output to be flushed before the transport is aborted."""
@@ -128,10 +143,12 @@ class Limits:
                 raise ValueError(f"{name} must be positive")
         if self.max_inflight_requests <= 0 or self.max_output_bytes <= 0:
             raise ValueError("max_inflight_requests and max_output_bytes must be positive")
+        if self.min_drain_rate < 0:
+            raise ValueError("min_drain_rate must not be negative")
         if self.overflow_factor < 1:
             raise ValueError("overflow_factor must be at least 1")
         timeouts = (self.write_stall_timeout, self.ordering_timeout, self.shutdown_timeout)
-        if min(*timeouts, self.close_timeout) < 0:
+        if min(*timeouts, self.turn_timeout, self.close_timeout) < 0:
             raise ValueError("timeouts must not be negative")
         if self.request_timeout is not None and self.request_timeout <= 0:
             raise ValueError("request_timeout must be positive or None")

@@ -1,16 +1,23 @@
 """JSON-RPC 2.0 runtime, output: frames written to the peer, under bounds.
 
 Owns a connection's writer: frames are written whole and in call order; nobody waits for the
-transport unless its buffer is above the high-water mark (``_drain_check``). A peer that stops
-reading cannot make us buffer without bound nor wait forever: past ``Limits.max_output_bytes``
-buffered, or after ``Limits.write_stall_timeout`` without being able to write, and when the peer
-closes its end (EPIPE), the output is *lost*: ``on_lost(reason, stalled)`` is called once, and
-every later write raises ``ConnectionError`` naming the reason. Closing is bounded by ``close_timeout``.
+transport unless its buffer is above the high-water mark (``_drain_check``). A slow reader is told
+from a peer that stopped reading by the rate at which it drains our output, not by how much is
+buffered: while output waits in the transport, the peer must take at least
+``Limits.min_drain_rate`` bytes a second over every ``Limits.write_stall_timeout`` window
+(``DrainWatch``). A peer below that rate, and a peer that closes its end (EPIPE), makes the output
+*lost*: ``on_lost(reason, stalled)`` is called once, every wait for the transport ends at once and
+every later write raises ``ConnectionError`` naming the reason. Writers that can wait (our
+requests and notifications) wait while more than ``Limits.max_output_bytes`` is buffered, so
+concurrent large frames to a reading peer are all delivered. ``release`` (the connection is
+closing) ends every wait at once; closing is bounded by ``close_timeout``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 
 from .framing import WriterLike
@@ -18,6 +25,52 @@ from .gone import PeerGoneError
 from .limits import Limits
 from .log import logger
 from .pipes import _drain_check
+
+
+class DrainWatch:
+    """Measures how fast the peer drains the transport's buffer while it is not empty."""
+
+    def __init__(self, output: Output, limits: Limits) -> None:
+        self._output = output
+        self._window = limits.write_stall_timeout
+        self._rate = limits.min_drain_rate
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Watch from now until the buffer is empty again (one task per backed-up stretch)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._watch())
+
+    def stop(self) -> None:
+        """Stop watching (the output is closed or lost)."""
+        task = self._task
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()  # (the watch itself, when it finds the peer stalled, just returns)
+
+    async def _watch(self) -> None:
+        output, window = self._output, self._window
+        step = max(window / 10, 0.01)
+        # (time, bytes drained so far) samples of the current stretch with output waiting.
+        samples = deque([(time.monotonic(), output.drained())])
+        while output.usable() and output.buffered() > 0:
+            await asyncio.sleep(step)
+            if not output.usable():
+                return
+            now, drained = time.monotonic(), output.drained()
+            if output.buffered() == 0:
+                return  # the peer took everything: the next backed-up stretch starts afresh
+            samples.append((now, drained))
+            while len(samples) > 1 and samples[1][0] <= now - window:
+                samples.popleft()  # keep the newest sample at least one window old
+            since, before = samples[0]
+            if now - since >= window and drained - before < self._rate * window:
+                output.lose(
+                    f"the peer is not reading: it took {drained - before} bytes of our output in "
+                    f"{window:g} s (under {self._rate} bytes/s) with {output.buffered()} bytes "
+                    "waiting",
+                    stalled=True,
+                )
+                return
 
 
 class Output:
@@ -32,11 +85,16 @@ class Output:
         self._must_drain = _drain_check(writer)
         transport = getattr(writer, "transport", None)
         size = getattr(transport, "get_write_buffer_size", None)
-        self._buffered: Callable[[], int] = size if callable(size) else (lambda: 0)
+        self.buffered: Callable[[], int] = size if callable(size) else (lambda: 0)
         # Whether the writer reports its buffer (else it is drained after every write).
         self.tells = isinstance(writer, asyncio.StreamWriter) and callable(size)
         self.closed = False
         self.lost: str | None = None
+        self._released: ConnectionError | None = None
+        self._wake = asyncio.Event()  # set once waiting for the transport is pointless
+        self._written = 0
+        self._answers_end = 0  # where the last answer to the peer ends in what we wrote
+        self._drain_watch = DrainWatch(self, limits)
         self._watch: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -55,44 +113,99 @@ class Output:
         if not self.closed:
             self.lose("the peer closed its input (our output is gone)", stalled=False)
 
+    def drained(self) -> int:
+        """Bytes the peer has taken so far (written by us and no longer buffered)."""
+        return self._written - self.buffered()
+
+    def usable(self) -> bool:
+        """Whether frames can still be written."""
+        return not self.closed and self.lost is None
+
     def lose(self, reason: str, *, stalled: bool) -> None:
         """Mark the output as lost (once) and tell the connection: ``stalled`` if the peer is
         there but does not read, else it closed its end."""
         if self.lost is None and not self.closed:
             self.lost = reason
+            self._wake.set()
+            self._drain_watch.stop()
             self._on_lost(reason, stalled)
+
+    def release(self, error: ConnectionError) -> None:
+        """The connection is closing: every wait for the transport ends now with ``error``
+        (frames can still be written until ``close``: the answers of cancelled requests)."""
+        if self._released is None:
+            self._released = error
+            self._wake.set()
 
     def _unusable(self) -> ConnectionError:
         if self.lost is not None:
             return PeerGoneError(f"connection closed: {self.lost}")
+        if self._released is not None:
+            return self._released
         return PeerGoneError("connection closed")
 
-    def send(self, frame: bytes) -> None:
-        """Write one frame now (raises ``ConnectionError`` once the output is closed or lost)."""
-        if self.closed or self.lost is not None:
+    def send(self, frame: bytes, *, answer: bool = False) -> None:
+        """Write one frame now (raises ``ConnectionError`` once the output is closed or lost);
+        ``answer``: it answers the peer (see ``answers_backed_up``)."""
+        if not self.usable():
             raise self._unusable()
         try:
             self._writer.write(frame)
         except (OSError, RuntimeError) as exc:
             self.lose(f"writing failed: {exc}", stalled=False)
             raise self._unusable() from exc
-        if self._buffered() > self._limits.max_output_bytes:
-            self.lose(
-                f"the peer is not reading: over {self._limits.max_output_bytes} bytes of output "
-                "are buffered",
-                stalled=True,
-            )
+        self._written += len(frame)
+        if answer:
+            self._answers_end = self._written
+        if self.tells and self.buffered() > 0:
+            self._drain_watch.start()
 
     def backed_up(self) -> bool:
         """Whether a writer should wait before writing more."""
-        return self.tells and not self.closed and self.lost is None and self._must_drain()
+        return self.tells and self.usable() and self._must_drain()
+
+    def answers_backed_up(self) -> bool:
+        """Whether reading must wait for the peer to take our answers: the output is backed up
+        and still holds some. Output backed up with our own requests only does not stop
+        reading: the peer's answers to them are what lets it read on (else both ends would
+        wait for each other)."""
+        return self.backed_up() and self.drained() < self._answers_end
+
+    async def room(self) -> None:
+        """Wait (before writing) while more than ``Limits.max_output_bytes`` is buffered."""
+        while self.tells and self.buffered() > self._limits.max_output_bytes:
+            await self.drain()
 
     async def drain(self) -> None:
-        """Wait while the output is backed up, at most ``write_stall_timeout``."""
+        """Wait while the output is backed up: until the peer takes it, the output is lost
+        (``DrainWatch``) or ``release``d."""
         if not self._must_drain() or self.closed:
             return
-        if self.lost is not None:
+        if self.lost is not None or self._released is not None:
             raise self._unusable()
+        if not self.tells:
+            await self._drain_blind()
+            return
+        self._drain_watch.start()
+        drain = asyncio.ensure_future(self._writer.drain())
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait([drain, woken], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not drain.done():
+                drain.cancel()
+        if not drain.done() or drain.cancelled():
+            raise self._unusable()
+        exc = drain.exception()
+        if isinstance(exc, (ConnectionError, OSError)):
+            self.lose(f"writing failed: {exc}", stalled=False)
+            raise self._unusable() from exc
+        if exc is not None:
+            raise exc
+
+    async def _drain_blind(self) -> None:
+        # A writer that does not report its buffer: each drain may take `write_stall_timeout`.
         try:
             async with asyncio.timeout(self._limits.write_stall_timeout):
                 await self._writer.drain()
@@ -113,6 +226,8 @@ class Output:
             return
         self.closed = True  # the watch ends with the writer (cancelling it would cancel the
         # writer's own close waiter, which it awaits)
+        self._wake.set()
+        self._drain_watch.stop()
         transport = getattr(self._writer, "transport", None)
         if self.lost is not None:
             _abort(transport)  # nobody will read what is still buffered
@@ -136,5 +251,9 @@ class Output:
 
 
 def _abort(transport: object) -> None:
-    if isinstance(transport, asyncio.WriteTransport) and not transport.is_closing():
+    # A transport that is closing but still holds output has not reported its end yet (a
+    # closing one with an empty buffer has, or will at once: aborting it again would report twice).
+    if isinstance(transport, asyncio.WriteTransport) and (
+        not transport.is_closing() or transport.get_write_buffer_size() > 0
+    ):
         transport.abort()

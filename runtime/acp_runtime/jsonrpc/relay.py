@@ -40,6 +40,7 @@ async def relay(
     table = connection._table
     request_id, entry = table.open(method)
     try:
+        await connection._output.room()
         connection._output.send(_request_frame(request_id, method, params_json))
         await connection._output.drain()
         return await asyncio.shield(entry.future)  # a cancellation must not cancel the answer

@@ -9,10 +9,13 @@ WebSocket Transport", at ``/acp``).
 The servers and clients (uvicorn, hypercorn, websockets, httpx, httpx-sse: the ``remote`` extra)
 are imported only when a function here is called; importing this package needs pydantic alone.
 
-- ``server``: ``acp_asgi_app``, ``RemoteApp``, ``serve_remote``, ``serve_asgi``.
-- ``http``, ``ws``: the two profiles; ``conn``: one client connection and the registry of them;
-  ``asgi``: origin checks, authentication, responses; ``pipes``: bounded byte pipes.
-- ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``.
+- ``server``: ``acp_asgi_app``, ``RemoteApp``, ``serve_remote``; ``serving``: ``serve_asgi``
+  (uvicorn or hypercorn, hardened: socket timeouts, shutdown, open-file limit); ``ratelog``.
+- ``http`` (with ``http_checks``), ``ws``: the two profiles; ``conn``: one client connection;
+  ``registry``: the live connections; ``budget``: the server-wide memory budget; ``asgi``: origin
+  checks, authentication, responses; ``pipes``: bounded byte pipes.
+- ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``;
+  ``client_read``: what the clients read, bounded by ``ClientLimits``.
 - ``limits``: ``RemoteLimits`` (every bound and its default), header names, message sniffing.
 """
 
@@ -21,15 +24,19 @@ from __future__ import annotations
 from .asgi import Authenticate, Refused
 from .client import connect_http, connect_url, connect_ws, open_http, open_url, open_ws
 from .client_http import RemoteHttpError
+from .client_read import ClientLimitError
 from .conn import StreamRunner
-from .limits import ACP_PATH, DEFAULT_LIMITS, RemoteLimits
+from .limits import ACP_PATH, DEFAULT_CLIENT_LIMITS, DEFAULT_LIMITS, ClientLimits, RemoteLimits
 from .server import AgentSource, RemoteApp, acp_asgi_app, serve_asgi, serve_remote
 
 __all__ = [
     "ACP_PATH",
+    "DEFAULT_CLIENT_LIMITS",
     "DEFAULT_LIMITS",
     "AgentSource",
     "Authenticate",
+    "ClientLimitError",
+    "ClientLimits",
     "Refused",
     "RemoteApp",
     "RemoteHttpError",

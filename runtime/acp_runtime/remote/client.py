@@ -1,15 +1,17 @@
 """Remote ACP transport, client side: ``connect_ws``, ``connect_http`` and ``connect_url``.
 
 Each connects a client handler of any generated package and returns its typed peer and the
-``Connection`` over queue-backed pipes, which work exactly as stdio does; ``open_ws``, ``open_http`` and ``open_url`` return those pipes themselves (a
-reader and a writer, for a caller that builds its own connection, such as a negotiating
-client). WebSocket (``websockets``): one text frame per message, the connection id from
-the upgrade response, a close frame on ``close()``. Streamable HTTP (``httpx`` and
-``httpx-sse``): POST per message in order, the connection-scoped SSE stream after
-``initialize``, one session-scoped stream per session (opened before the first message of that
-session is posted), DELETE on ``close()``. The cookie jar lives as long as the connection (pass
-one to keep affinity across reconnects). An HTTP failure is a ``RemoteHttpError`` (WebSocket
-upgrade) or the failed request's JSON-RPC error carrying it (``data``: status and body).
+``Connection`` over queue-backed pipes, which work exactly as stdio does; ``open_ws``,
+``open_http`` and ``open_url`` return those pipes themselves (a reader and a writer, for a caller
+that builds its own connection, such as a negotiating client). WebSocket (``websockets``): one
+text frame per message, the connection id from the upgrade response, a close frame on
+``close()``. Streamable HTTP (``httpx``, event streams parsed by ``client_read``): POST per
+message in order, the connection-scoped SSE stream after ``initialize``, one session-scoped stream
+per session (opened before the first message of that session is posted), DELETE on ``close()``.
+The cookie jar lives as long as the connection (pass one to keep affinity across reconnects). An
+HTTP failure is a ``RemoteHttpError`` (WebSocket upgrade) or the failed request's JSON-RPC error
+carrying it (``data``: status and body). What the agent can make the client hold is bounded by
+``client_limits`` (``ClientLimits``: message and error body sizes, SSE lines, session streams).
 Those libraries are imported only when called (the ``remote`` extra).
 """
 
@@ -28,7 +30,13 @@ from typing import Any, TypeVar
 from ..jsonrpc import Connection
 from ..peers import ClientHandler, PeerBase
 from .client_http import HttpSink, RemoteHttpError
-from .limits import DEFAULT_LIMITS, HEADER_CONNECTION_ID, RemoteLimits
+from .limits import (
+    DEFAULT_CLIENT_LIMITS,
+    DEFAULT_LIMITS,
+    HEADER_CONNECTION_ID,
+    ClientLimits,
+    RemoteLimits,
+)
 from .pipes import ByteBound, InboundPipe, QueuedSink
 
 __all__ = [
@@ -122,6 +130,7 @@ async def open_ws(
     limits: RemoteLimits = DEFAULT_LIMITS,
     open_timeout: float = 10.0,
     ssl: _ssl.SSLContext | None = None,
+    client_limits: ClientLimits = DEFAULT_CLIENT_LIMITS,
 ) -> tuple[InboundPipe, WsSink]:
     """Open a WebSocket to an ACP endpoint (``ws://`` or ``wss://``): its reader and writer.
 
@@ -140,7 +149,7 @@ async def open_ws(
         ws = await connect(
             url,
             additional_headers=extra,
-            max_size=limits.max_request_body_bytes,
+            max_size=client_limits.max_message_bytes,
             open_timeout=open_timeout,
             compression=None,
             **tls,
@@ -178,6 +187,7 @@ async def open_http(
     limits: RemoteLimits = DEFAULT_LIMITS,
     http2: bool = False,
     ssl: _ssl.SSLContext | None = None,
+    client_limits: ClientLimits = DEFAULT_CLIENT_LIMITS,
 ) -> tuple[InboundPipe, HttpSink]:
     """A reader and a writer for an ACP endpoint over Streamable HTTP (``http://``, ``https://``).
 
@@ -199,7 +209,7 @@ async def open_http(
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
     )
     bound, pipe = _inbound(limits)
-    sink = HttpSink(client, url, pipe, bound, limits)
+    sink = HttpSink(client, url, pipe, bound, limits, client_limits)
     return pipe, sink
 
 

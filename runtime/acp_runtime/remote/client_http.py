@@ -4,7 +4,8 @@ Owns ``HttpSink`` (POSTs the connection's messages in order, opens the connectio
 stream after ``initialize`` and a session-scoped one before a session's first message or when a
 response names a new session, answers an HTTP failure with a JSON-RPC error for the request it
 carried, and DELETEs the connection on close) and ``RemoteHttpError``, one clear error per
-failure status.
+failure status. What the agent sends is read under ``ClientLimits`` (``client_read``): bodies,
+error bodies and SSE lines are bounded, and so is the number of session streams open at once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pydantic_core
 
+from .client_read import ClientLimitError, read_body, read_start, sse_data
 from .limits import (
     CONNECTION_ROUTED_METHODS,
     EVENT_STREAM_MIME,
@@ -23,6 +25,7 @@ from .limits import (
     HEADER_SESSION_ID,
     INITIALIZE_METHOD,
     JSON_MIME,
+    ClientLimits,
     RemoteLimits,
     is_response,
     message_id,
@@ -54,6 +57,12 @@ FATAL_STATUSES = frozenset({401, 403, 404, 410})
 MAX_ERROR_BODY = 8 * 1024
 
 
+def _one_line(text: str) -> str:
+    """The agent's text for a log line: control characters (line breaks, escape sequences)
+    written as escapes, so that it can neither forge lines nor act on a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class RemoteHttpError(ConnectionError):
     """An ACP endpoint answered an HTTP request with a failure status."""
 
@@ -63,7 +72,8 @@ class RemoteHttpError(ConnectionError):
         self.status = status
         self.body = body[:MAX_ERROR_BODY].decode("utf-8", "replace")
         meaning = STATUS_MEANING.get(status, "unexpected status")
-        detail = f": {self.body.strip()}" if self.body.strip() else ""
+        shown = _one_line(self.body.strip())
+        detail = f": {shown}" if shown else ""
         super().__init__(f"{method} {url}: HTTP {status}, {meaning}{detail}")
 
     def to_rpc_error(self, request_id: Any) -> bytes:
@@ -80,12 +90,20 @@ class HttpSink(QueuedSink):
     """The ``WriterLike`` of a Streamable HTTP connection."""
 
     def __init__(
-        self, client: Any, url: str, pipe: InboundPipe, bound: ByteBound, limits: RemoteLimits
+        self,
+        client: Any,
+        url: str,
+        pipe: InboundPipe,
+        bound: ByteBound,
+        limits: RemoteLimits,
+        client_limits: ClientLimits,
     ) -> None:
         self._client = client
         self._url = url
         self._pipe = pipe
         self._limits = limits
+        self._client_limits = client_limits
+        self._unopened = 0  # sessions named past max_session_streams (logged once)
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._ready: dict[str | None, asyncio.Future[None]] = {}
         self._server_requests: dict[Any, str] = {}  # id of a server request -> its session
@@ -160,26 +178,37 @@ class HttpSink(QueuedSink):
             and message.get("method") not in CONNECTION_ROUTED_METHODS
         ):
             self._awaiting[request_id] = session_id
-        response = await self._client.post(self._url, content=line, headers=headers)
-        if response.status_code >= 300:
-            self._awaiting.pop(request_id, None)
-            error = RemoteHttpError("POST", self._url, response.status_code, response.content)
-            return self._fail(message, error)
-        if self.connection_id is None:
-            connection_id = response.headers.get(HEADER_CONNECTION_ID)
+        limits = self._client_limits
+        async with self._client.stream("POST", self._url, content=line, headers=headers) as got:
+            if got.status_code >= 300:
+                self._awaiting.pop(request_id, None)
+                body = await read_start(got, limits.max_error_body_bytes)
+                return self._fail(
+                    message, RemoteHttpError("POST", self._url, got.status_code, body)
+                )
+            if self.connection_id is not None:
+                return True  # the answer comes on a stream; a body here is not read
+            connection_id = got.headers.get(HEADER_CONNECTION_ID)
             if not connection_id:
                 raise ConnectionError("ACP initialize response has no Acp-Connection-Id")
-            self.connection_id = connection_id
-            self._feed(response.content)
-            refused = await self._open(None)
-            if refused is not None:
-                raise refused
+            try:
+                body = await read_body(got, limits.max_message_bytes, "the initialize response")
+            except ClientLimitError as exc:
+                self._fail(message, exc)
+                return False
+        self.connection_id = connection_id
+        self._feed(body)
+        refused = await self._open(None)
+        if refused is not None:
+            raise refused
         return True
 
-    def _fail(self, message: dict[str, Any], error: RemoteHttpError) -> bool:
+    def _fail(self, message: dict[str, Any], error: RemoteHttpError | ClientLimitError) -> bool:
         logger.warning("%s", error)
         if "method" in message and message_id(message) is not None:
             self._pipe.feed(error.to_rpc_error(message_id(message)))
+        if isinstance(error, ClientLimitError):
+            return self.connection_id is not None  # this message fails, the connection holds
         # An unknown session fails its request only; anything else in FATAL_STATUSES means the
         # connection itself is gone or refused.
         session_only = error.status == 404 and "Acp-Session-Id" in error.body
@@ -194,7 +223,17 @@ class HttpSink(QueuedSink):
                 self._awaiting.pop(message_id(message), None)
             created = result_session_id(message) if is_response(message) else None
             if created is not None and created not in self._streams:
-                self._start_stream(created)
+                if self._room_for(created, evict=False):
+                    self._start_stream(created)
+                else:
+                    self._unopened += 1
+                    log = logger.warning if self._unopened == 1 else logger.debug
+                    log(
+                        "session %.80r: no stream opened, %d are (ClientLimits."
+                        "max_session_streams)",
+                        created,
+                        self._client_limits.max_session_streams,
+                    )
         self._pipe.feed(data.replace(b"\n", b" ") + b"\n")
 
     # ------------------------------------------------------------------ SSE streams
@@ -206,8 +245,32 @@ class HttpSink(QueuedSink):
             self._streams[session_id] = asyncio.ensure_future(self._listen(session_id, ready))
         return ready
 
-    async def _open(self, session_id: str | None) -> RemoteHttpError | None:
+    def _room_for(self, session_id: str | None, *, evict: bool) -> bool:
+        """Whether a stream for ``session_id`` is open or may open (``evict``: by closing the
+        least recently used session stream no request of ours awaits an answer on)."""
+        if session_id is None or session_id in self._streams:
+            return True
+        opened = [s for s in self._streams if s is not None]
+        if len(opened) < self._client_limits.max_session_streams:
+            return True
+        busy = set(self._awaiting.values())
+        idle = next((s for s in opened if s not in busy), None)  # dicts keep opening order
+        if not evict or idle is None:
+            return False
+        self._streams.pop(idle).cancel()  # the server keeps its output until it reopens
+        self._ready.pop(idle, None)
+        return True
+
+    async def _open(self, session_id: str | None) -> RemoteHttpError | ClientLimitError | None:
         """Open (or wait for) the stream; the server's refusal, if it refused."""
+        if session_id is not None and session_id in self._streams:
+            self._streams[session_id] = self._streams.pop(session_id)  # most recently used
+        elif not self._room_for(session_id, evict=True):
+            limit = self._client_limits.max_session_streams
+            return ClientLimitError(
+                f"a session stream past {limit}, each with a request awaiting its answer",
+                "max_session_streams",
+            )
         ready = self._start_stream(session_id)
         try:
             await asyncio.shield(ready)
@@ -217,23 +280,22 @@ class HttpSink(QueuedSink):
 
     async def _listen(self, session_id: str | None, ready: asyncio.Future[None]) -> None:
         import httpx
-        from httpx_sse import SSEError, aconnect_sse
 
         assert self.connection_id is not None
+        limits = self._client_limits
         headers = {"Accept": EVENT_STREAM_MIME, HEADER_CONNECTION_ID: self.connection_id}
         if session_id is not None:
             headers[HEADER_SESSION_ID] = session_id
         try:
-            async with aconnect_sse(self._client, "GET", self._url, headers=headers) as source:
-                response = source.response
+            async with self._client.stream("GET", self._url, headers=headers) as response:
                 if response.status_code != 200:
-                    body = await response.aread()
+                    body = await read_start(response, limits.max_error_body_bytes)
                     raise RemoteHttpError("GET", self._url, response.status_code, body)
+                kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if kind != EVENT_STREAM_MIME:
+                    raise ConnectionError(f"GET {self._url}: not an event stream ({kind!r})")
                 ready.set_result(None)
-                async for event in source.aiter_sse():
-                    if not event.data:
-                        continue
-                    data = event.data.encode()
+                async for data in sse_data(response, limits.max_message_bytes):
                     message = parse_message(data)
                     if session_id is not None and message is not None and "method" in message:
                         request_id = message_id(message)
@@ -241,15 +303,20 @@ class HttpSink(QueuedSink):
                             self._server_requests[request_id] = session_id
                     self._feed(data)
                     await self._bound.wait(lambda: self._pipe.buffered)
-        except (httpx.HTTPError, SSEError, OSError) as exc:
+        except (httpx.HTTPError, OSError) as exc:  # ClientLimitError and RemoteHttpError too
             if not ready.done():
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it
-            if session_id is None and not self._closing:
-                logger.warning("ACP connection stream ended: %s", exc)
+            if not self._closing and (session_id is None or isinstance(exc, ClientLimitError)):
+                where = "connection" if session_id is None else f"session {session_id!r}"
+                logger.warning("ACP %s stream ended: %s", where, exc)
         finally:
-            self._ready.pop(session_id, None)
-            self._streams.pop(session_id, None)
+            if not ready.done():  # cancelled (closing, or evicted) before it was ready
+                ready.set_exception(ConnectionError(f"GET {self._url}: stream closed"))
+                ready.exception()
+            if self._ready.get(session_id) is ready:  # not evicted and replaced meanwhile
+                del self._ready[session_id]
+                self._streams.pop(session_id, None)
             if session_id is None and not self._closing:
                 self._pipe.feed_eof()  # the connection stream is the connection
             elif session_id is not None and not self._closing:

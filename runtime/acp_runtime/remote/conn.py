@@ -4,21 +4,21 @@ Owns ``RemoteConnection``: the agent it drives (a ``Connection`` over an ``Inbou
 connection itself as the ``WriterLike``), the routing of the agent's output to the
 connection-scoped stream or to the session stream of the message's ``sessionId`` (HTTP) or to
 the one WebSocket, the sessions the connection holds, and the limits (buffered output, output
-stall, buffered session streams, id length). ``Registry`` owns the live connections, which
-session is held by which, and the closing of idle connections.
+stall, buffered session streams, id length, its part of the server's memory budget). The
+registry of live connections is ``remote.registry``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..jsonrpc import Connection, ReaderLike, RequestId, WriterLike
 from ..peers import Handler, PeerBase
+from .budget import MemoryBudget
 from .limits import (
     NOTIFICATION_PREFIX,
     RemoteLimits,
@@ -30,15 +30,14 @@ from .limits import (
 )
 from .pipes import InboundPipe, Mailbox
 
+if TYPE_CHECKING:
+    from .registry import Registry
+
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 Transport = Literal["http", "ws"]
 StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
 """An agent that runs its own connection over (reader, writer), e.g. a version router's `serve`."""
-
-
-class LimitExceeded(Exception):
-    """A connection broke one of its ``RemoteLimits``; it is cut off."""
 
 
 class RemoteConnection:
@@ -53,7 +52,9 @@ class RemoteConnection:
         self.closed = False
         self.close_reason = ""
         self.buffered = 0  # bytes queued for the client, in every mailbox
-        self.inbound = InboundPipe(self._progress)
+        self.progress = 0  # times the client took output or the agent input (stall detection)
+        self.budget: MemoryBudget = registry.budget
+        self.inbound = InboundPipe(self._progress, self.budget.change)
         self.connection_stream = Mailbox(self._count)  # the WebSocket's, for "ws"
         self.sessions: dict[str, Mailbox] = {}
         self.held: set[str] = set()
@@ -63,7 +64,11 @@ class RemoteConnection:
         self.client_routes: dict[RequestId, str | None] = {}  # the client's answers
         self.initialize_id: RequestId | None = None
         self.initial: asyncio.Future[bytes] | None = None
-        self.last_activity = asyncio.get_running_loop().time()
+        self.initialized = False  # the agent answered initialize with a result
+        self.setup_done = False  # ... and the client came back after it (setup_timeout)
+        self._followed = False
+        self.initialized_at = 0.0
+        self.created = self.last_activity = self.last_taken = asyncio.get_running_loop().time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
         self._connection: Connection | None = None
@@ -79,7 +84,7 @@ class RemoteConnection:
             runner: Awaitable[None] = connection.run()
         else:
             runner = agent(self.inbound, self)
-        self._agent_task = asyncio.ensure_future(runner)
+        self._agent_task = self.registry.spawn(runner)
         self._agent_task.add_done_callback(self._agent_done)
 
     def _agent_done(self, task: asyncio.Task[None]) -> None:
@@ -101,34 +106,69 @@ class RemoteConnection:
             start = end
 
     async def drain(self) -> None:
-        """Wait while the client holds ``max_buffered_bytes`` unread; cut it off if it stalls."""
+        """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
+        spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
-        await self._wait_room(lambda: self.buffered >= limit or self.inbound.buffered >= limit)
+        await self._wait_room(
+            # Not the agent's unread input: its own writes waiting on that would deadlock.
+            lambda: self.buffered >= limit,
+            lambda: self.budget.output_full,
+        )
 
     async def room_for_input(self) -> None:
-        """Wait while the agent has ``max_buffered_bytes`` of input unread (same stall limit)."""
+        """Wait while the agent has ``max_buffered_bytes`` of input unread or the server's budget
+        is spent (same stall limit)."""
         limit = self.limits.max_buffered_bytes
-        await self._wait_room(lambda: self.inbound.buffered >= limit)
+        await self._wait_room(lambda: self.inbound.buffered >= limit, lambda: self.budget.full)
 
-    async def _wait_room(self, full: Callable[[], bool]) -> None:
-        while full() and not self.closed:
-            self._room = asyncio.get_running_loop().create_future()
+    async def _wait_room(
+        self, own_limit: Callable[[], bool], budget_spent: Callable[[], bool]
+    ) -> None:
+        """Wait for room; cut the client off after ``max_output_stall`` without progress (its
+        client taking output, its agent taking input), unless it waits for the server's budget
+        alone and holds no output unread: that is no fault of its own."""
+        stall = self.limits.max_output_stall
+        loop = asyncio.get_running_loop()
+        since, progress = loop.time(), self.progress
+        while (own_limit() or budget_spent()) and not self.closed:
+            if self.progress != progress:
+                since, progress = loop.time(), self.progress
+            waited = loop.time() - since
+            if waited >= stall:
+                if own_limit() or self.buffered:
+                    self.close(f"output stalled for {stall} s")
+                    break
+                since = loop.time()
+            if budget_spent() and self.budget.output_full:  # every second: clients to evict
+                self.registry.evict_stalled()
+                if not (own_limit() or budget_spent()):
+                    break  # the eviction made room (and woke waiters before this one waited)
+            self._room = loop.create_future()
+            self.budget.wait_with(self._wake)
+            timeout = stall - waited
             try:
-                async with asyncio.timeout(self.limits.max_output_stall):
+                async with asyncio.timeout(min(timeout, 1.0) if budget_spent() else timeout):
                     await self._room
             except TimeoutError:
-                self.close(f"output stalled for {self.limits.max_output_stall} s")
+                pass
             finally:
+                self.budget.done_waiting(self._wake)
                 self._room = None
         if self.closed:
             raise ConnectionError(f"connection closed: {self.close_reason}")
 
     def _count(self, delta: int) -> None:
         self.buffered += delta
+        self.budget.change_output(delta)
         if delta < 0:
+            self.last_taken = asyncio.get_running_loop().time()
             self._progress()
 
     def _progress(self) -> None:
+        self.progress += 1
+        self._wake()
+
+    def _wake(self) -> None:
         room = self._room
         if room is not None and not room.done():
             room.set_result(None)
@@ -151,6 +191,8 @@ class RemoteConnection:
             request_id = message_id(message)
             initial = self.initial
             if initial is not None and request_id == self.initialize_id and not initial.done():
+                if "result" in message:
+                    self._initialized()
                 initial.set_result(frame)
                 return
             route = self._note_response(message)
@@ -166,6 +208,8 @@ class RemoteConnection:
 
     def _note_response(self, message: dict[str, Any]) -> str | None:
         request_id = message_id(message)
+        if request_id is not None and request_id == self.initialize_id and "result" in message:
+            self._initialized()
         route = self.pending_routes.pop(request_id, None) if request_id is not None else None
         attach = self.pending_attach.pop(request_id, None) if request_id is not None else None
         if "result" in message:
@@ -228,6 +272,16 @@ class RemoteConnection:
         """Note traffic (for the idle limit)."""
         self.last_activity = asyncio.get_running_loop().time()
 
+    def client_came_back(self) -> None:
+        """Note a client message after its ``initialize``: setup is over once that succeeded."""
+        self._followed = True
+        self.setup_done = self.initialized
+
+    def _initialized(self) -> None:
+        self.initialized = True
+        self.initialized_at = asyncio.get_running_loop().time()
+        self.setup_done = self._followed
+
     # ------------------------------------------------------------------ closing
 
     def close(self, reason: str = "agent closed its output") -> None:
@@ -243,7 +297,7 @@ class RemoteConnection:
         for box in self.sessions.values():
             box.close()
         self.sessions.clear()
-        self.inbound.feed_eof()
+        self.inbound.discard()
         self._progress()
         if self.initial is not None and not self.initial.done():
             self.initial.set_exception(ConnectionError(reason))
@@ -252,66 +306,3 @@ class RemoteConnection:
             self.registry.spawn(self._connection.close())
         elif self._agent_task is not None and not self._agent_task.done():
             self._agent_task.cancel()
-
-
-class Registry:
-    """The live connections of one ASGI app, the sessions they hold, and the idle reaper."""
-
-    def __init__(self, limits: RemoteLimits) -> None:
-        self.limits = limits
-        self.connections: dict[str, RemoteConnection] = {}
-        self.holders: dict[str, RemoteConnection] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._reaper: asyncio.Task[None] | None = None
-
-    def create(self, transport: Transport, principal: object) -> RemoteConnection:
-        """A new connection (``LimitExceeded`` past ``max_connections``)."""
-        if len(self.connections) >= self.limits.max_connections:
-            raise LimitExceeded("too many connections")
-        connection = RemoteConnection(self, transport, principal)
-        self.connections[connection.id] = connection
-        if self._reaper is None or self._reaper.done():
-            self._reaper = asyncio.ensure_future(self._reap())
-        return connection
-
-    def get(self, connection_id: str, principal: object) -> RemoteConnection | None:
-        """The live connection of that id, if ``principal`` owns it."""
-        connection = self.connections.get(connection_id)
-        if connection is None or connection.closed or connection.principal != principal:
-            return None
-        return connection
-
-    def forget(self, connection: RemoteConnection) -> None:
-        """Drop a closed connection and the sessions it held."""
-        if self.connections.get(connection.id) is connection:
-            del self.connections[connection.id]
-        for session_id in connection.held:
-            if self.holders.get(session_id) is connection:
-                del self.holders[session_id]
-
-    def spawn(self, coro: Awaitable[Any]) -> None:
-        """Run a background step (closing a connection) and keep a reference to it."""
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _reap(self) -> None:
-        # Runs while there are connections; `create` starts it again afterwards.
-        idle = self.limits.idle_timeout
-        loop = asyncio.get_running_loop()
-        while self.connections:
-            await asyncio.sleep(min(idle / 4, 5.0))
-            now = loop.time()
-            for connection in list(self.connections.values()):
-                if now - connection.last_activity > idle:
-                    connection.close(f"idle for {idle} s")
-
-    async def close_all(self) -> None:
-        """Close every connection and wait for their agents to stop."""
-        for connection in list(self.connections.values()):
-            connection.close("server shutting down")
-        if self._reaper is not None:
-            self._reaper.cancel()
-        if self._tasks:
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -3,9 +3,12 @@
 Owns the RFD's routing table for plain HTTP requests to ``/acp``: content negotiation (415,
 406), the identity headers (400 missing, 404 unknown or not this client's; a client's response
 without ``Acp-Session-Id`` is taken by its JSON-RPC id only when the app was made with
-``correlate_responses_by_id=True``, off by default as the RFD requires the header), batches (501), the
-request body limit (413), ``initialize`` answered 200 with its JSON body and
-``Acp-Connection-Id``, everything else 202, and the long-lived SSE streams.
+``correlate_responses_by_id=True``, off by default as the RFD requires the header), batches
+(501), the request body limits (413; bodies are read only once the request is authenticated,
+against the server's memory budget: 503 when it is spent, 408 past ``body_timeout``),
+non-finite numbers (400), ids the runtime refuses (400, answered here), ``initialize``
+answered 200 with its JSON body and ``Acp-Connection-Id`` (a refused one closes its connection:
+the client may retry), everything else 202, and the long-lived SSE streams.
 """
 
 from __future__ import annotations
@@ -16,21 +19,19 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
+from ..jsonrpc import has_non_finite
 from .asgi import Receive, Refused, Scope, Send, affinity_header, send_response
+from .budget import refusal, refused_id
 from .conn import RemoteConnection
+from .http_checks import HttpError, check_client_response, check_request
 from .limits import (
-    ATTACH_METHODS,
-    CONNECTION_ROUTED_METHODS,
     EVENT_STREAM_MIME,
     HEADER_CONNECTION_ID,
     HEADER_SESSION_ID,
     INITIALIZE_METHOD,
     JSON_MIME,
-    SESSION_SCOPED_METHODS,
-    UNHELD_SESSION_METHODS,
     is_response,
     message_id,
-    params_session_id,
 )
 from .pipes import Mailbox
 
@@ -38,15 +39,7 @@ if TYPE_CHECKING:
     from .server import RemoteApp
 
 KEEPALIVE_SECONDS = 15.0
-
-
-class HttpError(Exception):
-    """Answer the request with ``status`` and a one-line text body."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+SSE_BATCH_BYTES = 256 * 1024  # output taken off a mailbox per send: the rest stays counted
 
 
 async def handle_http(app: RemoteApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -71,7 +64,11 @@ async def handle_http(app: RemoteApp, scope: Scope, receive: Receive, send: Send
     except Refused as exc:
         await send_response(send, exc.status, exc.message.encode())
     except HttpError as exc:
-        await send_response(send, exc.status, exc.message.encode())
+        if exc.answer is not None:
+            body = pydantic_core.to_json(exc.answer)
+            await send_response(send, exc.status, body, JSON_MIME, exc.headers)
+        else:
+            await send_response(send, exc.status, exc.message.encode(), headers=exc.headers)
 
 
 async def _connection(app: RemoteApp, headers: dict[str, str]) -> RemoteConnection:
@@ -85,38 +82,84 @@ async def _connection(app: RemoteApp, headers: dict[str, str]) -> RemoteConnecti
     if connection is None:
         raise HttpError(404, "Unknown Acp-Connection-Id")
     connection.touch()
+    connection.client_came_back()
     return connection
 
 
-async def _read_body(app: RemoteApp, headers: dict[str, str], receive: Receive) -> bytes:
-    limit = app.limits.max_request_body_bytes
+async def _read_body(
+    app: RemoteApp, headers: dict[str, str], receive: Receive, limit: int
+) -> bytes:
+    """The whole body: at most ``limit`` bytes (413), within ``body_timeout`` (408), each chunk
+    reserved in the server's memory budget as it comes (503 when spent). The caller releases
+    the body's reservation once done with it."""
     declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HttpError(413, f"Request body exceeds {limit} bytes")
+    budget = app.registry.budget
     parts: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise HttpError(400, "Client disconnected")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise HttpError(413, f"Request body exceeds {limit} bytes")
-        parts.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(parts)
+    try:
+        async with asyncio.timeout(app.limits.body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise HttpError(400, "Client disconnected")
+                chunk = message.get("body", b"")
+                if size + len(chunk) > limit:
+                    raise HttpError(413, f"Request body exceeds {limit} bytes")
+                if not budget.try_take(len(chunk)):
+                    raise HttpError(
+                        503, "Server busy: memory budget spent", headers=[(b"retry-after", b"5")]
+                    )
+                size += len(chunk)
+                parts.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(parts)
+    except TimeoutError:
+        budget.change(-size)
+        raise HttpError(
+            408, f"Request body not received within {app.limits.body_timeout} s"
+        ) from None
+    except BaseException:
+        budget.change(-size)
+        raise
 
 
 async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send: Send) -> None:
     content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type != JSON_MIME:
         raise HttpError(415, "Unsupported Media Type: POST must be application/json")
-    body = await _read_body(app, headers, receive)
+    # Who it is comes first: nothing of the body is read for a client refused by its headers,
+    # and a client without a connection may only send a small one (an initialize).
+    connection: RemoteConnection | None = None
+    principal: object = None
+    if HEADER_CONNECTION_ID in headers:
+        connection = await _connection(app, headers)
+        limit = app.limits.max_request_body_bytes
+    else:
+        principal = await app.authenticate(headers)
+        limit = min(app.limits.max_initialize_bytes, app.limits.max_request_body_bytes)
+    body = await _read_body(app, headers, receive, limit)
+    try:  # the body stays counted in the budget until the agent's input holds it
+        await _post_body(app, headers, connection, principal, body, send)
+    finally:
+        app.registry.budget.change(-len(body))
+
+
+async def _post_body(
+    app: RemoteApp,
+    headers: dict[str, str],
+    connection: RemoteConnection | None,
+    principal: object,
+    body: bytes,
+    send: Send,
+) -> None:
     try:
         message: Any = pydantic_core.from_json(body, allow_inf_nan=False)
     except ValueError:
         raise HttpError(400, "Invalid JSON") from None
+    if has_non_finite(body, message):
+        raise HttpError(400, "Invalid JSON: a number out of range (JSON has no infinity)")
     if isinstance(message, list):
         error = {
             "jsonrpc": "2.0",
@@ -127,16 +170,22 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
         return
     if not isinstance(message, dict):
         raise HttpError(400, "Invalid JSON-RPC message: not an object")
+    if not is_response(message) and refused_id(message, app.limits):
+        # The runtime would answer with a null id, which no route leads back to: answer here.
+        problem = "Invalid Request: id longer than 256 characters or out of 64-bit range"
+        raise HttpError(400, problem, refusal(problem))
     if message.get("method") == INITIALIZE_METHOD:
-        if HEADER_CONNECTION_ID in headers:
+        if connection is not None:
             raise HttpError(400, "initialize is not allowed on an existing connection")
-        await _initialize(app, headers, body, message, send)
+        await _initialize(app, principal, body, message, send)
         return
-    connection = await _connection(app, headers)
+    if connection is None:
+        raise HttpError(400, "Missing Acp-Connection-Id")
     if is_response(message):
-        _check_client_response(connection, headers, message, app.correlate_responses_by_id)
+        check_client_response(connection, headers, message, app.correlate_responses_by_id)
     else:
-        await _check_request(connection, headers, message)
+        await check_request(connection, headers, message)
+    del message  # a large body's parsed form is not kept while waiting for room
     frame = body.replace(b"\n", b" ") + b"\n"  # one line: JSON allows any whitespace there
     try:
         await connection.room_for_input()
@@ -147,93 +196,41 @@ async def _post(app: RemoteApp, headers: dict[str, str], receive: Receive, send:
 
 
 async def _initialize(
-    app: RemoteApp, headers: dict[str, str], body: bytes, message: dict[str, Any], send: Send
+    app: RemoteApp, principal: object, body: bytes, message: dict[str, Any], send: Send
 ) -> None:
     request_id = message_id(message)
     if request_id is None:
         raise HttpError(400, "initialize must be a request with an id")
-    connection = await app.open_connection("http", headers)
+    connection = app.open_connection_for(principal, "http")
     connection.initialize_id = request_id
     connection.initial = asyncio.get_running_loop().create_future()
     app.start_agent(connection)
     connection.inbound.feed(body.replace(b"\n", b" ") + b"\n")
+    setup = app.limits.setup_timeout
     try:
-        answer = await connection.initial
-    except ConnectionError:
-        raise HttpError(500, "Initialize failed: the agent closed the connection") from None
+        async with asyncio.timeout(setup):
+            answer = await connection.initial
+    except (ConnectionError, TimeoutError) as exc:
+        # Every request gets an answer; the connection is gone, so a new initialize may follow.
+        timed_out = isinstance(exc, TimeoutError)
+        problem = (
+            f"initialize not answered within setup_timeout ({setup} s)"
+            if timed_out
+            else "initialize failed: the agent closed the connection"
+        )
+        connection.close(problem)
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": problem}}
+        raise HttpError(504 if timed_out else 500, problem, error) from None
     connection.initial = None
+    if not connection.initialized:  # an error answer: nothing to keep, the client may retry
+        connection.close("initialize refused by the agent")
+        await send_response(send, 200, answer.rstrip(b"\n"), JSON_MIME)
+        return
     response_headers = [
         (HEADER_CONNECTION_ID.encode(), connection.id.encode()),
         *affinity_header(app.affinity_cookie),
     ]
     await send_response(send, 200, answer.rstrip(b"\n"), JSON_MIME, response_headers)
-
-
-def _check_client_response(
-    connection: RemoteConnection,
-    headers: dict[str, str],
-    message: dict[str, Any],
-    correlate_by_id: bool,
-) -> None:
-    """A client's response to one of the agent's requests: the RFD wants the request's session in
-    ``Acp-Session-Id``; with ``correlate_by_id`` a response without it is taken by its JSON-RPC
-    id alone (the id names a request this connection sent, so no other client's is reachable)."""
-    request_id = message_id(message)
-    route = connection.client_routes.get(request_id) if request_id is not None else None
-    header = headers.get(HEADER_SESSION_ID)
-    if route is not None and header != route:
-        if header is not None:
-            raise HttpError(
-                400,
-                f"Mismatched Acp-Session-Id: the request {request_id!r} this "
-                f"responds to belongs to session {route!r}",
-            )
-        if not correlate_by_id:
-            raise HttpError(
-                400,
-                f"Missing Acp-Session-Id: the request {request_id!r} this responds "
-                f"to belongs to session {route!r}, and the RFD requires the header on "
-                "every session-scoped POST, responses included (this server does not "
-                "correlate responses by JSON-RPC id alone: "
-                "acp_asgi_app(..., correlate_responses_by_id=True))",
-            )
-    if request_id is not None:
-        connection.client_routes.pop(request_id, None)
-
-
-async def _check_request(
-    connection: RemoteConnection, headers: dict[str, str], message: dict[str, Any]
-) -> None:
-    method = message.get("method")
-    header_session = headers.get(HEADER_SESSION_ID)
-    params_session = params_session_id(message)
-    if header_session is None and (method in SESSION_SCOPED_METHODS or params_session is not None):
-        raise HttpError(400, "Missing Acp-Session-Id")
-    if (
-        header_session is not None
-        and params_session is not None
-        and header_session != params_session
-    ):
-        raise HttpError(400, "Mismatched Acp-Session-Id")
-    session_id = header_session or params_session
-    limit = connection.limits.max_id_length
-    request_id = message_id(message)
-    if (session_id is not None and len(session_id) > limit) or (
-        isinstance(request_id, str) and len(request_id) > limit
-    ):
-        raise HttpError(400, "Id exceeds max_id_length")
-    if session_id is not None and session_id not in connection.held:
-        if method not in UNHELD_SESSION_METHODS or not connection.may_use(session_id):
-            raise HttpError(404, "Unknown Acp-Session-Id")
-        if method in ATTACH_METHODS and request_id is not None:
-            connection.pending_attach[request_id] = session_id
-    if request_id is not None and "id" in message:
-        routed = None if method in CONNECTION_ROUTED_METHODS else session_id
-        connection.pending_routes[request_id] = routed
-        try:
-            await connection.drain()  # a client that is not reading gets no more answers
-        except ConnectionError:
-            raise HttpError(404, "Unknown Acp-Connection-Id") from None
 
 
 async def _get(app: RemoteApp, headers: dict[str, str], receive: Receive, send: Send) -> None:
@@ -281,7 +278,7 @@ async def _stream(
     gone = asyncio.ensure_future(_disconnected(receive, box))
     try:
         while not gone.done():
-            frames = await box.take(KEEPALIVE_SECONDS)
+            frames = await box.take(KEEPALIVE_SECONDS, SSE_BATCH_BYTES)
             if frames is None or gone.done():
                 break
             chunk = (

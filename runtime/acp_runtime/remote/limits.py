@@ -54,7 +54,8 @@ MiB: Final = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class RemoteLimits:
-    """Per-connection limits of the remote transport (seconds for times, bytes for sizes)."""
+    """Limits of the remote transport, per connection and per server (seconds for times, bytes
+    for sizes). docs/remote.md "Running on the internet" says what each one defends against."""
 
     max_buffered_bytes: int = 64 * MiB
     """Output held for one connection's client (all its streams); reference default 64 MiB."""
@@ -63,13 +64,34 @@ class RemoteLimits:
     max_buffered_session_streams: int = 1024
     """Session streams holding output with nobody reading them; reference default 1024."""
     max_id_length: int = 1024
-    """Longest connection, session or request id accepted; reference default 1024."""
+    """Longest connection or session id accepted; reference default 1024. Request ids are also
+    held to what the runtime accepts (256 characters, signed 64-bit integers): others are
+    answered with an error at once."""
     max_request_body_bytes: int = 16 * MiB
     """Largest POST body (413 beyond) and WebSocket text frame; reference default 16 MiB."""
     idle_timeout: float = 900.0
-    """A connection with no traffic and no open stream for this long is closed."""
+    """A connection with no traffic for this long is closed, open streams or not: a keep-alive
+    comment on an SSE stream is not traffic, a message either way is."""
     max_connections: int = 4096
     """Live connections per server process (503 beyond)."""
+    max_total_buffered_bytes: int = 256 * MiB
+    """Server-wide memory budget: request bodies being read plus every connection's queued input
+    and output. A body that does not fit is answered 503; an agent's output waits for room."""
+    max_initialize_bytes: int = 1 * MiB
+    """Largest body of a POST opening a connection (``initialize``, 413 beyond): what a client
+    can make the server hold before it has a connection."""
+    setup_timeout: float = 10.0
+    """A connection must get past ``initialize``: its answer given within this of opening, and
+    one more request made (HTTP) or message sent (WebSocket) within this of the answer.
+    Otherwise it is closed, its slot freed."""
+    header_timeout: float = 10.0
+    """A socket must send a request's headers within this of connecting (or of the previous
+    response): silent and slow sockets are closed (``serve_remote``'s servers)."""
+    body_timeout: float = 30.0
+    """A request body must arrive whole within this of its headers (408 beyond)."""
+    shutdown_timeout: float = 10.0
+    """On SIGTERM or SIGINT, ``serve_remote`` closes every connection (their streams end, their
+    agents are closed and what they leave pending cancelled) and exits 0 within this."""
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -121,3 +143,30 @@ def message_id(message: dict[str, Any]) -> int | str | None:
 def is_response(message: dict[str, Any]) -> bool:
     """Whether a message is a response (an id and a result or error, no method)."""
     return "method" not in message and ("result" in message or "error" in message)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientLimits:
+    """What an agent can make our remote client hold (bytes; ``connect_*(client_limits=)``).
+
+    Past each one the client refuses with a ``ClientLimitError`` naming the limit: the request it
+    concerned fails with it (a JSON-RPC error), or the stream it came on ends (the connection
+    stream ends the connection)."""
+
+    max_message_bytes: int = 16 * MiB
+    """Largest message: an HTTP response body, one SSE line or event, a WebSocket message."""
+    max_error_body_bytes: int = 64 * 1024
+    """Most of an HTTP error body read (the rest is not read; 8 kB are kept in the error)."""
+    max_session_streams: int = 64
+    """Session-scoped SSE streams open at once. A response naming a new session past it opens
+    none; posting to a session past it closes the least recently used idle stream (it reopens
+    on the session's next message), else fails the message."""
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not (isinstance(value, int) and value > 0):
+                raise ValueError(f"ClientLimits.{field.name} must be a positive integer")
+
+
+DEFAULT_CLIENT_LIMITS: Final = ClientLimits()

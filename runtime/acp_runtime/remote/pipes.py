@@ -17,11 +17,14 @@ from collections.abc import Callable
 class InboundPipe:
     """Frames from the client, read by a ``Connection`` as a byte stream (``ReaderLike``)."""
 
-    def __init__(self, on_progress: Callable[[], None]) -> None:
+    def __init__(
+        self, on_progress: Callable[[], None], on_change: Callable[[int], None] | None = None
+    ) -> None:
         self._frames: deque[bytes] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._eof = False
         self._on_progress = on_progress
+        self._on_change = on_change  # called with the change in queued bytes (a server budget)
         self.buffered = 0
 
     def feed(self, frame: bytes) -> None:
@@ -30,12 +33,22 @@ class InboundPipe:
             raise ConnectionError("connection closed")
         self._frames.append(frame)
         self.buffered += len(frame)
+        if self._on_change is not None:
+            self._on_change(len(frame))
         self._wake()
 
     def feed_eof(self) -> None:
         """End the stream: ``read`` returns what is queued, then ``b""``."""
         self._eof = True
         self._wake()
+
+    def discard(self) -> None:
+        """End the stream and drop what is queued (the connection is gone)."""
+        dropped, self.buffered = self.buffered, 0
+        self._frames.clear()
+        if dropped and self._on_change is not None:
+            self._on_change(-dropped)
+        self.feed_eof()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -63,6 +76,8 @@ class InboundPipe:
                 size += len(part)
             chunk = b"".join(parts)
         self.buffered -= len(chunk)
+        if self._on_change is not None:
+            self._on_change(-len(chunk))
         self._on_progress()
         return chunk
 
@@ -102,8 +117,13 @@ class Mailbox:
             self._on_change(-dropped)
         self.wake()
 
-    async def take(self, timeout: float | None = None) -> list[bytes] | None:
-        """Every queued frame ([] when ``timeout`` passed first), or None once closed."""
+    async def take(
+        self, timeout: float | None = None, max_bytes: int | None = None
+    ) -> list[bytes] | None:
+        """The queued frames ([] when ``timeout`` passed first), or None once closed.
+
+        With ``max_bytes``, only the first frames up to that size (one at least): the rest stays
+        queued, and counted, until the receiver has sent these."""
         if not self.frames and not self.closed:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
@@ -115,8 +135,15 @@ class Mailbox:
                 self._waiter = None
         if self.closed:
             return None
-        frames = list(self.frames)
-        self.frames.clear()
+        if max_bytes is None or not self.frames:
+            frames = list(self.frames)
+            self.frames.clear()
+        else:
+            frames = [self.frames.popleft()]
+            size = len(frames[0])
+            while self.frames and size + len(self.frames[0]) <= max_bytes:
+                size += len(self.frames[0])
+                frames.append(self.frames.popleft())
         self._on_change(-sum(len(frame) for frame in frames))
         return frames
 

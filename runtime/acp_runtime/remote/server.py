@@ -3,8 +3,9 @@
 Owns ``acp_asgi_app`` (one ``/acp`` endpoint per the RFD "Streamable HTTP & WebSocket
 Transport": Streamable HTTP in ``remote.http``, WebSocket in ``remote.ws``, connection state in
 ``remote.conn``) and ``serve_remote``, which runs it under uvicorn (HTTP/1.1 and WebSocket) or
-hypercorn (``http2=True``). The servers are imported only when called: a generated package
-depends on pydantic alone (install the ``remote`` extra for the rest).
+hypercorn (``http2=True``) through ``remote.serving``. The servers are imported only when
+called: a generated package depends on pydantic alone (install the ``remote`` extra for the
+rest).
 
 The agent of each connection is an ``AgentHandler`` of any generated package (driven by a
 ``Connection`` over its method table, its ``peer`` attached) or a ``StreamRunner``: an async
@@ -14,7 +15,6 @@ callable taking ``(reader, writer)`` that runs the connection itself (a version 
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import secrets
@@ -23,7 +23,6 @@ from typing import Any
 
 from ..peers import AgentHandler, PeerBase
 from .asgi import (
-    ASGIApp,
     Authenticate,
     Receive,
     Refused,
@@ -35,15 +34,11 @@ from .asgi import (
     request_headers,
     send_response,
 )
-from .conn import (
-    LimitExceeded,
-    Registry,
-    RemoteConnection,
-    StreamRunner,
-    Transport,
-)
+from .conn import RemoteConnection, StreamRunner, Transport
 from .http import handle_http
 from .limits import ACP_PATH, DEFAULT_LIMITS, RemoteLimits
+from .registry import LimitExceeded, Registry
+from .serving import serve_asgi
 from .ws import handle_websocket
 
 __all__ = [
@@ -129,9 +124,10 @@ class RemoteApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def close(self) -> None:
-        """Close every connection (their agents stop, their streams end)."""
-        await self.registry.close_all()
+    async def close(self, timeout: float | None = None) -> None:
+        """Close every connection: their streams end, their agents get ``timeout`` (by default
+        ``limits.shutdown_timeout``) to stop, then are cancelled."""
+        await self.registry.close_all(self.limits.shutdown_timeout if timeout is None else timeout)
 
     # ------------------------------------------------------------------ used by the handlers
 
@@ -151,7 +147,10 @@ class RemoteApp:
         self, transport: Transport, headers: Mapping[str, str]
     ) -> RemoteConnection:
         """A new connection for an authenticated client (``Refused``: 401/403, 503 when full)."""
-        principal = await self.authenticate(headers)
+        return self.open_connection_for(await self.authenticate(headers), transport)
+
+    def open_connection_for(self, principal: object, transport: Transport) -> RemoteConnection:
+        """A new connection for an authenticated principal (``Refused``: 503 when full)."""
         try:
             return self.registry.create(transport, principal)
         except LimitExceeded:
@@ -212,10 +211,13 @@ def serve_remote(
     log_level: str = "info",
     **app_options: Any,
 ) -> None:
-    """Serve ``agent`` on ``host:port`` until interrupted (uvicorn; hypercorn when ``http2``).
+    """Serve ``agent`` on ``host:port`` until SIGTERM or SIGINT (uvicorn; hypercorn when
+    ``http2``), then exit within ``limits.shutdown_timeout``.
 
     ``app_options`` are those of ``acp_asgi_app`` (``limits``, ``allowed_origins``,
-    ``authenticate``, ...); ``serve_asgi`` runs an app made already.
+    ``authenticate``, ...); ``serve_asgi`` runs an app made already. Silent and slow sockets are
+    closed, the soft open-file limit is raised to the hard one and peer-caused log lines are
+    rate-limited (docs/remote.md, "Running on the internet").
     """
     serve_asgi(
         acp_asgi_app(agent, **app_options),
@@ -226,56 +228,3 @@ def serve_remote(
         keyfile=keyfile,
         log_level=log_level,
     )
-
-
-def serve_asgi(
-    app: ASGIApp,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    http2: bool = False,
-    certfile: str | None = None,
-    keyfile: str | None = None,
-    log_level: str = "info",
-) -> None:
-    """Serve ``app`` until interrupted: uvicorn, or hypercorn for HTTP/2 (needs the ``remote`` extra).
-
-    Without TLS hypercorn speaks HTTP/2 with prior knowledge (h2c) besides HTTP/1.1; with
-    ``certfile``/``keyfile`` it negotiates h2 by ALPN, as browsers and most clients require.
-    """
-    if http2:
-        asyncio.run(_serve_hypercorn(app, host, port, certfile, keyfile, log_level))
-        return
-    try:
-        import uvicorn
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError("serve_remote needs uvicorn: install the `remote` extra") from exc
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        ssl_certfile=certfile,
-        ssl_keyfile=keyfile,
-        ws="websockets-sansio",
-        lifespan="on",
-    )
-
-
-async def _serve_hypercorn(
-    app: ASGIApp, host: str, port: int, certfile: str | None, keyfile: str | None, log_level: str
-) -> None:
-    try:
-        from hypercorn.asyncio import serve
-        from hypercorn.config import Config
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "serve_remote(http2=True) needs hypercorn: install the `remote` extra"
-        ) from exc
-    config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-    config.loglevel = log_level.upper()
-    if certfile is not None:
-        config.certfile = certfile
-        config.keyfile = keyfile
-    await serve(app, config)  # type: ignore[arg-type]

@@ -2,8 +2,9 @@
 
 Owns one WebSocket's life: the checks before the upgrade (path, Origin, authentication,
 connection limit), the upgrade with ``Acp-Connection-Id`` (and the affinity cookie) in its
-response headers, text frames in (binary ignored, the first must be ``initialize``), the agent's
-output out through one pump that cuts off a client which stops reading, and the cleanup of the
+response headers, text frames in (binary ignored, the first must be ``initialize``; one the
+agent refuses, or whose id the runtime refuses, may be followed by another), the agent's output
+out through one pump that cuts off a client which stops reading, and the cleanup of the
 connection and its sessions on disconnect.
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from .asgi import Receive, Refused, Scope, Send, affinity_header
+from .budget import refusal, refused_id
 from .conn import RemoteConnection
 from .limits import (
     ATTACH_METHODS,
@@ -39,6 +41,7 @@ CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_LIMIT = 1013
+PUMP_BATCH_BYTES = 256 * 1024  # output taken off the mailbox per batch: the rest stays counted
 
 
 async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -96,7 +99,6 @@ async def _deny(scope: Scope, send: Send, status: int, message: str) -> None:
 async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) -> int | None:
     """Feed the client's text frames to the agent; the close code to answer with (None: gone)."""
     limit = app.limits.max_request_body_bytes
-    initialized = False
     while not connection.closed:
         event = await receive()
         kind = event["type"]
@@ -112,22 +114,29 @@ async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) 
             return CLOSE_TOO_BIG
         connection.touch()
         message = parse_message(data)
-        if not initialized:
-            if (
-                message is None
-                or message.get("method") != INITIALIZE_METHOD
-                or message_id(message) is None
-            ):
-                logger.warning("first ACP WebSocket message must be an initialize request")
-                return CLOSE_PROTOCOL_ERROR
-            initialized = True
+        if message is not None and refused_id(message, connection.limits):
+            if not is_response(message):  # the runtime's answer would name no id: answer here
+                problem = "Invalid Request: id longer than 256 characters or out of 64-bit range"
+                connection.connection_stream.push(pydantic_core.to_json(refusal(problem)) + b"\n")
+            continue
+        if (
+            message is not None
+            and message.get("method") == INITIALIZE_METHOD
+            and message_id(message) is not None
+            and not connection.initialized
+        ):
+            connection.initialize_id = message_id(message)  # until one succeeds, others may follow
+        elif connection.initialize_id is None:
+            logger.warning("first ACP WebSocket message must be an initialize request")
+            return CLOSE_PROTOCOL_ERROR
         elif message is not None and not _admit(connection, message):
             continue
+        else:
+            connection.client_came_back()
         try:
             if message is not None and not is_response(message) and "id" in message:
                 await connection.drain()  # a client that is not reading gets no more answers
-            else:
-                await connection.room_for_input()
+            await connection.room_for_input()
             connection.inbound.feed(data.replace(b"\n", b" ") + b"\n")
         except ConnectionError:
             return CLOSE_LIMIT
@@ -149,9 +158,6 @@ def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
             problem = "Unknown session for this connection"
         elif method in ATTACH_METHODS and request_id is not None:
             connection.pending_attach[request_id] = session_id
-    if isinstance(request_id, str) and len(request_id) > connection.limits.max_id_length:
-        problem = "request id exceeds max_id_length"
-        request_id = None
     if problem is None:
         return True
     if "id" in message and not is_response(message):
@@ -174,7 +180,7 @@ async def _pump(connection: RemoteConnection, send: Send) -> None:
     box = connection.connection_stream
     box.has_receiver = True
     while True:
-        frames = await box.take()
+        frames = await box.take(None, PUMP_BATCH_BYTES)
         if frames is None:
             return
         loop = asyncio.get_running_loop()
