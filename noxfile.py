@@ -175,3 +175,20 @@ def stores(session: nox.Session) -> None:
         "tests/lifecycle/test_store_restart.py",
         *session.posargs,
     )
+
+
+@nox.session
+def cluster(session: nox.Session) -> None:
+    """HAProxy (tests/cluster/haproxy.cfg) in front of three workers sharing a session store,
+    SQLite then Redis: affinity of many connections, then a worker killed mid-turn and its
+    sessions resumed on another (tests/cluster/run.py). Installs Debian's haproxy and
+    redis-server when it can; skips, saying why, when it cannot."""
+    if not apt_install(session, "haproxy", "haproxy"):
+        session.skip("no haproxy and no way to install it (Debian: apt-get install haproxy)")
+    session.install("--config-settings", "editable_mode=compat", "-e", "./runtime[remote,redis]",
+                    "-e", ".[test]")
+    session.run("python", "tests/cluster/run.py", "--store", "sqlite", *session.posargs)
+    if apt_install(session, "redis-server", "redis-server"):
+        session.run("python", "tests/cluster/run.py", "--store", "redis", *session.posargs)
+    else:
+        session.warn("no redis-server and no way to install it: the Redis cluster is skipped")

@@ -18,12 +18,18 @@ async def main(spec: str, session_id: str) -> None:
     print("ready", flush=True)
     for n in itertools.count():
         text = [{"type": "text", "text": f"u{n}"}]
-        await record(store, session_id, {"sessionUpdate": "user_message", "messageId": f"u{n}",
-                                         "content": text})
+        await record(
+            store,
+            session_id,
+            {"sessionUpdate": "user_message", "messageId": f"u{n}", "content": text},
+        )
         print(f"entry {n}", flush=True)
         chunk = {"type": "text", "text": str(n)}
-        await record(store, session_id, {"sessionUpdate": "agent_message_chunk",
-                                         "messageId": "stream", "content": chunk})
+        await record(
+            store,
+            session_id,
+            {"sessionUpdate": "agent_message_chunk", "messageId": "stream", "content": chunk},
+        )
         print(f"chunk {n}", flush=True)
 
 

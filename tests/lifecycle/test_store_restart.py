@@ -28,8 +28,9 @@ async def first_life(db: str) -> tuple[str, str, list[dict[str, object]]]:
 async def resume(agent: WirePeer, session_id: str) -> dict[str, object]:
     params = {"protocolVersion": 2, "info": {"name": "t", "version": "1"}, "capabilities": {}}
     await agent.call("initialize", params)
-    return await agent.call("session/resume", {"sessionId": session_id, "cwd": "/tmp",
-                                               "replayFrom": {"type": "start"}})
+    return await agent.call(
+        "session/resume", {"sessionId": session_id, "cwd": "/tmp", "replayFrom": {"type": "start"}}
+    )
 
 
 async def test_a_session_is_resumed_by_a_new_agent_process_on_the_same_file(tmp_path: Path) -> None:
@@ -42,11 +43,19 @@ async def test_a_session_is_resumed_by_a_new_agent_process_on_the_same_file(tmp_
         assert "result" in answer, answer
         replayed = agent.updates()
         kinds = [u["sessionUpdate"] for u in replayed]
-        assert kinds == ["user_message", "agent_thought", "agent_message", "plan_update", "state_update"]
+        assert kinds == [
+            "user_message",
+            "agent_thought",
+            "agent_message",
+            "plan_update",
+            "state_update",
+        ]
         assert replayed[0]["messageId"] == message_id
-        assert replayed[2] == {"sessionUpdate": "agent_message", "messageId": reply["messageId"],
-                               "content": [{"type": "text", "text": w + " "}
-                                           for w in "remember these words".split()]}
+        assert replayed[2] == {
+            "sessionUpdate": "agent_message",
+            "messageId": reply["messageId"],
+            "content": [{"type": "text", "text": w + " "} for w in "remember these words".split()],
+        }
         assert replayed[-1] == {"sessionUpdate": "state_update", "state": "idle"}
         again = await agent.call("session/prompt", prompt(session_id, "and more"))
         assert "messageId" in again["result"]

@@ -71,7 +71,12 @@ TIMELINE: list[dict[str, Any]] = [
     {"sessionUpdate": "user_message", "messageId": "msg_u1", "content": [text("hi")]},
     {"sessionUpdate": "state_update", "state": "running"},
     {"sessionUpdate": "agent_message_chunk", "messageId": "msg_a1", "content": text("hel")},
-    {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "title": "ls", "status": "pending"},
+    {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "call_1",
+        "title": "ls",
+        "status": "pending",
+    },
     {"sessionUpdate": "notice", "level": "info", "message": "live only"},
     {"sessionUpdate": "agent_message_chunk", "messageId": "msg_a1", "content": text("lo")},
     {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed"},
@@ -88,9 +93,18 @@ TIMELINE: list[dict[str, Any]] = [
 REPLAY: list[dict[str, Any]] = [
     {"sessionUpdate": "user_message", "messageId": "msg_u1", "content": [text("hi")]},
     {"sessionUpdate": "agent_message", "messageId": "msg_a1", "content": [text("hel"), text("lo")]},
-    {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "title": "ls", "status": "completed"},
-    {"sessionUpdate": "compaction_update", "compactionId": "cmp_1", "status": "completed",
-     "summary": [text("sum")]},
+    {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "call_1",
+        "title": "ls",
+        "status": "completed",
+    },
+    {
+        "sessionUpdate": "compaction_update",
+        "compactionId": "cmp_1",
+        "status": "completed",
+        "summary": [text("sum")],
+    },
     {"sessionUpdate": "plan_update", "plan": {"planId": "plan_2", "entries": []}},
     {"sessionUpdate": "future_kind", "x": 1.5},
 ]
@@ -115,8 +129,11 @@ async def test_live_only_updates_are_never_stored(store: Any) -> None:
     for update in TIMELINE:
         if update["sessionUpdate"] in ("notice", "state_update", "usage_update"):
             await record(store, "sess_live", update)
-    await record(store, "sess_live", {"sessionUpdate": "terminal_output_chunk",
-                                      "terminalId": "t1", "data": "bytes"})
+    await record(
+        store,
+        "sess_live",
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": "bytes"},
+    )
     assert await store.entries("sess_live") == []
 
 
@@ -126,17 +143,27 @@ async def test_session_description_and_forget(store: Any) -> None:
     await store.save_session("sess_d", {"cwd": "/w", "version": 2})
     await store.save_session("sess_d", {"cwd": "/w", "version": 2, "title": "first prompt"})
     await record(store, "sess_d", TIMELINE[0])
-    assert await store.load_session("sess_d") == {"cwd": "/w", "version": 2, "title": "first prompt"}
+    assert await store.load_session("sess_d") == {
+        "cwd": "/w",
+        "version": 2,
+        "title": "first prompt",
+    }
     await store.forget("sess_d")
     assert (await store.load_session("sess_d"), await store.entries("sess_d")) == (None, [])
 
 
 async def _stream(store: Any, session_id: str, chunks: int) -> None:
     for n in range(chunks):
-        await record(store, session_id, {"sessionUpdate": "user_message", "messageId": f"u{n}",
-                                         "content": [text(session_id)]})
-        await record(store, session_id, {"sessionUpdate": "agent_message_chunk",
-                                         "messageId": "reply", "content": text(str(n))})
+        await record(
+            store,
+            session_id,
+            {"sessionUpdate": "user_message", "messageId": f"u{n}", "content": [text(session_id)]},
+        )
+        await record(
+            store,
+            session_id,
+            {"sessionUpdate": "agent_message_chunk", "messageId": "reply", "content": text(str(n))},
+        )
 
 
 @pytest.mark.parametrize("spec", KINDS, indirect=True)
@@ -145,11 +172,19 @@ async def test_concurrent_sessions_keep_their_own_history(spec: str, store: Any)
     other = store if spec == "memory" else open_store(spec)
     try:
         sessions = [f"sess_{n}" for n in range(12)]
-        await asyncio.wait_for(asyncio.gather(*(
-            _stream(store if n % 2 else other, sid, 15) for n, sid in enumerate(sessions))), WAIT)
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(_stream(store if n % 2 else other, sid, 15) for n, sid in enumerate(sessions))
+            ),
+            WAIT,
+        )
         for sid in sessions:
             entries = await store.entries(sid)
-            assert [e["messageId"] for e in entries] == ["u0", "reply", *(f"u{n}" for n in range(1, 15))]
+            assert [e["messageId"] for e in entries] == [
+                "u0",
+                "reply",
+                *(f"u{n}" for n in range(1, 15)),
+            ]
             assert entries[1]["content"] == [text(str(n)) for n in range(15)]
             assert all(e["content"] == [text(sid)] for e in entries if e["messageId"] != "reply")
     finally:
@@ -159,10 +194,18 @@ async def test_concurrent_sessions_keep_their_own_history(spec: str, store: Any)
 
 @pytest.mark.parametrize("spec", DURABLE, indirect=True)
 async def test_a_writer_killed_between_writes_loses_nothing_acknowledged(spec: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
     writer = await asyncio.create_subprocess_exec(
-        sys.executable, str(HERE / "store_writer.py"), spec, "sess_crash",
-        stdout=asyncio.subprocess.PIPE, env=env)
+        sys.executable,
+        str(HERE / "store_writer.py"),
+        spec,
+        "sess_crash",
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+    )
     assert writer.stdout is not None
     acknowledged: list[str] = []
     try:
@@ -187,5 +230,7 @@ async def test_a_writer_killed_between_writes_loses_nothing_acknowledged(spec: s
     stream = next(e for e in entries if e["messageId"] == "stream")
     # Everything acknowledged is there, in order (a write in flight at the kill may be too).
     assert users[: max(entries_done) + 1] == [f"u{n}" for n in range(max(entries_done) + 1)]
-    assert stream["content"][: max(chunks_done) + 1] == [text(str(n)) for n in range(max(chunks_done) + 1)]
+    assert stream["content"][: max(chunks_done) + 1] == [
+        text(str(n)) for n in range(max(chunks_done) + 1)
+    ]
     assert [e["messageId"] for e in entries[:2]] == ["u0", "stream"]

@@ -45,8 +45,14 @@ class RedisHistory:
     """A `HistoryStore` in Redis at `url` (`redis://host:port/db`, `rediss://` for TLS), or on
     a `client` (a `redis.asyncio.Redis`) the caller made and closes."""
 
-    def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str = "acp:",
-                 ttl: int | None = None, client: Any = None) -> None:
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = "acp:",
+        ttl: int | None = None,
+        client: Any = None,
+    ) -> None:
         if client is None:
             try:
                 import redis.asyncio as aioredis

@@ -55,14 +55,16 @@ def _dumps(value: Json) -> str:
 class SqliteHistory:
     """A `HistoryStore` in the SQLite file `path` (created with its tables if absent)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL",
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: str = "FULL", timeout: float = 30.0
+    ) -> None:
         if synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, not {synchronous!r}")
         self.path = os.fspath(path)
         # Opened here, in the caller's thread, so that a bad path fails at once with its reason.
-        self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
-                                   check_same_thread=False)
+        self._db = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         self._db.executescript(_SCHEMA)
