@@ -12,10 +12,13 @@ an SQLite file), driven through the balancer by our remote clients, WebSocket an
    names the dead worker: HAProxy redispatches), `session/resume` each session with `replayFrom:
    start` on another worker, get the history (the user message with its original id, the reply
    with at least every chunk they had received live) and prompt again there; the other workers'
-   turns end normally.
+   turns end normally;
+3. the same as 1 with the TypeScript SDK's ws and http clients (skipped without node and npm).
 
 Prints the figures as JSON (and writes them to --json). Exit status 0 when every check held.
-usage: run.py [--store sqlite|redis] [--connections 48] [--failover 24] [--json PATH]
+
+usage: run.py [--store sqlite|redis] [--connections 48] [--failover 24] [--ts-connections 24]
+              [--json PATH]
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +38,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
-from cluster_kit import GENERATED, running
+from cluster_kit import GENERATED, HERE, running
 
 sys.path.insert(0, str(GENERATED))
 import acp_v2_draft as acp  # noqa: E402
@@ -170,14 +175,16 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
         assert result.stop_reason == "end_turn" and conn.check_tags(result.text) == 42, result
         return True
 
-    async def resume(conn: Conn) -> tuple[float, int]:
+    async def resume(conn: Conn) -> dict[str, Any]:
         for sid in sessions[conn]:  # the turns cannot end: the connection drops
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(turns[conn, sid], STEP)
+        detected = time.perf_counter() - killed_at
         live = {sid: (conn.client.seen[sid][0], chunks(conn, sid)) for sid in sessions[conn]}
         await conn.close()
         started = time.perf_counter()
         await conn.open()  # the same cookie jar: the cookie names the dead worker
+        reconnected = time.perf_counter() - started
         assert conn.worker != victim, f"reconnected to the dead worker {victim}"
         replayed = 0
         for sid, (echo, received) in live.items():
@@ -195,9 +202,10 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
         for sid in live:  # the session goes on, on its new worker
             result = await asyncio.wait_for(conn.client.prompt(sid, "after the failover"), STEP)
             assert result.stop_reason == "end_turn" and conn.check_tags(result.text) == 3
-        return latency, replayed
+        return {"transport": conn.url.partition(":")[0], "detected": detected,
+                "reconnected": reconnected, "resumed": latency, "replayed": replayed}
 
-    async def resumed_all() -> list[tuple[float, int]]:
+    async def resumed_all() -> list[dict[str, Any]]:
         outcomes = await asyncio.gather(*(resume(conn) for conn in moved))
         nonlocal recovered
         recovered = time.perf_counter() - killed_at
@@ -212,7 +220,11 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
     new_workers = Counter(conn.worker for conn in moved)
     for conn in conns:
         await conn.close()
-    latencies = [latency for latency, _ in outcomes]
+
+    def spread(key: str) -> dict[str, float]:
+        values = [o[key] for o in outcomes]
+        return {"p50": round(statistics.median(values), 3), "max": round(max(values), 3)}
+
     return {
         "connections": connections,
         "killed": victim,
@@ -220,19 +232,76 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
         "moved_sessions": 2 * len(moved),
         "moved_to": dict(sorted(new_workers.items())),
         "surviving_turns_completed": survivors_ok,
-        "replayed_chunks": sum(r for _, r in outcomes),
-        "reconnect_and_resume_seconds_p50": round(statistics.median(latencies), 3),
-        "reconnect_and_resume_seconds_max": round(max(latencies), 3),
-        "kill_to_all_resumed_seconds": round(recovered, 3),
+        "replayed_chunks": sum(o["replayed"] for o in outcomes),
+        "seconds_from_kill_to_drop_seen": spread("detected"),
+        "seconds_to_reconnect": spread("reconnected"),
+        "seconds_to_reconnect_and_resume_both_sessions": spread("resumed"),
+        "seconds_from_kill_to_all_resumed": round(recovered, 3),
     }
 
 
-async def scenario(cluster: Any, connections: int, failover_connections: int) -> dict[str, Any]:
+def node_client() -> str | None:
+    """`node` with the TypeScript SDK reachable from here (tests/remote's pinned install, made
+    with npm when missing, linked as node_modules), or None (the TypeScript phase is skipped)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return None
+    remote_dir = HERE.parent / "remote"
+    if not (remote_dir / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund"],
+            cwd=remote_dir,
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            return None
+    link = HERE / "node_modules"
+    if not link.exists():
+        link.symlink_to(Path("..") / "remote" / "node_modules")
+    return node
+
+
+async def typescript(base: str, node: str | None, connections: int) -> dict[str, Any]:
+    """Phase 1 again with the TypeScript SDK's ws and http clients (one node process each)."""
+    if node is None:
+        return {"skipped": "no node and npm, or the SDK could not be installed"}
+    figures: dict[str, Any] = {}
+    for transport in ("ws", "http"):
+        url = f"{transport}://{base}/acp"
+        process = await asyncio.create_subprocess_exec(
+            node,
+            str(HERE / "ts_cluster_client.mjs"),
+            transport,
+            url,
+            str(connections),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 150)
+        lines = out.decode().strip().splitlines()
+        record = json.loads(lines[-1]) if lines else {"ok": False, "error": err.decode()[-2000:]}
+        assert (
+            process.returncode == 0 and record["ok"]
+        ), f"TypeScript {transport}: {record['error']}"
+        per_worker = dict(sorted(record["perWorker"].items()))
+        assert len(per_worker) >= 2, f"TypeScript {transport}: all on one worker: {per_worker}"
+        figures[transport] = {
+            "connections": connections,
+            "words_checked": record["words"],
+            "connections_per_worker": per_worker,
+        }
+    return figures
+
+
+async def scenario(cluster: Any, args: argparse.Namespace, node: str | None) -> dict[str, Any]:
     return {
         "store": cluster.store_kind,
         "workers": len(cluster.workers),
-        "affinity": await affinity(cluster.base, connections),
-        "failover": await failover(cluster, cluster.base, failover_connections),
+        "affinity": await affinity(cluster.base, args.connections),
+        "typescript": await typescript(cluster.base, node, args.ts_connections),
+        "failover": await failover(cluster, cluster.base, args.failover),
     }
 
 
@@ -241,6 +310,7 @@ def main() -> int:
     parser.add_argument("--store", choices=["sqlite", "redis"], default="sqlite")
     parser.add_argument("--connections", type=int, default=48)
     parser.add_argument("--failover", type=int, default=24)
+    parser.add_argument("--ts-connections", type=int, default=24)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from cluster_kit import missing
@@ -254,8 +324,8 @@ def main() -> int:
         running(Path(home), args.store) as cluster,
     ):
         try:
-            figures = asyncio.run(scenario(cluster, args.connections, args.failover))
-        except (AssertionError, TimeoutError) as error:
+            figures = asyncio.run(scenario(cluster, args, node_client()))
+        except Exception as error:  # a failed check, a timeout, a refused request: all reported
             logs = "\n".join(
                 f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
                 for p in Path(home).glob("*.log")
