@@ -96,6 +96,7 @@ def bench(session: nox.Session) -> None:
         "bench/session_state.py",
         "bench/remote.py",
         "bench/chain.py",
+        "bench/stores.py",
     ):
         session.run("python", script, *session.posargs)
 

@@ -40,8 +40,9 @@ def free_port() -> int:
 class RedisServer:
     """A redis-server of the test's own on a free port, its data (append-only file) in `home`."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, fsync: str = "always") -> None:
         self.home = home
+        self.fsync = fsync  # `appendfsync`: always (every acknowledged write synced), everysec
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -62,7 +63,7 @@ class RedisServer:
                 "--appendonly",
                 "yes",
                 "--appendfsync",
-                "always",
+                self.fsync,
                 "--save",
                 "",
                 "--protected-mode",

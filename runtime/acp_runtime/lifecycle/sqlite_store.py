@@ -6,10 +6,11 @@ balancer): WAL mode lets readers go on while one writes, and a writer waits up t
 another's lock. Each session's entries keep the position of their first insertion (the rowid,
 which an upsert keeps), so a replay sends them in timeline order.
 
-SQLite calls block, so they run in one thread of the store's own; the event loop only waits.
-Writes arriving while a transaction commits are committed together in the next one (group
-commit): a streaming turn's many small updates cost one disk sync per batch, not one each, and
-none is acknowledged before its batch is durable (`synchronous="FULL"`, the default: durable
+SQLite writes block (a commit syncs the disk), so they run in one thread of the store's own; the
+event loop only waits (reads are quick and run at once, on a connection of their own). Writes
+arriving while a transaction commits are committed together in the next one (group commit): a
+streaming turn's many small updates cost one disk sync per batch, not one each, and none is
+acknowledged before its batch is durable (`synchronous="FULL"`, the default: durable
 against power loss too; `"NORMAL"` against a crash of the process only, with fewer syncs).
 """
 
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS acp_sessions (
 );
 """
 _MAX_BATCH = 256  # operations committed in one transaction at most
+_READ_TIMEOUT = 1.0  # a reader waits for a lock only in rare cases (WAL recovery): briefly
 _STOP = object()
 
 Op = Callable[[sqlite3.Connection], Any]
@@ -68,6 +70,12 @@ class SqliteHistory:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         self._db.executescript(_SCHEMA)
+        # Reads run at once on the event loop's thread, on a connection of their own: in WAL mode
+        # a reader does not wait for writers, and a point read by key takes microseconds, less
+        # than a hop to the writer thread. Every acknowledged write is committed, so it is seen.
+        self._reader = sqlite3.connect(
+            self.path, timeout=_READ_TIMEOUT, isolation_level=None, check_same_thread=False
+        )
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="acp-sqlite-history", daemon=True)
         self._thread.start()
@@ -79,12 +87,12 @@ class SqliteHistory:
         """One entry, or None."""
 
         def op(db: sqlite3.Connection) -> Json | None:
-            row = db.execute(
+            rows = db.execute(
                 "SELECT entry FROM acp_entries WHERE session_id = ? AND key = ?", (session_id, key)
-            ).fetchone()
-            return None if row is None else dict(json.loads(row[0]))
+            ).fetchall()  # all: the statement ends, no read snapshot stays open
+            return dict(json.loads(rows[0][0])) if rows else None
 
-        result: Json | None = await self._call(op, write=False)
+        result: Json | None = self._read(op)
         return result
 
     async def put(self, session_id: str, key: str, entry: Json) -> None:
@@ -115,7 +123,7 @@ class SqliteHistory:
             ).fetchall()
             return [dict(json.loads(row[0])) for row in rows]
 
-        result: list[Json] = await self._call(op, write=False)
+        result: list[Json] = self._read(op)
         return result
 
     async def forget(self, session_id: str) -> None:
@@ -142,12 +150,12 @@ class SqliteHistory:
         """The session's description, or None."""
 
         def op(db: sqlite3.Connection) -> Json | None:
-            row = db.execute(
+            rows = db.execute(
                 "SELECT info FROM acp_sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            return None if row is None else dict(json.loads(row[0]))
+            ).fetchall()  # all: the statement ends, no read snapshot stays open
+            return dict(json.loads(rows[0][0])) if rows else None
 
-        result: Json | None = await self._call(op, write=False)
+        result: Json | None = self._read(op)
         return result
 
     async def close(self) -> None:
@@ -157,8 +165,14 @@ class SqliteHistory:
         self._closed = True
         self._jobs.put(_STOP)
         await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
+        self._reader.close()
 
     # ------------------------------------------------------------------ the store's thread
+
+    def _read(self, op: Op) -> Any:
+        if self._closed:
+            raise RuntimeError("the SQLite history store is closed")
+        return op(self._reader)
 
     async def _call(self, op: Op, write: bool = True) -> Any:
         if self._closed:
