@@ -66,4 +66,7 @@ async function one(n) {
 
 Promise.all(Array.from({ length: record.connections }, (_, n) => one(n)))
   .then(() => { record.ok = true; finish(0); })
-  .catch((error) => { record.error = String(error?.stack ?? error); finish(1); });
+  .catch((error) => {
+    record.error = String(error?.stack ?? error) + (error?.cause ? ` (cause: ${error.cause?.stack ?? error.cause})` : "");
+    finish(1);
+  });
