@@ -27,9 +27,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,8 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
-from cluster_kit import GENERATED, HERE, running
+from cluster_kit import GENERATED, running
+from ts_phase import node_client, typescript
 
 sys.path.insert(0, str(GENERATED))
 import acp_v2_draft as acp  # noqa: E402
@@ -202,8 +201,13 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
         for sid in live:  # the session goes on, on its new worker
             result = await asyncio.wait_for(conn.client.prompt(sid, "after the failover"), STEP)
             assert result.stop_reason == "end_turn" and conn.check_tags(result.text) == 3
-        return {"transport": conn.url.partition(":")[0], "detected": detected,
-                "reconnected": reconnected, "resumed": latency, "replayed": replayed}
+        return {
+            "transport": conn.url.partition(":")[0],
+            "detected": detected,
+            "reconnected": reconnected,
+            "resumed": latency,
+            "replayed": replayed,
+        }
 
     async def resumed_all() -> list[dict[str, Any]]:
         outcomes = await asyncio.gather(*(resume(conn) for conn in moved))
@@ -238,61 +242,6 @@ async def failover(cluster: Any, base: str, connections: int) -> dict[str, Any]:
         "seconds_to_reconnect_and_resume_both_sessions": spread("resumed"),
         "seconds_from_kill_to_all_resumed": round(recovered, 3),
     }
-
-
-def node_client() -> str | None:
-    """`node` with the TypeScript SDK reachable from here (tests/remote's pinned install, made
-    with npm when missing, linked as node_modules), or None (the TypeScript phase is skipped)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        return None
-    remote_dir = HERE.parent / "remote"
-    if not (remote_dir / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"],
-            cwd=remote_dir,
-            capture_output=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            return None
-    link = HERE / "node_modules"
-    if not link.exists():
-        link.symlink_to(Path("..") / "remote" / "node_modules")
-    return node
-
-
-async def typescript(base: str, node: str | None, connections: int) -> dict[str, Any]:
-    """Phase 1 again with the TypeScript SDK's ws and http clients (one node process each)."""
-    if node is None:
-        return {"skipped": "no node and npm, or the SDK could not be installed"}
-    figures: dict[str, Any] = {}
-    for transport in ("ws", "http"):
-        url = f"{transport}://{base}/acp"
-        process = await asyncio.create_subprocess_exec(
-            node,
-            str(HERE / "ts_cluster_client.mjs"),
-            transport,
-            url,
-            str(connections),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(), 150)
-        lines = out.decode().strip().splitlines()
-        record = json.loads(lines[-1]) if lines else {"ok": False, "error": err.decode()[-2000:]}
-        assert (
-            process.returncode == 0 and record["ok"]
-        ), f"TypeScript {transport}: {record['error']}"
-        per_worker = dict(sorted(record["perWorker"].items()))
-        assert len(per_worker) >= 2, f"TypeScript {transport}: all on one worker: {per_worker}"
-        figures[transport] = {
-            "connections": connections,
-            "words_checked": record["words"],
-            "connections_per_worker": per_worker,
-        }
-    return figures
 
 
 async def scenario(cluster: Any, args: argparse.Namespace, node: str | None) -> dict[str, Any]:
