@@ -167,7 +167,7 @@ class SqliteHistory:
         await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
         self._reader.close()
 
-    # ------------------------------------------------------------------ the store's thread
+    # ------------------------------------------------------------------ reads here, writes there
 
     def _read(self, op: Op) -> Any:
         if self._closed:
