@@ -13,6 +13,7 @@ was not written to for that long, so abandoned sessions do not accumulate.
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -54,8 +55,8 @@ class RedisHistory:
         client: Any = None,
     ) -> None:
         if client is None:
-            try:
-                import redis.asyncio as aioredis
+            try:  # by name: an optional dependency the type checker need not have installed
+                aioredis: Any = importlib.import_module("redis.asyncio")
             except ImportError as error:
                 raise ImportError(
                     "RedisHistory needs the redis client: pip install 'acp-runtime[redis]'"
