@@ -1,5 +1,5 @@
 """Nox sessions: tests, network, hostile, hostile_clients, coverage, lint, typecheck, regen, bench,
-pydantic, interop."""
+pydantic, interop, stores, cluster."""
 
 from __future__ import annotations
 
@@ -115,6 +115,7 @@ def bench(session: nox.Session) -> None:
         "bench/session_state.py",
         "bench/remote.py",
         "bench/chain.py",
+        "bench/stores.py",
     ):
         session.run("python", script, *session.posargs)
 
@@ -158,3 +159,56 @@ def interop(session: nox.Session) -> None:
         "pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"}
     )
     session.run("python", "scripts/peer_figures.py")
+
+
+def apt_install(session: nox.Session, program: str, package: str) -> bool:
+    """Whether `program` is on PATH, installing Debian's `package` first when it is not and this
+    runs as root with apt-get (CI and developer machines); False (the caller skips) otherwise."""
+    import os
+    import shutil
+
+    if shutil.which(program) is not None:
+        return True
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return False
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-qq", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-qq", package, external=True, env=env)
+    return shutil.which(program) is not None
+
+
+@nox.session
+def stores(session: nox.Session) -> None:
+    """The session history stores' contract tests (memory, SQLite, Redis) and a session resumed
+    by a restarted agent; installs Debian's redis-server when it can (the Redis cases skip,
+    saying why, without it)."""
+    session.install("--config-settings", "editable_mode=compat", "-e", "./runtime[redis]",
+                    "-e", ".[test]")
+    if not apt_install(session, "redis-server", "redis-server"):
+        session.warn("no redis-server and no way to install it: the Redis cases will skip")
+    session.run(
+        "pytest",
+        "-n",
+        "0",
+        "-rs",
+        "tests/lifecycle/test_stores.py",
+        "tests/lifecycle/test_store_restart.py",
+        *session.posargs,
+    )
+
+
+@nox.session
+def cluster(session: nox.Session) -> None:
+    """HAProxy (tests/cluster/haproxy.cfg) in front of three workers sharing a session store,
+    SQLite then Redis: affinity of many connections, then a worker killed mid-turn and its
+    sessions resumed on another (tests/cluster/run.py). Installs Debian's haproxy and
+    redis-server when it can; skips, saying why, when it cannot."""
+    if not apt_install(session, "haproxy", "haproxy"):
+        session.skip("no haproxy and no way to install it (Debian: apt-get install haproxy)")
+    session.install("--config-settings", "editable_mode=compat", "-e", "./runtime[remote,redis]",
+                    "-e", ".[test]")
+    session.run("python", "tests/cluster/run.py", "--store", "sqlite", *session.posargs)
+    if apt_install(session, "redis-server", "redis-server"):
+        session.run("python", "tests/cluster/run.py", "--store", "redis", *session.posargs)
+    else:
+        session.warn("no redis-server and no way to install it: the Redis cluster is skipped")

@@ -1,6 +1,7 @@
 """A `TurnAgent` on a generated package (argv[1]: acp_v1 or acp_v2_draft) whose turn does what
 its prompt says: `fail` raises, `hang` waits for ever, `slow` streams slowly, `permission` asks
-to run a tool call, anything else is echoed word by word. The same `respond` serves v1 and v2."""
+to run a tool call, anything else is echoed word by word. The same `respond` serves v1 and v2.
+With `HISTORY_DB` set, its sessions live in that SQLite file (`SqliteHistory`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from typing import Any
 
 from acp_runtime.jsonrpc import Limits
-from acp_runtime.lifecycle import Turn, TurnAgent
+from acp_runtime.lifecycle import Sessions, SqliteHistory, Turn, TurnAgent
 
 acp: Any = importlib.import_module(sys.argv[1])
 
@@ -46,4 +47,6 @@ class Agent(TurnAgent, acp.Agent):  # type: ignore[misc]
 
 if __name__ == "__main__":
     limits = Limits(turn_timeout=float(os.environ.get("TURN_TIMEOUT", "10")))
-    asyncio.run(acp.serve_agent(Agent(), limits=limits))
+    db = os.environ.get("HISTORY_DB")
+    sessions = Sessions(SqliteHistory(db)) if db else None
+    asyncio.run(acp.serve_agent(Agent(sessions), limits=limits))

@@ -3,10 +3,12 @@
 Agent side: `TurnAgent` (put it before a generated `Agent`) answers the session methods of ACP v1
 and v2 alike and runs each prompt's `respond(turn)` (`Turn`, `ToolCall`): insertion, message ids,
 `running` / `idle` and stop reasons, cancellation, errors, one turn at a time per session, and
-the history `session/resume` replays (`HistoryStore`, `MemoryHistory`; share one `Sessions` between
-the agents of several connections to resume a session over a new one). Client side:
-`PromptingClient` (before a generated `Client`): `await client.prompt(session_id, ...)` returns
-when the turn is over, with its stop reason and its messages.
+the history `session/resume` replays (`HistoryStore`: `MemoryHistory` by default,
+`SqliteHistory` to survive a restart, `RedisHistory` for several hosts; share one `Sessions`
+between the agents of several connections to resume a session over a new one, one store between
+workers to resume it on another worker). Client side: `PromptingClient` (before a generated
+`Client`): `await client.prompt(session_id, ...)` returns when the turn is over, with its stop
+reason and its messages.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 from .agent import TurnAgent
 from .client import PromptingClient, PromptTurn, TurnResult
 from .history import HistoryStore, MemoryHistory
+from .redis_store import RedisHistory
 from .session import LiveSession, Sessions
+from .sqlite_store import SqliteHistory
 from .turn import ToolCall, Turn
 from .wire import ALLOW_OR_REJECT, Dialect
 
@@ -26,7 +30,9 @@ __all__ = [
     "MemoryHistory",
     "PromptTurn",
     "PromptingClient",
+    "RedisHistory",
     "Sessions",
+    "SqliteHistory",
     "ToolCall",
     "Turn",
     "TurnAgent",

@@ -4,9 +4,10 @@ coroutine an agent author writes (`respond`).
 Put it before the generated `Agent` of any package: `class MyAgent(TurnAgent, acp.Agent)`. It
 answers `initialize` (the agent's `name`, `title`, `version`), `session/new`, `session/prompt`,
 `session/cancel`, `session/close`, `session/list` and `session/resume` (v2: replaying the
-materialized history), and runs each prompt's turn (`session.LiveSession`). Each method can be
-overridden; the answers are built with the package's own result models, found in its method
-table, so the runtime needs no generated package.
+materialized history, of a session of this process or one its store knows), and runs each
+prompt's turn (`session.LiveSession`). Each method can be overridden; the answers are built with
+the package's own result models, found in its method table, so the runtime needs no generated
+package.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class TurnAgent:
     async def session_new(self, params: Any) -> Any:
         """Create a session, idle, attached to this connection."""
         session = self.sessions.open(str(params.cwd), self.dialect, self.peer)
+        await session.save()  # known to the store: another worker can take it over
         return self.answer("session/new", {"sessionId": session.session_id})
 
     async def session_prompt(self, params: Any) -> Any:
@@ -142,11 +144,11 @@ class TurnAgent:
     async def session_resume(self, params: Any) -> Any:
         """Attach the session to this connection; replay its history when asked (`replayFrom`
         `start`: each entry once, materialized, with its original ids), then report its state."""
-        session = self.sessions.get(params.session_id, self.dialect)
         replay = getattr(params, "replay_from", None)
         replay = None if replay is None else replay.to_dict()
         if replay is not None and replay.get("type") != "start":
             raise RpcError.invalid_params({"replayFrom": replay, "supported": ["start"]})
+        session = await self.sessions.attach(params.session_id, self.dialect, self.peer)
         session.peer = self.peer  # its updates go to this connection from now on
         if replay is not None:
             for entry in await session.store.entries(session.session_id):

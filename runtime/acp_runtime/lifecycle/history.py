@@ -11,12 +11,16 @@ and usage (`state_update`, `usage_update`: `session/resume` reports the current 
 An update of a kind this runtime does not know is kept raw, in arrival order.
 
 The store interface is small and async, so a database can stand behind it; `MemoryHistory` is
-the default, in memory, for the process's life.
+the default, in memory, for the process's life. `SqliteHistory` (`sqlite_store`: one host, survives
+a restart) and `RedisHistory` (`redis_store`: several hosts) keep it in a database. A store also
+keeps each session's description (`save_session`), which lets another process take the session
+over: `session/resume` on a worker that never saw it, or after a restart.
 """
 
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -51,6 +55,13 @@ _SINGLETONS = frozenset(
     {"available_commands_update", "config_option_update", "session_info_update", "plan"}
 )
 _unique = itertools.count()
+# Anonymous entries (a chunk without id, a raw update) are keyed by this process and a counter:
+# another process taking a session over (a worker after a failover) must not reuse a key.
+_PROCESS = uuid.uuid4().hex[:12]
+
+
+def _anonymous(prefix: str) -> str:
+    return f"{prefix}:#{_PROCESS}.{next(_unique)}"
 
 
 class HistoryStore(Protocol):
@@ -73,7 +84,15 @@ class HistoryStore(Protocol):
         ...
 
     async def forget(self, session_id: str) -> None:
-        """Drop the whole session."""
+        """Drop the whole session: its entries and its description."""
+        ...
+
+    async def save_session(self, session_id: str, info: Json) -> None:
+        """Keep the session's description (JSON: its cwd, version, title), replacing the last."""
+        ...
+
+    async def load_session(self, session_id: str) -> Json | None:
+        """The session's description, or None if the store does not know the session."""
         ...
 
 
@@ -82,6 +101,7 @@ class MemoryHistory:
 
     def __init__(self) -> None:
         self._sessions: dict[str, dict[str, Json]] = {}
+        self._infos: dict[str, Json] = {}
 
     async def get(self, session_id: str, key: str) -> Json | None:
         """One entry, or None."""
@@ -102,6 +122,16 @@ class MemoryHistory:
     async def forget(self, session_id: str) -> None:
         """Drop the session."""
         self._sessions.pop(session_id, None)
+        self._infos.pop(session_id, None)
+
+    async def save_session(self, session_id: str, info: Json) -> None:
+        """Keep the session's description."""
+        self._infos[session_id] = dict(info)
+
+    async def load_session(self, session_id: str) -> Json | None:
+        """The session's description, or None."""
+        info = self._infos.get(session_id)
+        return None if info is None else dict(info)
 
 
 def _append(entry: Json, field: str, item: Any) -> None:
@@ -117,7 +147,7 @@ async def record(store: HistoryStore, session_id: str, update: Mapping[str, Any]
     if kind in _CHUNKS:
         entity, id_field, field = _CHUNKS[kind]
         entity_id = update.get(id_field)
-        key = f"{entity}:{entity_id}" if entity_id is not None else f"{entity}:#{next(_unique)}"
+        key = f"{entity}:{entity_id}" if entity_id is not None else _anonymous(entity)
         entry = await store.get(session_id, key) or {"sessionUpdate": entity}
         if entity_id is not None:
             entry[id_field] = entity_id
@@ -142,4 +172,4 @@ async def record(store: HistoryStore, session_id: str, update: Mapping[str, Any]
     elif kind in _SINGLETONS:
         await store.put(session_id, kind, dict(update))
     else:  # unknown to this runtime: kept as it came
-        await store.put(session_id, f"raw:#{next(_unique)}", dict(update))
+        await store.put(session_id, _anonymous("raw"), dict(update))

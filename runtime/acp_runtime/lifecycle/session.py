@@ -80,6 +80,16 @@ class LiveSession:
     def __post_init__(self) -> None:
         self.idle.set()
 
+    def describe(self) -> Json:
+        """What the store keeps of the session to take it over in another process."""
+        info: Json = {"cwd": self.cwd, "version": self.dialect.version}
+        info["updatedAt"] = self.updated_at
+        return info if self.title is None else {**info, "title": self.title}
+
+    async def save(self) -> None:
+        """Write the session's description to the store (at creation and at each prompt)."""
+        await self.store.save_session(self.session_id, self.describe())
+
     def handle(self) -> Any:
         """The generated `SessionHandle` for this session, its updates recorded."""
         handle = self.peer.session(self.session_id)
@@ -195,6 +205,7 @@ class LiveSession:
             await self.send({**echo, "content": turn.as_json()})
         self.title = self.title or " ".join(block_text(b) for b in turn.prompt)[:60] or None
         self.updated_at = now()
+        await self.save()
         if not pending.accepted.done():
             pending.accepted.set_result(turn.message_id)
         if self.dialect.v2 and not self.cancel_requested:
@@ -236,6 +247,22 @@ class Sessions:
         made = self.session_type(session_id or new_id("sess"), cwd, dialect, peer, self.store)
         session = made
         self.live[session.session_id] = session
+        return session
+
+    async def attach(self, session_id: str, dialect: Dialect, peer: Any) -> LiveSession:
+        """A live session of this dialect or, if the store knows it (another worker made it, or
+        this process before a restart), the session taken over from the store, idle, attached
+        to `peer`; otherwise the `-32002` (resource not found) error."""
+        if session_id in self.live:
+            return self.get(session_id, dialect)
+        info = await self.store.load_session(session_id)
+        if info is None or (int(info.get("version", 0)) >= 2) != dialect.v2:
+            raise RpcError(-32002, "Resource not found", {"sessionId": session_id})
+        if session_id in self.live:  # taken over by another connection while loading
+            return self.get(session_id, dialect)
+        session = self.open(str(info.get("cwd", "")), dialect, peer, session_id)
+        session.title = info.get("title")
+        session.updated_at = str(info.get("updatedAt") or session.updated_at)
         return session
 
     def get(self, session_id: str, dialect: Dialect) -> LiveSession:
