@@ -182,8 +182,9 @@ def stores(session: nox.Session) -> None:
     """The session history stores' contract tests (memory, SQLite, Redis) and a session resumed
     by a restarted agent; installs Debian's redis-server when it can (the Redis cases skip,
     saying why, without it)."""
-    session.install("--config-settings", "editable_mode=compat", "-e", "./runtime[redis]",
-                    "-e", ".[test]")
+    session.install(
+        "--config-settings", "editable_mode=compat", "-e", "./runtime[redis]", "-e", ".[test]"
+    )
     if not apt_install(session, "redis-server", "redis-server"):
         session.warn("no redis-server and no way to install it: the Redis cases will skip")
     session.run(
@@ -205,8 +206,14 @@ def cluster(session: nox.Session) -> None:
     redis-server when it can; skips, saying why, when it cannot."""
     if not apt_install(session, "haproxy", "haproxy"):
         session.skip("no haproxy and no way to install it (Debian: apt-get install haproxy)")
-    session.install("--config-settings", "editable_mode=compat", "-e", "./runtime[remote,redis]",
-                    "-e", ".[test]")
+    session.install(
+        "--config-settings",
+        "editable_mode=compat",
+        "-e",
+        "./runtime[remote,redis]",
+        "-e",
+        ".[test]",
+    )
     session.run("python", "tests/cluster/run.py", "--store", "sqlite", *session.posargs)
     if apt_install(session, "redis-server", "redis-server"):
         session.run("python", "tests/cluster/run.py", "--store", "redis", *session.posargs)

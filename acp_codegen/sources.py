@@ -99,20 +99,32 @@ def parse_source(text: str) -> SourceSpec:
     if text.startswith("npm:"):
         match = _NPM.fullmatch(text)
         if match is None or not _is_inner_path(match["path"]):
-            raise fail("bad-source", f"malformed npm source {text!r}: expected "
-                       "npm:<package>@<version>#<path inside the package>", file=text)
+            raise fail(
+                "bad-source",
+                f"malformed npm source {text!r}: expected "
+                "npm:<package>@<version>#<path inside the package>",
+                file=text,
+            )
         return NpmSource(text, match["package"], match["version"], match["path"])
     if text.startswith("github:"):
         match = _GITHUB.fullmatch(text)
         if match is None or not _is_inner_path(match["path"]):
-            raise fail("bad-source", f"malformed github source {text!r}: expected "
-                       "github:<owner>/<repo>@<commit>#<path inside the repository>", file=text)
+            raise fail(
+                "bad-source",
+                f"malformed github source {text!r}: expected "
+                "github:<owner>/<repo>@<commit>#<path inside the repository>",
+                file=text,
+            )
         return GithubSource(text, match["owner"], match["repo"], match["commit"], match["path"])
     if text.startswith(("http://", "https://")):
         return UrlSource(text, text)
     if text.startswith("pin:"):
-        raise fail("bad-source", f"{text!r} names a pinned target, not a source: give npm:..., github:..., "
-                   f"a URL or a path (./{text} for a file of that name)", file=text)
+        raise fail(
+            "bad-source",
+            f"{text!r} names a pinned target, not a source: give npm:..., github:..., "
+            f"a URL or a path (./{text} for a file of that name)",
+            file=text,
+        )
     if not text:
         raise fail("bad-source", "empty source spec")
     return PathSource(text, Path(text))
@@ -175,8 +187,11 @@ def fetch(
     if isinstance(spec, NpmSource):
         return _fetch_npm(spec, expected, cache_dir, offline)
     if offline:
-        raise fail("fetch-failed", "offline, and the source is in neither the cache nor the "
-                   "shared directory", file=spec.text)
+        raise fail(
+            "fetch-failed",
+            "offline, and the source is in neither the cache nor the " "shared directory",
+            file=spec.text,
+        )
     return _store(cache_dir, _verified(spec, http_get(spec.url, spec.text), expected, "network"))
 
 
@@ -199,8 +214,15 @@ def pull(
     for source, sha256 in dict.fromkeys(wanted):
         try:
             spec = parse_source(source)
-            results.append(fetch(spec, expected_sha256=sha256, cache_dir=cache_dir,
-                                 shared_dir=shared_dir, offline=offline))
+            results.append(
+                fetch(
+                    spec,
+                    expected_sha256=sha256,
+                    cache_dir=cache_dir,
+                    shared_dir=shared_dir,
+                    offline=offline,
+                )
+            )
         except CodegenError as exc:
             problems.extend(exc.diagnostics)
     if problems:
@@ -222,7 +244,11 @@ def _verified(spec: SourceSpec, data: bytes, expected: str | None, origin: Origi
     """Wrap fetched bytes, raising `sha256-mismatch` when they are not the pinned ones."""
     actual = _sha256(data)
     if expected is not None and actual != expected:
-        raise fail("sha256-mismatch", f"expected sha256 {expected}, got {actual} (read from {origin})", file=spec.text)
+        raise fail(
+            "sha256-mismatch",
+            f"expected sha256 {expected}, got {actual} (read from {origin})",
+            file=spec.text,
+        )
     return Fetched(data, actual, spec.text, spec.text, origin)
 
 
@@ -297,8 +323,11 @@ def _fetch_npm(spec: NpmSource, expected: str | None, cache_dir: Path, offline: 
         blob = tarball.read_bytes()
     except OSError:
         if offline:
-            raise fail("fetch-failed", f"offline, and {spec.package}@{spec.version} is not in "
-                       "the cache", file=spec.text) from None
+            raise fail(
+                "fetch-failed",
+                f"offline, and {spec.package}@{spec.version} is not in " "the cache",
+                file=spec.text,
+            ) from None
         blob = npm_pack(spec)
         fetched = _verified(spec, extract(blob, spec), expected, "network")
         return _store(cache_dir, fetched, (tarball, blob))

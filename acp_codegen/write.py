@@ -45,7 +45,9 @@ class Drift:
         width = max(len(name) for name, _, _ in self.stats)
         lines = [f" {name.ljust(width)} | +{plus} -{minus}" for name, plus, minus in self.stats]
         plus, minus = sum(s[1] for s in self.stats), sum(s[2] for s in self.stats)
-        lines.append(f" {len(self.stats)} file(s) changed, {plus} insertion(s)(+), {minus} deletion(s)(-)")
+        lines.append(
+            f" {len(self.stats)} file(s) changed, {plus} insertion(s)(+), {minus} deletion(s)(-)"
+        )
         return "\n".join(lines) + "\n"
 
 
@@ -80,7 +82,9 @@ def check_package(files: dict[str, str], directory: Path, package: str) -> Drift
         plus = sum(1 for line in body if line.startswith("+"))
         minus = sum(1 for line in body if line.startswith("-"))
         stats.append((label, plus, minus))
-    return Drift(package, changed, added, removed, "".join(chunks), tuple(stats), not directory.is_dir())
+    return Drift(
+        package, changed, added, removed, "".join(chunks), tuple(stats), not directory.is_dir()
+    )
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,13 @@ def recorded_source(directory: Path) -> Recorded | None:
         return None
     found: dict[str, str] = {}
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             found[node.targets[0].id] = node.value.value
     if "SOURCE" not in found or "SHA256" not in found:
         return None
@@ -116,7 +125,7 @@ def recorded_source(directory: Path) -> Recorded | None:
         if not line.startswith("#"):
             break  # the header is the leading comment block
         if line.startswith(_REGENERATE):
-            command = line[len(_REGENERATE):]
+            command = line[len(_REGENERATE) :]
     return Recorded(found["SOURCE"], found["SHA256"], command)
 
 
@@ -131,7 +140,9 @@ def write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         where = exc.filename if isinstance(exc.filename, str) else str(directory)
-        raise fail("write-failed", f"cannot write package: {reason} ({where})", file=str(directory)) from None
+        raise fail(
+            "write-failed", f"cannot write package: {reason} ({where})", file=str(directory)
+        ) from None
 
 
 def _write_package(files: dict[str, str], directory: Path) -> tuple[int, int]:

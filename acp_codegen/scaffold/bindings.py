@@ -41,7 +41,14 @@ DEFAULT_TARGET: Mapping[int, str | None] = {2: None, 1: "acp_v1"}
 
 # What each kind's code calls in v1: wire methods, and `session/update` variants.
 REQUIRED_V1_METHODS = frozenset(
-    {"initialize", "session/new", "session/prompt", "session/cancel", "session/update", "session/request_permission"}
+    {
+        "initialize",
+        "session/new",
+        "session/prompt",
+        "session/cancel",
+        "session/update",
+        "session/request_permission",
+    }
 )
 REQUIRED_V1_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "plan", "tool_call", "tool_call_update"}
@@ -127,7 +134,11 @@ def schema_target(schema: str | None, package: str, pins_path: Path) -> Target:
 
 def check_protocol(protocol: Protocol, kind: Kind, label: str, version: int = 2) -> None:
     """`incompatible-schema` unless the schema has every method and update the project uses."""
-    required = (REQUIRED_V1_METHODS, REQUIRED_V1_UPDATES) if version == 1 else (REQUIRED_METHODS[kind], REQUIRED_UPDATES[kind])
+    required = (
+        (REQUIRED_V1_METHODS, REQUIRED_V1_UPDATES)
+        if version == 1
+        else (REQUIRED_METHODS[kind], REQUIRED_UPDATES[kind])
+    )
     methods = {m.wire_name: m for m in protocol.methods}
     missing = sorted(required[0] - set(methods))
     update = methods.get("session/update")
@@ -158,9 +169,15 @@ def bind_versions(
     versions = tuple(sorted(set(protocols)))
     bad = [v for v in versions if v not in BINDINGS]
     if bad or not versions:
-        raise fail("bad-protocol", f"protocol versions are 1 and 2, not {bad or 'none'}", file="--protocol")
+        raise fail(
+            "bad-protocol", f"protocol versions are 1 and 2, not {bad or 'none'}", file="--protocol"
+        )
     if v1_schema is not None and versions != (1, 2):
-        raise fail("bad-option", "--v1-schema is for a project speaking both versions; use --schema", file="--v1-schema")
+        raise fail(
+            "bad-option",
+            "--v1-schema is for a project speaking both versions; use --schema",
+            file="--v1-schema",
+        )
     bound = []
     for version in versions:
         source = schema if version == versions[-1] else v1_schema
@@ -168,16 +185,22 @@ def bind_versions(
         if source is None and DEFAULT_TARGET[version] is not None:
             source = DEFAULT_TARGET[version]
         target = schema_target(source, subpackage, pins_path)
-        target = replace(target, name=BINDINGS[version], command=f"acp-codegen generate {BINDINGS[version]}")
+        target = replace(
+            target, name=BINDINGS[version], command=f"acp-codegen generate {BINDINGS[version]}"
+        )
         files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, version)
-        bound.append(Bound(version, BINDINGS[version], target, target.sha256 or protocol.sha256, files))
+        bound.append(
+            Bound(version, BINDINGS[version], target, target.sha256 or protocol.sha256, files)
+        )
     if kind == "client" and 2 not in versions:  # the display model (see the module docstring)
         target = schema_target(DEFAULT_TARGET[2], f"{package}.{BINDINGS[2]}", pins_path)
         target = replace(target, name=BINDINGS[2], command=f"acp-codegen generate {BINDINGS[2]}")
         files, protocol = render_target(target)
         check_protocol(protocol, kind, target.source, 2)
-        bound.append(Bound(2, BINDINGS[2], target, target.sha256 or protocol.sha256, files, spoken=False))
+        bound.append(
+            Bound(2, BINDINGS[2], target, target.sha256 or protocol.sha256, files, spoken=False)
+        )
     return tuple(bound)
 
 

@@ -18,27 +18,53 @@ from acp_codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAN
 from acp_codegen.ui import Reporter
 
 scaffold_app = typer.Typer(
-    no_args_is_help=True, help="Start a new ACP agent or client project built on generated bindings."
+    no_args_is_help=True,
+    help="Start a new ACP agent or client project built on generated bindings.",
 )
 
-DirArgument = Annotated[Path, typer.Argument(metavar="DIR", help="Directory to create the project in (must be empty).", show_default=False)]
+DirArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DIR",
+        help="Directory to create the project in (must be empty).",
+        show_default=False,
+    ),
+]
 NameOption = Annotated[
-    str | None, typer.Option("--name", help="Project name (default: DIR's name), normalised to a package name.")
+    str | None,
+    typer.Option(
+        "--name", help="Project name (default: DIR's name), normalised to a package name."
+    ),
 ]
 SchemaOption = Annotated[
     str | None,
-    typer.Option("--schema", help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin)."),
+    typer.Option(
+        "--schema",
+        help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin).",
+    ),
 ]
-ForceOption = Annotated[bool, typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name.")]
+ForceOption = Annotated[
+    bool,
+    typer.Option("--force", help="Write into a non-empty DIR, replacing files of the same name."),
+]
 ProtocolOption = Annotated[
     int | None,
-    typer.Option("--protocol", help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize). A v1-only client keeps the v2 bindings as its display model."),
+    typer.Option(
+        "--protocol",
+        help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize). A v1-only client keeps the v2 bindings as its display model.",
+    ),
 ]
 V1SchemaOption = Annotated[
     str | None,
-    typer.Option("--v1-schema", help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2."),
+    typer.Option(
+        "--v1-schema",
+        help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2.",
+    ),
 ]
-PinsOption = Annotated[Path | None, typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml).")]
+PinsOption = Annotated[
+    Path | None,
+    typer.Option("--pins", help="Pin file for target names (default: schema/pins.toml)."),
+]
 CiInstallOption = Annotated[
     str | None,
     typer.Option(
@@ -75,11 +101,24 @@ def _run(
     reporter = Reporter()
     protocols = PROTOCOLS if protocol is None else (protocol,)
     try:
-        install = (parse_install_from(ci_install_from, directory) if ci_install_from is not None
-                   else default_install_source(directory))
+        install = (
+            parse_install_from(ci_install_from, directory)
+            if ci_install_from is not None
+            else default_install_source(directory)
+        )
         with reporter.progress():
-            done = scaffold_project(kind, directory, name=name, schema=schema, v1_schema=v1_schema, protocols=protocols,
-                                    force=force, vendor_runtime=vendor, pins=pins, ci_install_from=install)
+            done = scaffold_project(
+                kind,
+                directory,
+                name=name,
+                schema=schema,
+                v1_schema=v1_schema,
+                protocols=protocols,
+                force=force,
+                vendor_runtime=vendor,
+                pins=pins,
+                ci_install_from=install,
+            )
     except CodegenError as error:
         reporter.diagnostics(error.diagnostics)
         raise typer.Exit(2) from None
@@ -105,7 +144,9 @@ def agent(
     ci_install_from: CiInstallOption = None,
 ) -> None:
     """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
-    _run("agent", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from)
+    _run(
+        "agent", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from
+    )
 
 
 @scaffold_app.command("client", epilog=epilog("scaffold client"))
@@ -121,4 +162,6 @@ def client(
     ci_install_from: CiInstallOption = None,
 ) -> None:
     """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
-    _run("client", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from)
+    _run(
+        "client", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from
+    )

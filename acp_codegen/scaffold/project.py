@@ -118,13 +118,20 @@ def runtime_packages() -> list[str]:
         if path.endswith("__init__.py")
     )
 
+
 # The module holding `main()` (the console script) of each kind.
 MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
 _PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 # Import names a project package must not take: it would shadow them for the project itself.
-_TAKEN = frozenset(sys.stdlib_module_names) | {"pydantic", "pydantic_core", "rich", "pytest", "tests"}
+_TAKEN = frozenset(sys.stdlib_module_names) | {
+    "pydantic",
+    "pydantic_core",
+    "rich",
+    "pytest",
+    "tests",
+}
 
 
 @dataclass(frozen=True)
@@ -225,8 +232,15 @@ def render_project(
         "newest_source": bound[-1].target.source,
         "newest_sha256": bound[-1].sha256,
         # the pin file: (target name, package, source, sha256) per version, the newest last (the default)
-        "targets": [(b.subpackage, f"{names.package}.{b.subpackage}", pinned_source(b.target.source, root), b.sha256)
-                    for b in bound],
+        "targets": [
+            (
+                b.subpackage,
+                f"{names.package}.{b.subpackage}",
+                pinned_source(b.target.source, root),
+                b.sha256,
+            )
+            for b in bound
+        ],
         "install": install or default_install_source(root),
     }
     env = environment()
@@ -271,7 +285,9 @@ def write_project(
     except OSError as exc:
         _undo(undo, new_dirs)
         reason = exc.strerror or str(exc)
-        raise fail("write-failed", f"cannot write the project: {reason}", file=str(directory)) from None
+        raise fail(
+            "write-failed", f"cannot write the project: {reason}", file=str(directory)
+        ) from None
     except BaseException:
         _undo(undo, new_dirs)
         raise
@@ -315,11 +331,14 @@ def scaffold(
     (default: where it came from here).
     """
     names = project_names(
-        name if name is not None else directory.resolve().name, origin="--name" if name is not None else "DIR"
+        name if name is not None else directory.resolve().name,
+        origin="--name" if name is not None else "DIR",
     )
     check_directory(directory, force=force)
     bound = bind_versions(kind, names.package, protocols, schema, v1_schema, pins_path)
-    files = render_project(kind, names, bound, vendored=vendor_runtime, install=ci_install, root=directory)
+    files = render_project(
+        kind, names, bound, vendored=vendor_runtime, install=ci_install, root=directory
+    )
     runtime = runtime_files() if vendor_runtime else None
     write_project(directory, names.package, files, {b.subpackage: b.files for b in bound}, runtime)
     listed = sorted(
@@ -329,4 +348,6 @@ def scaffold(
             *(f"{RUNTIME_PACKAGE}/{n}" for n in runtime or ()),
         ]
     )
-    return Scaffolded(kind, directory, names, tuple(listed), ", ".join(b.target.source for b in bound))
+    return Scaffolded(
+        kind, directory, names, tuple(listed), ", ".join(b.target.source for b in bound)
+    )

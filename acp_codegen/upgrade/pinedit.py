@@ -79,14 +79,21 @@ def check_pins_text(text: str, path: Path) -> PinFile:
             return load_pins(probe)
         except CodegenError as error:
             first = error.diagnostics[0].message if error.diagnostics else "invalid"
-            raise fail("bad-pins", f"the edited pin file would not validate ({first}); nothing written",
-                       file=str(path)) from None
+            raise fail(
+                "bad-pins",
+                f"the edited pin file would not validate ({first}); nothing written",
+                file=str(path),
+            ) from None
 
 
 def pin_diff(before: str, after: str, path: Path) -> str:
     """The planned edit as a unified diff."""
     name = path.name
-    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{name}", f"b/{name}"))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(True), after.splitlines(True), f"a/{name}", f"b/{name}"
+        )
+    )
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -29,8 +29,9 @@ class WirePeer:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, package: str, *, turn_timeout: float = 10.0,
-                    history_db: str | None = None) -> WirePeer:
+    async def start(
+        cls, package: str, *, turn_timeout: float = 10.0, history_db: str | None = None
+    ) -> WirePeer:
         env = {**os.environ, "PYTHONPATH": str(GENERATED), "TURN_TIMEOUT": str(turn_timeout)}
         if history_db is not None:  # the agent keeps its sessions in this SQLite file
             env["HISTORY_DB"] = history_db

@@ -32,7 +32,9 @@ class RawClient:
         self.streams: list[asyncio.Task[None]] = []
 
     async def post(self, message: dict[str, Any], session: str | None = None) -> httpx.Response:
-        headers = {**JSON, "acp-connection-id": self.connection_id} if self.connection_id else dict(JSON)
+        headers = (
+            {**JSON, "acp-connection-id": self.connection_id} if self.connection_id else dict(JSON)
+        )
         if session is not None:
             headers["acp-session-id"] = session
         return await self.http.post(self.url, content=json.dumps(message), headers=headers)
@@ -64,25 +66,50 @@ class RawClient:
 
 
 @contextlib.asynccontextmanager
-async def permission_pending(**options: Any) -> AsyncIterator[tuple[RawClient, dict[str, Any], str]]:
+async def permission_pending(
+    **options: Any,
+) -> AsyncIterator[tuple[RawClient, dict[str, Any], str]]:
     """A connection whose agent waits for the answer to its session/request_permission."""
     app = remote.acp_asgi_app(EchoAgent(), **options)
     async with uvicorn_server(app) as base, httpx.AsyncClient(timeout=STEP_TIMEOUT) as http:
         client = RawClient(http, f"http://{base}/acp")
-        init = await client.post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                                  "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}}})
+        init = await client.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": 2, "info": {"name": "raw", "version": "1"}},
+            }
+        )
         assert init.status_code == 200, init.text
         client.connection_id = init.headers["acp-connection-id"]
         client.listen()
-        created = await client.post({"jsonrpc": "2.0", "id": 1, "method": "session/new",
-                                     "params": {"cwd": "/", "mcpServers": []}})
+        created = await client.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": "/", "mcpServers": []},
+            }
+        )
         assert created.status_code == 202
-        session = (await client.until("session/new's answer", lambda m: m.get("id") == 1))["result"]["sessionId"]
+        session = (await client.until("session/new's answer", lambda m: m.get("id") == 1))[
+            "result"
+        ]["sessionId"]
         client.listen(session)
-        prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-                  "params": {"sessionId": session, "prompt": [{"type": "text", "text": "permission please"}]}}
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {
+                "sessionId": session,
+                "prompt": [{"type": "text", "text": "permission please"}],
+            },
+        }
         assert (await client.post(prompt, session)).status_code == 202
-        asked = await client.until("the permission request", lambda m: m.get("method") == "session/request_permission")
+        asked = await client.until(
+            "the permission request", lambda m: m.get("method") == "session/request_permission"
+        )
         try:
             yield client, asked, session
         finally:
@@ -92,33 +119,52 @@ async def permission_pending(**options: Any) -> AsyncIterator[tuple[RawClient, d
 
 
 def answer(asked: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": asked["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+    }
 
 
-async def test_a_response_without_the_session_header_is_refused_by_default_with_a_clear_body() -> None:
+async def test_a_response_without_the_session_header_is_refused_by_default_with_a_clear_body() -> (
+    None
+):
     async with permission_pending() as (client, asked, session):
         refused = await client.post(answer(asked))
         assert refused.status_code == 400
-        assert "Missing Acp-Session-Id" in refused.text and repr(session) in refused.text, refused.text
+        assert (
+            "Missing Acp-Session-Id" in refused.text and repr(session) in refused.text
+        ), refused.text
         assert "correlate_responses_by_id=True" in refused.text, refused.text
         # the refusal keeps the request pending: the same answer with the header goes through
         assert (await client.post(answer(asked), session)).status_code == 202
-        chunk = await client.until("the chunk after the answer", lambda m: m.get("method") == "session/update"
-                                   and m["params"]["update"].get("messageId") == "m_perm")
+        chunk = await client.until(
+            "the chunk after the answer",
+            lambda m: m.get("method") == "session/update"
+            and m["params"]["update"].get("messageId") == "m_perm",
+        )
         assert chunk["params"]["update"]["content"]["text"] == "selected:allow"
 
 
 async def test_a_wrong_session_header_is_refused_even_when_correlating_by_id() -> None:
     async with permission_pending(correlate_responses_by_id=True) as (client, asked, _session):
         refused = await client.post(answer(asked), "sess_someone_else")
-        assert refused.status_code == 400 and "Mismatched Acp-Session-Id" in refused.text, refused.text
+        assert (
+            refused.status_code == 400 and "Mismatched Acp-Session-Id" in refused.text
+        ), refused.text
 
 
 async def test_with_correlation_by_id_the_answer_is_taken_and_the_turn_goes_on() -> None:
     async with permission_pending(correlate_responses_by_id=True) as (client, asked, _session):
         assert (await client.post(answer(asked))).status_code == 202
-        chunk = await client.until("the chunk after the answer", lambda m: m.get("method") == "session/update"
-                                   and m["params"]["update"].get("messageId") == "m_perm")
+        chunk = await client.until(
+            "the chunk after the answer",
+            lambda m: m.get("method") == "session/update"
+            and m["params"]["update"].get("messageId") == "m_perm",
+        )
         assert chunk["params"]["update"]["content"]["text"] == "selected:allow"
-        await client.until("the end of the turn", lambda m: m.get("method") == "session/update"
-                           and m["params"]["update"].get("stopReason") == "end_turn")
+        await client.until(
+            "the end of the turn",
+            lambda m: m.get("method") == "session/update"
+            and m["params"]["update"].get("stopReason") == "end_turn",
+        )

@@ -44,7 +44,15 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def test_the_runtime_is_cut_into_the_documented_sub_packages() -> None:
-    assert SUBPACKAGES == ["jsonrpc", "lifecycle", "models", "peers", "proxies", "remote", "versions"]
+    assert SUBPACKAGES == [
+        "jsonrpc",
+        "lifecycle",
+        "models",
+        "peers",
+        "proxies",
+        "remote",
+        "versions",
+    ]
     for name in SUBPACKAGES:
         module = __import__(f"acp_runtime.{name}", fromlist=["__all__"])
         assert module.__doc__ and module.__all__, name
@@ -63,11 +71,15 @@ def test_no_private_name_crosses_a_sub_package(path: Path) -> None:
         target = module.split(".")[1]
         if target == own or target not in SUBPACKAGES:
             continue
-        assert module == f"acp_runtime.{target}", f"{path.name} imports {module}: import acp_runtime.{target}"
+        assert (
+            module == f"acp_runtime.{target}"
+        ), f"{path.name} imports {module}: import acp_runtime.{target}"
         private = [n for n in names if n.startswith("_")]
         assert not private, f"{path.name} imports private {private} from acp_runtime.{target}"
         exposed = __import__(module, fromlist=["__all__"]).__all__
-        assert set(names) <= set(exposed), f"{path.name}: {set(names) - set(exposed)} not in {module}.__all__"
+        assert set(names) <= set(
+            exposed
+        ), f"{path.name}: {set(names) - set(exposed)} not in {module}.__all__"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(RUNTIME)))
@@ -77,7 +89,9 @@ def test_every_module_says_what_it_owns(path: Path) -> None:
 
 def test_the_contract_lists_what_type_checkers_see_and_every_name_exists() -> None:
     tree = ast.parse(Path(bindings.__file__).read_text(encoding="utf-8"))
-    checked = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    checked = next(
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    )
     seen = {}
     for node in checked.body:
         assert isinstance(node, ast.ImportFrom) and node.module is not None
@@ -86,7 +100,9 @@ def test_the_contract_lists_what_type_checkers_see_and_every_name_exists() -> No
             seen[alias.name] = node.module
     assert seen == bindings._SOURCE_OF
     for name in bindings.__all__:
-        assert getattr(bindings, name) is getattr(__import__(f"acp_runtime.{seen[name]}", fromlist=[name]), name)
+        assert getattr(bindings, name) is getattr(
+            __import__(f"acp_runtime.{seen[name]}", fromlist=[name]), name
+        )
 
 
 def test_generated_code_imports_the_runtime_through_the_contract_only() -> None:
@@ -103,14 +119,24 @@ def test_generated_code_imports_the_runtime_through_the_contract_only() -> None:
                 )
                 for name in names:
                     if name.startswith("acp_runtime"):
-                        assert name in ("acp_runtime", "acp_runtime.bindings"), f"{path}: imports {name}"
+                        assert name in (
+                            "acp_runtime",
+                            "acp_runtime.bindings",
+                        ), f"{path}: imports {name}"
             text = path.read_text(encoding="utf-8")
             assert "class Connection" not in text and "class AcpModel" not in text, path
 
 
 def _python(code: str, path: list[Path], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in path)}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
 
 
 def test_importing_the_runtime_or_its_contract_loads_no_sub_package(tmp_path: Path) -> None:
@@ -147,7 +173,9 @@ def _runtime_copy(tmp_path: Path, version: str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         text = source.read_text(encoding="utf-8")
         if source == RUNTIME / "__init__.py":
-            text = text.replace(f'__version__ = "{acp_runtime.__version__}"', f'__version__ = "{version}"')
+            text = text.replace(
+                f'__version__ = "{acp_runtime.__version__}"', f'__version__ = "{version}"'
+            )
             assert version in text
         target.write_text(text, encoding="utf-8")
     return root
@@ -161,13 +189,20 @@ def test_a_generated_package_refuses_an_incompatible_runtime_in_one_line(tmp_pat
     assert last.startswith("acp_runtime.RuntimeVersionError: acp_v2_draft needs acp-runtime >=")
     assert "but acp-runtime 0.1.0 is installed: run `pip install 'acp-runtime>=" in last
     compatible = _runtime_copy(tmp_path / "ok", acp_runtime.__version__)
-    assert _python("import acp_v2_draft; acp_v2_draft.AcpModel", [compatible, GENERATED], tmp_path).returncode == 0
+    assert (
+        _python(
+            "import acp_v2_draft; acp_v2_draft.AcpModel", [compatible, GENERATED], tmp_path
+        ).returncode
+        == 0
+    )
 
 
 def test_a_generated_package_without_its_runtime_says_what_to_install(tmp_path: Path) -> None:
     absent = tmp_path / "absent" / "acp_runtime"
     absent.mkdir(parents=True)  # shadows the installed runtime as if it were not there
-    (absent / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'acp_runtime'\", name='acp_runtime')\n")
+    (absent / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'acp_runtime'\", name='acp_runtime')\n"
+    )
     done = _python("import acp_v1", [absent.parent, GENERATED], tmp_path)
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: acp_v1 needs acp-runtime >="), done.stderr

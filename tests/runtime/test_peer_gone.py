@@ -16,7 +16,9 @@ async def _raise(error: Exception) -> None:
     raise error
 
 
-def test_only_peer_gone_errors_are_kept_out_of_the_error_log(caplog: pytest.LogCaptureFixture) -> None:
+def test_only_peer_gone_errors_are_kept_out_of_the_error_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     reported: list[Any] = []
 
     async def main() -> None:
@@ -33,5 +35,7 @@ def test_only_peer_gone_errors_are_kept_out_of_the_error_log(caplog: pytest.LogC
     with caplog.at_level(logging.DEBUG, logger="acp_runtime"):
         asyncio.run(main())
     assert [type(e) for e in reported] == [ValueError]
-    assert any("the peer left" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+    assert any(
+        "the peer left" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records
+    )
     assert issubclass(PeerGoneError, ConnectionError)

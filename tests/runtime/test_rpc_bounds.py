@@ -343,10 +343,13 @@ async def test_notifications_for_many_distinct_sessions_are_capped_too() -> None
     handler, table = build_server(rpc)
     connection = rpc.Connection(handler, table, reader, out_writer, limits=limits)
     async with connection:
-        writer.write(b"".join(
-            b'{"jsonrpc":"2.0","method":"note","params":{"sessionId":"s%d","seq":%d,"delay":0.02}}\n'
-            % (i, i) for i in range(5000)
-        ))
+        writer.write(
+            b"".join(
+                b'{"jsonrpc":"2.0","method":"note","params":{"sessionId":"s%d","seq":%d,"delay":0.02}}\n'
+                % (i, i)
+                for i in range(5000)
+            )
+        )
         await writer.drain()
         await handler.wait_notes(5000)
         assert handler.max_active_notes <= 50
@@ -378,9 +381,12 @@ async def test_a_flood_while_a_handler_awaits_the_peer_closes_past_the_overflow_
     await writer.drain()
     await asyncio.sleep(0.05)  # the handler now awaits the peer
     with caplog.at_level(logging.WARNING):
-        writer.write(b"".join(
-            b'{"jsonrpc":"2.0","method":"note","params":{"seq":%d}}\n' % i for i in range(1, 200)
-        ))
+        writer.write(
+            b"".join(
+                b'{"jsonrpc":"2.0","method":"note","params":{"seq":%d}}\n' % i
+                for i in range(1, 200)
+            )
+        )
         await writer.drain()
         await asyncio.wait_for(run, TIMEOUT)
     assert connection.closed

@@ -184,9 +184,13 @@ def test_one_pass_frames_equal_the_two_pass_form() -> None:
     ]
     for model in samples:
         one = framing._notification_frame("m", framing._to_json(model))
-        two = rpc.encode_message({"jsonrpc": "2.0", "method": "m", "params": rpc.to_jsonable(model)})
+        two = rpc.encode_message(
+            {"jsonrpc": "2.0", "method": "m", "params": rpc.to_jsonable(model)}
+        )
         assert one == two, (one, two)
-        assert framing._result_frame("x", framing._to_json(model, type(model))) == rpc.encode_message(
+        assert framing._result_frame(
+            "x", framing._to_json(model, type(model))
+        ) == rpc.encode_message(
             {"jsonrpc": "2.0", "id": "x", "result": rpc.to_jsonable(model, type(model))}
         )
     assert framing._to_json(None) == b"null"

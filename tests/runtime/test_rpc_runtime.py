@@ -512,7 +512,9 @@ def test_a_method_spec_looks_a_named_type_up_in_its_module_when_first_read() -> 
     del module.EchoParams  # looked up once: the spec keeps the class
     assert lazy.params is EchoParams
     assert lazy == eager and hash(lazy) == hash(eager) and repr(lazy) == repr(eager)
-    assert rpc.MethodSpec("a", "request", "EchoParams", None, "a").params == "EchoParams"  # no module
+    assert (
+        rpc.MethodSpec("a", "request", "EchoParams", None, "a").params == "EchoParams"
+    )  # no module
     with pytest.raises(AttributeError):
         lazy.handler = "b"
     with pytest.raises(AttributeError):
@@ -527,7 +529,9 @@ def test_a_method_spec_copies_pickles_and_matches_like_the_frozen_dataclass_it_w
     module = types.ModuleType("fake_models")
     module.EchoParams, module.EchoResult = EchoParams, EchoResult
     for fresh in (True, False):  # names not looked up yet, and looked up
-        spec = rpc.MethodSpec("a", "request", "EchoParams", "EchoResult", "a", cancelled={"x": 1}, models=module)
+        spec = rpc.MethodSpec(
+            "a", "request", "EchoParams", "EchoResult", "a", cancelled={"x": 1}, models=module
+        )
         if not fresh:
             _ = spec.params
         for other in (copy.copy(spec), copy.deepcopy(spec), pickle.loads(pickle.dumps(spec))):
@@ -553,7 +557,11 @@ def test_a_request_spec_can_also_dispatch_a_notification_of_its_name() -> None:
     note = rpc.MethodSpec("m", "notification", "NoteParams", None, "m_notification", models=module)
     both = request.with_notification(note)
     assert both.notification is note and request.notification is None
-    module.EchoParams, module.EchoResult, module.NoteParams = EchoParams, EchoResult, NoteParams  # not read before
+    module.EchoParams, module.EchoResult, module.NoteParams = (
+        EchoParams,
+        EchoResult,
+        NoteParams,
+    )  # not read before
     assert both.params is EchoParams and both.notification.params is NoteParams
     assert both != request and both == request.with_notification(note)
     for other in (copy.copy(both), pickle.loads(pickle.dumps(both))):

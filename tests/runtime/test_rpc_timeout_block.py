@@ -33,7 +33,9 @@ class Wired:
         return json.loads(await asyncio.wait_for(self.inbox.readline(), TIMEOUT))
 
     async def answer(self, request: Any, result: Any) -> None:
-        self.outbox.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\n")
+        self.outbox.write(
+            json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode() + b"\n"
+        )
         await self.outbox.drain()
 
 

@@ -84,11 +84,29 @@ def collapsed(names: list[str]) -> list[str]:
     return [name for i, name in enumerate(names) if i == 0 or names[i - 1] != name]
 
 
-def run_client(one: OneMinute, tmp_path: Path, prompt: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+def run_client(
+    one: OneMinute, tmp_path: Path, prompt: str, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """The installed client against the installed agent: the run and its transcript."""
     path = tmp_path / "transcript.jsonl"
-    command = [*one.client_command, "--transcript", str(path), *extra, prompt, "--", *one.agent_command]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    command = [
+        *one.client_command,
+        "--transcript",
+        str(path),
+        *extra,
+        prompt,
+        "--",
+        *one.agent_command,
+    ]
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     return done, transcript(path)
 
 
@@ -100,9 +118,15 @@ def test_the_readme_section_runs_as_written(one_minute: OneMinute) -> None:
     installs = [r for r in one_minute.ran if INSTALL_COMMAND in r.command]
     assert len(installs) == 2 and all(TEST_COMMAND in r.command for r in installs)
     for ran in installs:  # each project's own suite ran and passed
-        assert re.search(r"\b\d+ passed\b", ran.output) and " failed" not in ran.output, ran.describe()
+        assert (
+            re.search(r"\b\d+ passed\b", ran.output) and " failed" not in ran.output
+        ), ran.describe()
     demo = lines_of(one_minute.ran[-1].output)
-    assert demo[:3] == ["connected to My Agent 0.1.0", "you: Hello! Ask my permission first.", "thinking: The user wrote 5 words; I will echo them back."], demo
+    assert demo[:3] == [
+        "connected to My Agent 0.1.0",
+        "you: Hello! Ask my permission first.",
+        "thinking: The user wrote 5 words; I will echo them back.",
+    ], demo
     assert "agent: Hello! Ask my permission first." in demo
     assert "  → Allow" in demo and "⚙ Count the words of the prompt [completed]" in demo
     assert demo[-1] == "idle (end_turn)"
@@ -111,22 +135,41 @@ def test_the_readme_section_runs_as_written(one_minute: OneMinute) -> None:
 def test_each_project_lives_in_its_own_venv(one_minute: OneMinute) -> None:
     for project, name in ((one_minute.agent_dir, "my-agent"), (one_minute.client_dir, "my-client")):
         python = project / ".venv" / "bin" / "python"
-        listed = subprocess.run([str(python), "-m", "pip", "list", "--format", "json"], capture_output=True, text=True, timeout=TIMEOUT, check=True)
+        listed = subprocess.run(
+            [str(python), "-m", "pip", "list", "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=True,
+        )
         installed = {p["name"].lower() for p in json.loads(listed.stdout)}
         assert name in installed
-        assert "acp-codegen" not in installed and "typer" not in installed  # nothing of the generator
+        assert (
+            "acp-codegen" not in installed and "typer" not in installed
+        )  # nothing of the generator
         assert ("rich" in installed) == (name == "my-client")
 
 
-def test_the_client_drives_the_agent_through_the_whole_lifecycle(one_minute: OneMinute, tmp_path: Path) -> None:
+def test_the_client_drives_the_agent_through_the_whole_lifecycle(
+    one_minute: OneMinute, tmp_path: Path
+) -> None:
     prompt = "Please ask permission, then echo me"
     done, recorded = run_client(one_minute, tmp_path, prompt, "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     sent = [entry["message"] for entry in recorded if entry["from"] == "client"]
-    assert [m.get("method", "response") for m in sent] == ["initialize", "session/new", "session/prompt", "response"]
+    assert [m.get("method", "response") for m in sent] == [
+        "initialize",
+        "session/new",
+        "session/prompt",
+        "response",
+    ]
     received = from_agent(recorded)
     init = received[0]["result"]
-    assert init["protocolVersion"] == 2 and init["info"]["name"] == "my-agent" and init["capabilities"] == {"session": {}}
+    assert (
+        init["protocolVersion"] == 2
+        and init["info"]["name"] == "my-agent"
+        and init["capabilities"] == {"session": {}}
+    )
     session_id = received[1]["result"]["sessionId"]
 
     lifecycle = received[2:]
@@ -154,7 +197,10 @@ def test_the_client_drives_the_agent_through_the_whole_lifecycle(one_minute: One
     assert response["result"] == {"messageId": user["update"]["messageId"]}
     updates = [m["params"]["update"] for m in lifecycle if m.get("method") == "session/update"]
     chunks = [u for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
-    assert len({u["messageId"] for u in chunks}) == 1 and chunks[0]["messageId"] != user["update"]["messageId"]
+    assert (
+        len({u["messageId"] for u in chunks}) == 1
+        and chunks[0]["messageId"] != user["update"]["messageId"]
+    )
     assert "".join(u["content"]["text"] for u in chunks) == prompt
     permission = next(m for m in lifecycle if m.get("method") == "session/request_permission")
     answer = next(m for m in sent if m.get("id") == permission["id"] and "method" not in m)
@@ -165,15 +211,26 @@ def test_the_client_drives_the_agent_through_the_whole_lifecycle(one_minute: One
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
-def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(one_minute: OneMinute, tmp_path: Path) -> None:
+def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(
+    one_minute: OneMinute, tmp_path: Path
+) -> None:
     words = [f"w{i}" for i in range(300)]
     path = tmp_path / "transcript.jsonl"
-    command = [*one_minute.client_command, "--transcript", str(path), " ".join(words), "--", *one_minute.agent_command]
+    command = [
+        *one_minute.client_command,
+        "--transcript",
+        str(path),
+        " ".join(words),
+        "--",
+        *one_minute.agent_command,
+    ]
     status, printed, errors = interrupt_after(command, b"agent: w0", cwd=tmp_path)
     assert status == 130, printed + errors
     assert "cancelling…" in printed and printed.rstrip().endswith("idle (cancelled)")
     recorded = transcript(path)
-    cancel_at = next(i for i, e in enumerate(recorded) if e["message"].get("method") == "session/cancel")
+    cancel_at = next(
+        i for i, e in enumerate(recorded) if e["message"].get("method") == "session/cancel"
+    )
     assert recorded[cancel_at]["from"] == "client"
     received = from_agent(recorded)
     assert step(received[-1]) == "state:idle:cancelled"  # the last thing the agent sent at all
@@ -193,17 +250,30 @@ def check_transcript(path: Path) -> None:
     assert result.returncode == 0, result.describe() + "\n" + path.read_text(encoding="utf-8")
 
 
-def test_a_recorded_transcript_of_the_agent_passes_the_checker(one_minute: OneMinute, tmp_path: Path) -> None:
+def test_a_recorded_transcript_of_the_agent_passes_the_checker(
+    one_minute: OneMinute, tmp_path: Path
+) -> None:
     done, _ = run_client(one_minute, tmp_path, "check me, with permission", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     check_transcript(tmp_path / "transcript.jsonl")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
-def test_a_cancelled_transcript_of_the_agent_passes_the_checker(one_minute: OneMinute, tmp_path: Path) -> None:
+def test_a_cancelled_transcript_of_the_agent_passes_the_checker(
+    one_minute: OneMinute, tmp_path: Path
+) -> None:
     path = tmp_path / "transcript.jsonl"
-    command = [*one_minute.client_command, "--transcript", str(path), " ".join(["w"] * 300), "--", *one_minute.agent_command]
-    process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    command = [
+        *one_minute.client_command,
+        "--transcript",
+        str(path),
+        " ".join(["w"] * 300),
+        "--",
+        *one_minute.agent_command,
+    ]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+    )
     try:
         read_until(process, b"agent: w")
         process.send_signal(signal.SIGINT)
@@ -217,13 +287,28 @@ def test_a_cancelled_transcript_of_the_agent_passes_the_checker(one_minute: OneM
 def sdk_client(one: OneMinute, scenario: str) -> dict[str, Any]:
     """Run tests/interop's SDK v2 client script against the installed agent; its JSON record."""
     node = shutil.which("node")
-    if node is None or not SDK_CLIENT.is_file() or not (INTEROP / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
-        pytest.skip("tests/interop's node setup (node, v2_client.mjs, the installed @agentclientprotocol/sdk) is absent")
-    done = subprocess.run([node, str(SDK_CLIENT), "--scenario", scenario, *one.agent_command], cwd=INTEROP, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    if (
+        node is None
+        or not SDK_CLIENT.is_file()
+        or not (INTEROP / "node_modules" / "@agentclientprotocol" / "sdk").is_dir()
+    ):
+        pytest.skip(
+            "tests/interop's node setup (node, v2_client.mjs, the installed @agentclientprotocol/sdk) is absent"
+        )
+    done = subprocess.run(
+        [node, str(SDK_CLIENT), "--scenario", scenario, *one.agent_command],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     try:
         record: dict[str, Any] = json.loads(done.stdout)
     except ValueError:
-        pytest.fail(f"v2_client.mjs printed no record (exit {done.returncode})\n{done.stdout}\n{done.stderr}")
+        pytest.fail(
+            f"v2_client.mjs printed no record (exit {done.returncode})\n{done.stdout}\n{done.stderr}"
+        )
     record["stderr"] = done.stderr
     return record
 
@@ -244,7 +329,10 @@ def sdk_steps(events: list[dict[str, Any]]) -> list[str]:
 
 def as_transcript(record: dict[str, Any], path: Path) -> Path:
     """The SDK client's raw frames as a transcript file (out = client -> agent)."""
-    lines = [json.dumps({"from": "client" if f["dir"] == "out" else "agent", "message": f["msg"]}) for f in record["frames"]]
+    lines = [
+        json.dumps({"from": "client" if f["dir"] == "out" else "agent", "message": f["msg"]})
+        for f in record["frames"]
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -285,14 +373,23 @@ def test_the_agent_under_the_sdk_v2_client(one_minute: OneMinute, tmp_path: Path
     check_transcript(as_transcript(record, tmp_path / "sdk.jsonl"))
 
 
-def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(one_minute: OneMinute) -> None:
+def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(
+    one_minute: OneMinute,
+) -> None:
     record = sdk_client(one_minute, "cancel-permission")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
     steps = sdk_steps(record["events"])
-    assert steps[-4:] == ["cancel_sent", "permission_answered", "tool_call_update", "state:idle:cancelled"], context
+    assert steps[-4:] == [
+        "cancel_sent",
+        "permission_answered",
+        "tool_call_update",
+        "state:idle:cancelled",
+    ], context
     answered = next(e for e in record["events"] if e["kind"] == "permission_answered")
-    assert answered["how"] == "aborted" and answered["reason"] == -32800, context  # via $/cancel_request
+    assert (
+        answered["how"] == "aborted" and answered["reason"] == -32800
+    ), context  # via $/cancel_request
 
 
 def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMinute) -> None:
@@ -301,21 +398,42 @@ def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMin
     assert record["ok"], context
     result = next(e for e in record["events"] if e["kind"] == "held_prompt_result")
     assert result.get("code") == -32800, context
-    assert [e.get("text") for e in record["events"] if e.get("sessionUpdate") == "user_message"] == ["wait for permission"], context
+    assert [
+        e.get("text") for e in record["events"] if e.get("sessionUpdate") == "user_message"
+    ] == ["wait for permission"], context
     assert sdk_steps(record["events"])[-1] == "state:idle:end_turn", context
 
 
 @pytest.mark.parametrize("kind", ["agent", "client"])
-def test_scaffolded_code_is_mypy_strict_and_ruff_clean(quick_projects: tuple[Path, Path], kind: str) -> None:
+def test_scaffolded_code_is_mypy_strict_and_ruff_clean(
+    quick_projects: tuple[Path, Path], kind: str
+) -> None:
     project = quick_projects[0] if kind == "agent" else quick_projects[1]
     package = f"my_{kind}"
-    sources = [str(p) for p in sorted((project / package).glob("*.py"))] + [str(p) for p in sorted((project / "tests").glob("*.py"))]
+    sources = [str(p) for p in sorted((project / package).glob("*.py"))] + [
+        str(p) for p in sorted((project / "tests").glob("*.py"))
+    ]
     env = {**os.environ, "MYPYPATH": str(project)}
     env.pop("PYTHONPATH", None)
     bin_dir = Path(sys.executable).parent
-    mypy = subprocess.run([str(bin_dir / "mypy"), "--strict", "--no-incremental", *sources], cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False)
+    mypy = subprocess.run(
+        [str(bin_dir / "mypy"), "--strict", "--no-incremental", *sources],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    ruff = subprocess.run([str(bin_dir / "ruff"), "check", "."], cwd=project, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    ruff = subprocess.run(
+        [str(bin_dir / "ruff"), "check", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
 
 
@@ -327,8 +445,14 @@ def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_re
     # shutdown had cancelled the handler awaiting it ("Task exception was never retrieved")
     agent_dir = quick_projects[0]
     env = {**os.environ, "PYTHONPATH": str(agent_dir)}
-    agent = subprocess.Popen([sys.executable, "-m", "my_agent"], cwd=agent_dir, env=env, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "my_agent"],
+        cwd=agent_dir,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert agent.stdin is not None and agent.stdout is not None
 
     def send(message: dict[str, Any]) -> None:
@@ -337,13 +461,33 @@ def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_re
 
     try:
         info = {"name": "dying-client", "version": "1"}
-        params = {"protocolVersion": 2, "info": info} if version == 2 else {"protocolVersion": 1, "clientInfo": info}
+        params = (
+            {"protocolVersion": 2, "info": info}
+            if version == 2
+            else {"protocolVersion": 1, "clientInfo": info}
+        )
         send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
         assert json.loads(read_until(agent, b"\n"))["result"]["protocolVersion"] == version
-        send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(agent_dir), "mcpServers": []}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": str(agent_dir), "mcpServers": []},
+            }
+        )
         session = json.loads(read_until(agent, b"\n"))["result"]["sessionId"]
-        send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "ask my permission"}]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/prompt",
+                "params": {
+                    "sessionId": session,
+                    "prompt": [{"type": "text", "text": "ask my permission"}],
+                },
+            }
+        )
         read_until(agent, b'"session/request_permission"')
         agent.stdin.close()  # the client dies: both pipes close with the permission request pending
         agent.stdout.close()

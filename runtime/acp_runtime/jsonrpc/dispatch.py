@@ -21,11 +21,11 @@ import pydantic
 import pydantic_core
 
 from .envelope import (
-    has_non_finite,
     _id_in_limits,
     _request_problem,
     _response_problem,
     _sniff_envelope,
+    has_non_finite,
     is_request_id,
 )
 from .framing import (

@@ -84,8 +84,16 @@ class MethodSpec:
         """This request's spec, also dispatching a notification of the same name to `notification`
         (its types are not looked up: a generated table builds this at import)."""
         params, result = self._types
-        return MethodSpec(self.method, self.kind, params, result, self.handler, self.cancelled,
-                          models=self._models, notification=notification)
+        return MethodSpec(
+            self.method,
+            self.kind,
+            params,
+            result,
+            self.handler,
+            self.cancelled,
+            models=self._models,
+            notification=notification,
+        )
 
     @property
     def params(self) -> Any:

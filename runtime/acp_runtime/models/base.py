@@ -129,7 +129,7 @@ class AcpModel(BaseModel):
         _parent_namespace_depth: int = 2,
         _types_namespace: Any = None,
     ) -> bool | None:
-        """pydantic's `model_rebuild`, the completion hook included, under `BUILD_LOCK`."""
+        """Pydantic's `model_rebuild`, the completion hook included, under `BUILD_LOCK`."""
         depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0  # this frame
         with BUILD_LOCK:
             was_complete = cls.__pydantic_complete__

@@ -50,7 +50,9 @@ def _is_union(source_type: Any) -> bool:
     return get_origin(source_type) in (Union, type(int | str))
 
 
-_CONVERT_TAKES_HANDLER = "handler" in inspect.signature(pydantic.Discriminator._convert_schema).parameters
+_CONVERT_TAKES_HANDLER = (
+    "handler" in inspect.signature(pydantic.Discriminator._convert_schema).parameters
+)
 
 
 class Discriminator(pydantic.Discriminator):

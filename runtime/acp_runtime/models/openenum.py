@@ -121,4 +121,3 @@ def _text(value: Any) -> str:
 
 
 _COERCE = OpenEnum.__dict__["_coerce"].__func__  # the open-enum hook `fast_schema` replaces
-
