@@ -77,9 +77,12 @@ def coverage(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the toolkit, the runtime, tests and benchmarks."""
-    session.install("ruff>=0.5")
-    session.run("ruff", "check", "acp_codegen", "runtime", "tests", "bench", "noxfile.py")
+    """black --check and ruff (both pinned by the project) over our own code: the toolkit, the
+    runtime, tests, benchmarks and scripts (tests/test_quality.py runs the same in the suite)."""
+    install(session)
+    own = ("acp_codegen", "runtime/acp_runtime", "tests", "bench", "scripts", "noxfile.py")
+    session.run("black", "--check", *own)
+    session.run("ruff", "check", *own)
 
 
 @nox.session
@@ -94,9 +97,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def regen(session: nox.Session) -> None:
-    """Refresh every golden file: generated/ and the diff goldens."""
+    """Refresh every golden file: generated/, the small generator cases, the diff and upgrade
+    goldens and the conformance table."""
     install(session)
     session.run("acp-codegen", "generate")
+    session.run("python", "tests/generator/cases/regen.py")
     session.run("python", "tests/diff/regen.py")
     session.run("python", "tests/upgrade/regen.py")
     session.run("python", "scripts/regen_conformance_doc.py")
