@@ -136,7 +136,10 @@ def project_root() -> Path:
 
 
 def user_project_pins(start: Path | None = None) -> Path | None:
-    """`schema/pins.toml` of the nearest directory from `start` (default: the current one) upward, if any."""
+    """`schema/pins.toml` of the nearest directory from `start` (default: the current one) upward.
+
+    None if there is none.
+    """
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         candidate = directory / "schema" / "pins.toml"
@@ -146,7 +149,11 @@ def user_project_pins(start: Path | None = None) -> Path | None:
 
 
 def default_cache_dir() -> Path:
-    """`$ACP_CODEGEN_CACHE`, else `.cache/acp-codegen` in the current project, the toolkit's checkout or `~/.cache`."""
+    """The schema cache directory.
+
+    `$ACP_CODEGEN_CACHE`, else `.cache/acp-codegen` in the current project, the toolkit's checkout
+    or `~/.cache`.
+    """
     env = os.environ.get("ACP_CODEGEN_CACHE")
     if env:
         return Path(env)

@@ -54,7 +54,8 @@ REQUIRED_V1_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "plan", "tool_call", "tool_call_update"}
 )
 
-# What each kind's code calls in v2: wire methods, and `session/update` variants it sends or renders.
+# What each kind's code calls in v2: wire methods, and `session/update` variants it sends or
+# renders.
 REQUIRED_METHODS: Mapping[Kind, frozenset[str]] = {
     "agent": frozenset(
         {

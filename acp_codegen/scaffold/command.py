@@ -40,7 +40,10 @@ SchemaOption = Annotated[
     str | None,
     typer.Option(
         "--schema",
-        help="Schema for the bindings: path, URL, npm:..., github:... or a pinned target name (default: the default pin).",
+        help=(
+            "Schema for the bindings: path, URL, npm:..., github:... or a pinned target name "
+            "(default: the default pin)."
+        ),
     ),
 ]
 ForceOption = Annotated[
@@ -51,14 +54,20 @@ ProtocolOption = Annotated[
     int | None,
     typer.Option(
         "--protocol",
-        help="Speak only this ACP protocol version (1 or 2; default: both, routed by the first initialize). A v1-only client keeps the v2 bindings as its display model.",
+        help=(
+            "Speak only this ACP protocol version (1 or 2; default: both, routed by the first "
+            "initialize). A v1-only client keeps the v2 bindings as its display model."
+        ),
     ),
 ]
 V1SchemaOption = Annotated[
     str | None,
     typer.Option(
         "--v1-schema",
-        help="Schema for the v1 bindings next to v2 (default: the pinned acp_v1); --schema is for v2.",
+        help=(
+            "Schema for the v1 bindings next to v2 (default: the pinned acp_v1); "
+            "--schema is for v2."
+        ),
     ),
 ]
 PinsOption = Annotated[
@@ -70,7 +79,10 @@ CiInstallOption = Annotated[
     typer.Option(
         "--ci-install-from",
         metavar="SOURCE",
-        help="Where the project's CI workflow installs acp-codegen (as `ci github --install-from`; default: where this acp-codegen came from).",
+        help=(
+            "Where the project's CI workflow installs acp-codegen (as `ci github --install-from`; "
+            "default: where this acp-codegen came from)."
+        ),
         show_default=False,
     ),
 ]
@@ -78,7 +90,10 @@ VendorOption = Annotated[
     bool,
     typer.Option(
         "--vendor-runtime/--no-vendor-runtime",
-        help="Write one copy of the runtime (acp_runtime/) into the project (the default: it installs offline), or depend on acp-runtime.",
+        help=(
+            "Write one copy of the runtime (acp_runtime/) into the project (the default: it "
+            "installs offline), or depend on acp-runtime."
+        ),
     ),
 ]
 
@@ -143,7 +158,7 @@ def agent(
     vendor: VendorOption = True,
     ci_install_from: CiInstallOption = None,
 ) -> None:
-    """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""
+    """Create an echo agent project serving ACP v1 and v2 (bindings, shared echo logic, one agent per version, tests, README)."""  # noqa: E501 - typer prints it as the help, line breaks included
     _run(
         "agent", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from
     )
@@ -161,7 +176,7 @@ def client(
     vendor: VendorOption = True,
     ci_install_from: CiInstallOption = None,
 ) -> None:
-    """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""
+    """Create a terminal client project that runs a v1 or v2 agent command and streams one prompt."""  # noqa: E501 - typer prints it as the help, line breaks included
     _run(
         "client", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from
     )

@@ -3,8 +3,8 @@
 A project is the generated bindings of each protocol version it speaks, inside the project's own
 package (`<package>.acp` for v2, `<package>.acp_v1` for v1), the runtime they import (vendored as
 `acp_runtime/` beside the package by default, one copy for every version, or the `acp-runtime`
-dependency), plus the files rendered from `templates/scaffold/`. Everything is rendered (and formatted) before anything is written; every
-problem is a `CodegenError`.
+dependency), plus the files rendered from `templates/scaffold/`. Everything is rendered (and
+formatted) before anything is written; every problem is a `CodegenError`.
 """
 
 from __future__ import annotations
@@ -160,8 +160,8 @@ def project_names(raw: str, *, origin: str) -> Names:
     if not _PACKAGE.fullmatch(package):
         raise fail(
             "bad-name",
-            f"{raw!r} is not usable as a project name: after normalisation ({package!r}) it must be "
-            "a Python identifier of lowercase ASCII letters, digits and single underscores, "
+            f"{raw!r} is not usable as a project name: after normalisation ({package!r}) it must "
+            "be a Python identifier of lowercase ASCII letters, digits and single underscores, "
             "starting with a letter (e.g. my_agent)",
             file=origin,
         )
@@ -231,7 +231,8 @@ def render_project(
         "generate_check": " && ".join(f"{regenerate_command(b)} --check" for b in bound),
         "newest_source": bound[-1].target.source,
         "newest_sha256": bound[-1].sha256,
-        # the pin file: (target name, package, source, sha256) per version, the newest last (the default)
+        # the pin file: (target name, package, source, sha256) per version, the newest last (the
+        # default)
         "targets": [
             (
                 b.subpackage,
@@ -323,7 +324,9 @@ def scaffold(
     vendor_runtime: bool = True,
     ci_install: InstallSource | None = None,
 ) -> Scaffolded:
-    """Create a new agent or client project in `directory` (nothing is written unless every check and render succeeds).
+    """Create a new agent or client project in `directory`.
+
+    Nothing is written unless every check and render succeeds.
 
     `vendor_runtime`: write one copy of the runtime beside the package (the default while
     acp-runtime is on no package index, so that the project installs offline) instead of

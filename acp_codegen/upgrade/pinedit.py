@@ -35,7 +35,9 @@ def _target_table(document: Any, name: str, path: Path) -> Table:
 
 def _entry(source: str, sha256: str) -> InlineTable:
     """`{ source = "...", sha256 = "..." }` as the pin file spells history entries."""
-    text = f"x = {{ source = {tomlkit.string(source).as_string()}, sha256 = {tomlkit.string(sha256).as_string()} }}\n"
+    source_text = tomlkit.string(source).as_string()
+    sha_text = tomlkit.string(sha256).as_string()
+    text = f"x = {{ source = {source_text}, sha256 = {sha_text} }}\n"
     item = tomlkit.parse(text)["x"]
     assert isinstance(item, InlineTable)
     return item

@@ -1,17 +1,18 @@
 """JSON-RPC 2.0 for the Agent Client Protocol: connections, their guarantees and their bounds.
 
-Every message is one line of compact JSON, newline-terminated, over a byte stream (normally
-the stdio of an agent subprocess). Nothing here varies with the schema: a generated package supplies the
-method tables (``Mapping[str, MethodSpec]``) and handler objects. It depends only on the
-standard library and pydantic v2.
+Every message is one line of compact JSON, newline-terminated, over a byte stream (normally the
+stdio of an agent subprocess). Nothing here varies with the schema: a generated package supplies the
+method tables (``Mapping[str, MethodSpec]``) and handler objects. It depends only on the standard
+library and pydantic v2.
 
 The modules: ``framing`` (error codes and errors, method specs, frames), ``limits`` (``Limits``:
 every bound and its default), ``connection`` (``Connection``, assembled from ``intake``,
 ``dispatch``, ``envelope``, ``outbound``, ``requests``, ``notifications``, ``ordering``, ``output``
-and ``shutdown``), ``pipes`` (pipe and file streams), ``stdio`` (``connect_stdio``,
-``serve_stdio``, ``spawn``), ``relay`` (a request sent on behalf of one being served, whose
-cancellation is passed on and its answer still relayed), ``gone`` (``PeerGoneError`` and the peer leaving) and ``log`` (rate-limited logging of what a peer causes). Import from
-this package: the names below are its surface, for users and the other sub-packages.
+and ``shutdown``), ``pipes`` (pipe and file streams), ``stdio`` (``connect_stdio``, ``serve_stdio``,
+``spawn``), ``relay`` (a request sent on behalf of one being served, whose cancellation is passed on
+and its answer still relayed), ``gone`` (``PeerGoneError`` and the peer leaving) and ``log``
+(rate-limited logging of what a peer causes). Import from this package: the names below are its
+surface, for users and the other sub-packages.
 
 Ordering guarantees, per connection:
 

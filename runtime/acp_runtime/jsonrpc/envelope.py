@@ -23,6 +23,7 @@ LineKind: TypeAlias = Literal["request", "response", "unknown"]
 
 
 def is_request_id(value: Any) -> TypeGuard[RequestId]:
+    """Whether `value` has a JSON-RPC id's type: an integer (not a bool) or a string."""
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 

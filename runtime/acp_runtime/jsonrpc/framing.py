@@ -81,8 +81,8 @@ class MethodSpec:
             object.__setattr__(self, name, value)
 
     def with_notification(self, notification: MethodSpec) -> MethodSpec:
-        """This request's spec, also dispatching a notification of the same name to `notification`
-        (its types are not looked up: a generated table builds this at import)."""
+        """A copy of this request's spec that also dispatches a notification of the same name to
+        `notification` (its types are not looked up: a generated table builds this at import)."""
         params, result = self._types
         return MethodSpec(
             self.method,
@@ -343,6 +343,7 @@ def _is_finite_json(data: bytes) -> bool:
 
 
 def encode_message(message: dict[str, Any]) -> bytes:
+    """`message` as one frame: compact JSON and a newline, with fields under their aliases."""
     # Compact JSON; pydantic_core never emits a raw newline (it escapes them inside strings).
     return pydantic_core.to_json(message, by_alias=True) + b"\n"
 
@@ -385,6 +386,7 @@ def _result_frame(request_id: RequestId, result: bytes) -> bytes:
 
 
 def encode_error(request_id: RequestId | None, error: RpcError) -> bytes:
+    """The error response frame for `request_id`, without `error.data` if that is not JSON."""
     message = {"jsonrpc": _JSONRPC, "id": request_id, "error": error.to_dict()}
     try:
         frame = encode_message(message)

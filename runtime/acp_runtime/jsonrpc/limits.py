@@ -181,6 +181,7 @@ _SNIFF_BYTES: Final = 4096
 _ABANDONED_MAX: Final = 1024
 # Notification workers kept waiting for more messages of their order key (per connection).
 _IDLE_WORKERS_MAX: Final = 64
-# Log lines a peer can cause, per kind of event and per window (the rest is counted, see `jsonrpc.log`).
+# Log lines a peer can cause, per kind of event and per window (the rest is counted, see
+# `jsonrpc.log`).
 _LOG_BURST: Final = 5
 _LOG_WINDOW: Final = 60.0

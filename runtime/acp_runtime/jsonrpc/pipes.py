@@ -200,6 +200,7 @@ class _PipeReader(asyncio.Protocol):
 
 
 async def open_pipe_reader(pipe: BinaryIO) -> ReaderLike:
+    """An asyncio reader of `pipe`; a regular file (stdin redirected) is read in a thread."""
     loop = asyncio.get_running_loop()
     reader = _PipeReader()
     try:
@@ -210,6 +211,7 @@ async def open_pipe_reader(pipe: BinaryIO) -> ReaderLike:
 
 
 async def open_pipe_writer(pipe: BinaryIO) -> WriterLike:
+    """An asyncio writer to `pipe`; a regular file (stdout redirected) is written directly."""
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await loop.connect_write_pipe(

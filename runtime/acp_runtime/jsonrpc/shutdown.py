@@ -1,14 +1,14 @@
 """JSON-RPC 2.0 runtime, shutdown: how a connection's parts wind down, within time limits.
 
 Owns the steps every shutdown ends with. ``finish_held`` first lets the work a handler asked the
-connection to hold open (``Connection.hold``: a prompt turn) finish, within
-``Limits.turn_timeout`` at end of input and at once on ``close()``, then cancels what is left and
-gives it ``Limits.close_timeout`` to send its last messages. ``finish_received`` (end of input only) lets the
+connection to hold open (``Connection.hold``: a prompt turn) finish, within ``Limits.turn_timeout``
+at end of input and at once on ``close()``, then cancels what is left and gives it
+``Limits.close_timeout`` to send its last messages. ``finish_received`` (end of input only) lets the
 handlers of what was already received finish, for at most ``Limits.shutdown_timeout`` or until
 ``close()`` hurries it. ``wind_down`` then drops the notifications still queued (logging how many),
-fails our pending requests, cancels the requests still being served (each answered -32800 while
-the output works) and the running notification handlers, waits for them and closes the output,
-each wait bounded by ``Limits.close_timeout``.
+fails our pending requests, cancels the requests still being served (each answered -32800 while the
+output works) and the running notification handlers, waits for them and closes the output, each wait
+bounded by ``Limits.close_timeout``.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ built on. Depends on pydantic and the standard library.
   string annotations evaluated once (`annotations`), a fast validation path (`fastschema`,
   `fastpath`) and generated serializers (`serialize`); `complete_models` builds ahead of use.
 - `OpenEnum`, `member` (`openenum`): string enums that keep values they do not know.
-- The full path's validation hooks (`hooks`): union tags (`TaggedBy`, `tag_discriminator`, `UNKNOWN_TAG`,
-  `NONE_TAG`), field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`, `STRICT_FIRST`,
-  `ONE_OF`) and `lenient`, which applies the schema's leniency hints.
+- The full path's validation hooks (`hooks`): union tags (`TaggedBy`, `tag_discriminator`,
+  `UNKNOWN_TAG`, `NONE_TAG`), field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`,
+  `STRICT_FIRST`, `ONE_OF`) and `lenient`, which applies the schema's leniency hints.
 - Annotations of fields: `Sequence` (arrays, `strict`), `JsonInt` / `Integer` (JSON Schema's
   `integer`, `jsonint`), `Apart` (aliases nested deeper than Python evaluates at once, `apart`),
   `Discriminator` (pydantic's callable discriminator on every supported minor, `compat`).

@@ -9,9 +9,10 @@ theirs. pydantic serializes concurrent builds (its rebuild lock); the completion
 once per build, so every class ends with the same validator and serializer whichever thread or
 task used it first.
 
-The rest of the machinery lives in sibling modules: open enums (`models.openenum`), the full path's validation hooks: union tags,
-field annotations and the schema's leniency hints (`models.hooks`), the fast validation path
-(`models.fastschema`, `models.fastpath`) and the serializers (`models.serialize`).
+The rest of the machinery lives in sibling modules: open enums (`models.openenum`), the full path's
+validation hooks: union tags, field annotations and the schema's leniency hints (`models.hooks`),
+the fast validation path (`models.fastschema`, `models.fastpath`) and the serializers
+(`models.serialize`).
 """
 
 from __future__ import annotations
@@ -116,7 +117,10 @@ class AcpModel(BaseModel):
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        """Make reading the class's schema, validator or serializer build it (see `models.deferred`)."""
+        """Make reading the class's schema, validator or serializer build it.
+
+        See `models.deferred`.
+        """
         super().__pydantic_init_subclass__(**kwargs)
         defer(cls)
 

@@ -1,6 +1,7 @@
-"""What differs between the pydantic minor releases the bindings support (2.11 to 2.14): flags
-the other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depends on pydantic
-(and, inside `named_schema`, on `models.fastschema`, which imports `models.hooks`, which imports this module).
+"""What differs between the pydantic minor releases the bindings support (2.11 to 2.14): flags the
+other modules branch on, `named_schema`, `BestFit` and `Discriminator`. Depends on pydantic (and,
+inside `named_schema`, on `models.fastschema`, which imports `models.hooks`, which imports this
+module).
 
 - `KEEPS_NAME_OPTIONS`: the `by_alias` / `by_name` options of a validation call reach the models
   below a wrap validator (pydantic-core of 2.14 and later); before, those models validate by
@@ -56,7 +57,7 @@ _CONVERT_TAKES_HANDLER = (
 
 
 class Discriminator(pydantic.Discriminator):
-    """pydantic's `Discriminator`, which also takes a single tagged type on pydantic 2.11 and 2.12."""
+    """pydantic's `Discriminator`, which also takes a single tagged type on pydantic 2.11/2.12."""
 
     __slots__ = ()
 

@@ -5,15 +5,16 @@ is read, and `BUILD_LOCK`, under which every build of a generated class runs. De
 
 The generated classes are `defer_build`: pydantic leaves placeholders ("mocks") in those three
 attributes and builds the class when a method of a placeholder is called. Reading the attribute
-itself (`cls.__pydantic_core_schema__` handed to pydantic-core, `isinstance(cls.__pydantic_validator__,
-...)`) would still see the placeholder; `defer` replaces each placeholder by one that is also a
-descriptor, so reading it builds the class and answers with what the build made. pydantic's own
-checks (`isinstance(..., MockCoreSchema)`) still see a class that is not built yet.
+itself (`cls.__pydantic_core_schema__` handed to pydantic-core,
+`isinstance(cls.__pydantic_validator__, ...)`) would still see the placeholder; `defer` replaces
+each placeholder by one that is also a descriptor, so reading it builds the class and answers with
+what the build made. pydantic's own checks (`isinstance(..., MockCoreSchema)`) still see a class
+that is not built yet.
 
-A `TypeAdapter` of a built class shares the class's validator and serializer (its fast path),
-as it did when classes were built at import: the class's `model_config` answers `get("defer_build")`
-with False (`_ClassConfig`; `TypeAdapter` asks only that, to decide whether to wait), while the
-classes derived from it still inherit `defer_build` (pydantic copies the dict).
+A `TypeAdapter` of a built class shares the class's validator and serializer (its fast path), as it
+did when classes were built at import: the class's `model_config` answers `get("defer_build")` with
+False (`_ClassConfig`; `TypeAdapter` asks only that, to decide whether to wait), while the classes
+derived from it still inherit `defer_build` (pydantic copies the dict).
 
 A class that refers to a long chain of classes not built yet would build them all inside its own
 build, one recursion level of pydantic's schema generator per link (a RecursionError past a few

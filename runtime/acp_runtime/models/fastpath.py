@@ -1,6 +1,6 @@
 """`FastPathValidator`, the `__pydantic_validator__` of every generated class: the fast path
-(`fast_schema`, in `models.fastschema`) first and, when that fails, the full path. Depends on pydantic
-and the standard library.
+(`fast_schema`, in `models.fastschema`) first and, when that fails, the full path. Depends on
+pydantic and the standard library.
 """
 
 from __future__ import annotations
@@ -76,9 +76,11 @@ class FastPathValidator:
         self._named: dict[tuple[bool | None, bool | None], SchemaValidator] = {}
 
     def _by_names(self, kwargs: dict[str, Any]) -> Any:
-        """The full validator for a call's `by_alias` / `by_name` (`models.compat.KEEPS_NAME_OPTIONS`):
-        pydantic's own where they reach every model, else one configured with them, which
-        `kwargs` then no longer carries."""
+        """The full validator for a call's `by_alias` / `by_name`.
+
+        pydantic's own where they reach every model (`models.compat.KEEPS_NAME_OPTIONS`), else one
+        configured with them, which `kwargs` then no longer carries.
+        """
         by_alias, by_name = kwargs.get("by_alias"), kwargs.get("by_name")
         if KEEPS_NAME_OPTIONS or not _names(kwargs):
             return self.full
@@ -127,6 +129,7 @@ class FastPathValidator:
         by_name: bool | None = None,
         **more: Any,
     ) -> Any:
+        """Validate JSON text with the fast path, and with the full path if that fails."""
         fast = self._fast
         if fast is _UNBUILT:
             fast = self._warm()
@@ -170,6 +173,7 @@ class FastPathValidator:
         by_name: bool | None = None,
         **more: Any,
     ) -> Any:
+        """Validate Python data with the fast path, and with the full path if that fails."""
         fast = self._fast
         if fast is _UNBUILT:
             fast = self._warm()
@@ -203,6 +207,7 @@ class FastPathValidator:
         return self._by_names(kwargs).validate_python(input, **kwargs)
 
     def validate_strings(self, input: Any, **kwargs: Any) -> Any:
+        """Validate input whose leaves are strings, with the full path only."""
         return self.full.validate_strings(input, **kwargs)
 
     def __getattr__(self, name: str) -> Any:

@@ -6,8 +6,8 @@ as written: Python hooks apply the leniency hints, pick union variants (unknown 
 included), build open-enum values and mark tags as set. The *fast* path is derived from it once per
 class (`fast_schema`): the same core schema with every hook taken out, so it accepts a subset of
 what the full path accepts (well-formed input with known tags and known enum values) and builds
-exactly the same objects. A class validates with the fast path first and, when that fails, with
-the full path, whose result and errors are then the answer (`FastPathValidator`, in `models.fastpath`).
+exactly the same objects. A class validates with the fast path first and, when that fails, with the
+full path, whose result and errors are then the answer (`FastPathValidator`, in `models.fastpath`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ from typing import Any
 
 
 def chain_bound(module_name: str) -> int | None:
-    """The `_CHAIN_BOUND` the package of `module_name` states (None: not a generated model module)."""
+    """The `_CHAIN_BOUND` the package of `module_name` states.
+
+    None if `module_name` is not a generated model module.
+    """
     package = sys.modules.get(module_name.rpartition(".")[0])
     bound = getattr(package, "_CHAIN_BOUND", None) if package is not None else None
     return bound if isinstance(bound, int) and not isinstance(bound, bool) else None

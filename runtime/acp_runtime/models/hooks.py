@@ -1,7 +1,7 @@
 """Validation hooks of the full path (see `models.fastschema`): the union tags (`TaggedBy`,
-`UNKNOWN_TAG`, `NONE_TAG`, `tag_discriminator`), the field annotations (`NOT_NULL`, `TagValue`, `NOT_KNOWN_TAG`,
-`STRICT_FIRST`, `ONE_OF`) and `lenient`, which applies the schema's leniency hints. Depends on
-pydantic and the standard library.
+`UNKNOWN_TAG`, `NONE_TAG`, `tag_discriminator`), the field annotations (`NOT_NULL`, `TagValue`,
+`NOT_KNOWN_TAG`, `STRICT_FIRST`, `ONE_OF`) and `lenient`, which applies the schema's leniency hints.
+Depends on pydantic and the standard library.
 """
 
 from __future__ import annotations
@@ -89,7 +89,10 @@ NOT_NULL = NotNull()
 
 
 class TagValue:
-    """Annotation of a variant's tag typed by an open enum: only this variant's own value is valid."""
+    """Annotation of a variant's tag typed by an open enum.
+
+    Only this variant's own value is valid.
+    """
 
     __slots__ = ("value",)
 

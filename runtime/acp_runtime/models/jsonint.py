@@ -22,7 +22,10 @@ from pydantic_core import CoreSchema, core_schema
 
 
 class Integer:
-    """Annotation marker: a JSON Schema `integer` (bounds included), as `Annotated[int, Integer(...)]`."""
+    """Annotation marker: a JSON Schema `integer` (bounds included).
+
+    Used as `Annotated[int, Integer(...)]`.
+    """
 
     __slots__ = ("bounds",)
 
@@ -48,7 +51,10 @@ class Integer:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        """A strict int, else a strict float that a lax int turns into an int (see the module docstring)."""
+        """A strict int, else a strict float that a lax int turns into an int.
+
+        See the module docstring.
+        """
         return core_schema.union_schema(
             [
                 core_schema.int_schema(strict=True, **self.bounds),  # type: ignore[arg-type]

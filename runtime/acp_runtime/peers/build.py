@@ -27,7 +27,8 @@ def build(
         return args[0]
     if len(args) > len(positional):
         raise TypeError(f"{cls.__name__}: at most {len(positional)} positional arguments")
-    fields: dict[str, Any] = dict(zip(positional, args))
+    # fewer arguments than parameters is fine: the rest come as keywords or are optional
+    fields: dict[str, Any] = dict(zip(positional, args, strict=False))
     known: Mapping[str, Any] = getattr(cls, "model_fields", kwargs)
     for name, value in kwargs.items():
         if name not in known:

@@ -50,8 +50,9 @@ class SpawnOptions(ConnectionOptions, total=False):
 async def spawn_agent(
     command: str, *args: str, client: ClientHandler[A], **options: Unpack[SpawnOptions]
 ) -> AsyncIterator[A]:
-    """Run an agent process for the block: `async with spawn_agent("my-agent", client=c) as
-    agent:` yields the typed agent (`client.peer`).
+    """Run an agent process for the block, which gets the typed agent (`client.peer`).
+
+    Used as `async with spawn_agent("my-agent", client=c) as agent:`.
 
     On exit the connection closes (EOF on the agent's stdin), then the agent gets `grace` seconds
     to exit, then SIGTERM and `grace` more seconds, then SIGKILL. `stderr`: inherited by default;

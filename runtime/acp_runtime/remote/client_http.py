@@ -38,10 +38,16 @@ from .pipes import ByteBound, InboundPipe, QueuedSink
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 STATUS_MEANING = {
-    400: "the server refused the request (missing or mismatched Acp-Connection-Id or Acp-Session-Id, or bad JSON)",
+    400: (
+        "the server refused the request (missing or mismatched Acp-Connection-Id or "
+        "Acp-Session-Id, or bad JSON)"
+    ),
     401: "authentication required: the server refused these credentials",
     403: "forbidden: the server refused this Origin or these credentials",
-    404: "unknown connection or session: the server does not have it (it closed or is another client's)",
+    404: (
+        "unknown connection or session: the server does not have it (it closed or is another "
+        "client's)"
+    ),
     405: "the endpoint does not accept this method",
     406: "the server requires Accept: text/event-stream",
     409: "this stream already has a receiver",

@@ -137,7 +137,7 @@ def _v2_to_v1(params: dict[str, Any]) -> dict[str, Any]:
 
 
 class VersionRouter(Generic[H]):
-    """Routes each connection to the implementation of the version its first ``initialize`` asks for.
+    """Routes each connection to the implementation of the version its first ``initialize`` names.
 
     ``versions`` maps each protocol version to its agent handler (one instance shared by every
     connection) or to a factory called once per connection (the handler's class, say);
@@ -197,7 +197,10 @@ class VersionRouter(Generic[H]):
         return model.to_dict() if hasattr(model, "to_dict") else params
 
     def decide(self, line: bytes) -> _Reject | _Accept | None:
-        """What to do with one line before initialization: reject it, route it, or ignore it (None)."""
+        """What to do with one line before initialization.
+
+        Reject it, route it, or ignore it (None).
+        """
         try:
             message = pydantic_core.from_json(line, allow_inf_nan=False)
         except ValueError as exc:
@@ -247,7 +250,9 @@ class VersionRouter(Generic[H]):
         return _Accept(request_id, requested, selected, params)
 
     async def route(self, reader: ReaderLike, writer: WriterLike) -> Routed[H] | None:
-        """Answer pre-initialize traffic until a valid ``initialize``; None when the client left first.
+        """Answer pre-initialize traffic until a valid ``initialize``.
+
+        None when the client left first.
 
         The returned connection replays the ``initialize`` (normalised for its version) and runs
         from there: call ``run()`` on it (``serve`` does).
@@ -292,7 +297,10 @@ class VersionRouter(Generic[H]):
             return Routed(decision.selected, handler, connection)
 
     async def serve(self, reader: ReaderLike, writer: WriterLike) -> Routed[H] | None:
-        """Route one connection and run it until it closes (the transport-independent entry point)."""
+        """Route one connection and run it until it closes.
+
+        The transport-independent entry point.
+        """
         routed = await self.route(reader, writer)
         if routed is not None:
             await routed.connection.run()
@@ -300,7 +308,10 @@ class VersionRouter(Generic[H]):
 
 
 async def serve_versions(versions: Handlers[H], **options: Unpack[ConnectionOptions]) -> None:
-    """Serve one client over stdin/stdout in the version its ``initialize`` asks for (see module doc)."""
+    """Serve one client over stdin/stdout in the version its ``initialize`` asks for.
+
+    See the module docstring.
+    """
     reader = await open_pipe_reader(sys.stdin.buffer)
     writer = await open_pipe_writer(sys.stdout.buffer)
     await VersionRouter(versions, **options).serve(reader, writer)
