@@ -1,5 +1,5 @@
-"""Nox sessions: tests, network, hostile, hostile_clients, coverage, lint, typecheck, regen, bench,
-pydantic, interop, stores, cluster."""
+"""Nox sessions: tests, slow, network, hostile, hostile_clients, coverage, lint, typecheck, regen,
+bench, pydantic, interop, stores, cluster."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ def tests(session: nox.Session) -> None:
     """Run the test suite."""
     install(session)
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def slow(session: nox.Session) -> None:
+    """The end-to-end variants marked `slow`, which the README's test command (CI's 8-minute budget
+    on 2 cores) skips: more peers' transports, more chain shapes, more lifecycle cases."""
+    install(session)
+    session.run("pytest", "-n", "auto", "-m", "slow", *session.posargs, env={"ACP_SLOW_TESTS": "1"})
 
 
 @nox.session
@@ -161,7 +169,12 @@ def interop(session: nox.Session) -> None:
     """
     install(session)
     session.run(
-        "pytest", "-n", "auto", "tests/interop", *session.posargs, env={"ACP_INTEROP_HEAVY": "1"}
+        "pytest",
+        "-n",
+        "auto",
+        "tests/interop",
+        *session.posargs,
+        env={"ACP_INTEROP_HEAVY": "1", "ACP_SLOW_TESTS": "1"},
     )
     session.run("python", "scripts/peer_figures.py")
 

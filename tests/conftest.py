@@ -6,6 +6,7 @@ Helpers that tests import (running the CLI, file trees, the minimal schema) live
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,17 @@ from cli_support import GENERATED, MINIMAL_SCHEMA, ROOT, run_cli
 
 from acp_codegen.pins import PinFile, default_pin_path, load_pins
 from acp_codegen.sources import default_cache_dir, default_shared_dir
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests marked `slow` (end-to-end variants that the CI budget of the README's test
+    command cannot hold) unless `nox -s slow` asks for them (ACP_SLOW_TESTS=1 or `-m slow`)."""
+    if os.environ.get("ACP_SLOW_TESTS") == "1" or "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run `nox -s slow`")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
