@@ -18,7 +18,9 @@ from acp_codegen.transcript.read import read_transcript
 
 ROOT = project_root()
 PASS_THROUGH = ROOT / "tests" / "proxies" / "passthrough_proxy.py"
-META_DROPPING = Path(__file__).resolve().parent / "peers" / "meta_dropping_proxy.py"
+PEERS = Path(__file__).resolve().parent / "peers"
+META_DROPPING = PEERS / "meta_dropping_proxy.py"
+ROLE_BLIND = PEERS / "role_blind_proxy.py"
 
 
 def probe(script: Path, transcript: Path) -> tuple[int, dict[str, Any]]:
@@ -60,3 +62,15 @@ def test_a_proxy_that_drops_meta_fails_the_preservation_rule(tmp_path: Path) -> 
     methods = {f["message"].split(" of line")[0].rsplit(" ", 1)[-1] for f in findings["findings"]}
     assert methods == {"session/new", "session/prompt", "_acp-probe/echo"}
     assert all(f["side"] == "agent" for f in findings["findings"])
+
+
+def test_a_proxy_that_acts_as_one_after_plain_initialize_fails_the_kind_rule(
+    tmp_path: Path,
+) -> None:
+    status, report = probe(ROLE_BLIND, tmp_path / "wire.jsonl")
+    assert status == 1
+    failed = {rule for rule, state in statuses(report).items() if state == "fail"}
+    assert failed == {"proxy-initialize-kind"}
+    rule = next(r for r in report["rules"] if r["rule"] == "proxy-initialize-kind")
+    assert [f["side"] for f in rule["findings"]] == ["agent"]
+    assert "plain initialize" in rule["findings"][0]["message"]
