@@ -361,8 +361,8 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "sender",
         (
             "A `proxy/successor` message wraps one message: a string `method`, `params` an object "
-            "or array when present; never `$/cancel_request` (cancellation is hop-local) nor "
-            "another envelope."
+            "or array when present, valid against the schema when the proxy built or rewrote "
+            "them; never `$/cancel_request` (cancellation is hop-local) nor another envelope."
         ),
     ),
     (

@@ -93,11 +93,13 @@ class ProxyChecker:
             if sender == "client":  # from the successor: the proxy should pass it on
                 self._receive(_Received("up", inner[0], inner[1], line, key))
             else:
-                self._forward("down", inner[0], inner[1], line, key)
+                origin = self._forward("down", inner[0], inner[1], line, key)
+                if origin is None or origin.params != inner[1]:  # the proxy's own words
+                    self._inner_valid(inner[0], inner[1], key is not None, line)
         elif sender == "client":
-            origin = INITIALIZE if method == PROXY_INITIALIZE else method
+            received = INITIALIZE if method == PROXY_INITIALIZE else method
             if method != "$/cancel_request":
-                self._receive(_Received("down", origin, params, line, key))
+                self._receive(_Received("down", received, params, line, key))
         else:
             self._forward("up", method, params, line, key)
 
@@ -107,19 +109,39 @@ class ProxyChecker:
         if received.method != "$/cancel_request":
             self.waiting.append(received)
 
-    def _forward(self, direction: str, method: str, params: Any, line: int, key: Any) -> None:
+    def _forward(
+        self, direction: str, method: str, params: Any, line: int, key: Any
+    ) -> _Received | None:
         origin = next(
             (r for r in self.waiting if r.direction == direction and r.method == method), None
         )
         if origin is None:
-            return  # the proxy's own message (injected), not a forwarded one
+            return None  # the proxy's own message (injected), not a forwarded one
         if (origin.key is None) != (key is None):
-            return  # a request is not forwarded as a notification, nor the reverse
+            return None  # a request is not forwarded as a notification, nor the reverse
         self.waiting.remove(origin)
         origin.forwarded_as, origin.forwarded_line = key, line
         if key is not None:
             self.forwarded[key] = origin
         self._preserved(origin, params, line, "forwards")
+        return origin
+
+    def _inner_valid(self, method: str, params: Any, request: bool, line: int) -> None:
+        """The message a proxy built or rewrote is valid against the schema (what it passes on
+        unchanged is its predecessor's business)."""
+        revision = self.choice.current
+        spec = revision.method("client", method, "request" if request else "notification")
+        def_name = revision.def_name(spec.params if spec is not None else None)
+        if def_name is None:
+            return
+        for problem in revision.validate(def_name, {} if params is None else params)[:3]:
+            self._find(
+                line,
+                "proxy-successor-envelope",
+                "agent",
+                f"proxy/successor carries {method} params that the schema refuses: "
+                f"{problem.message} (at /params/params{problem.pointer})",
+            )
 
     def _answer(self, sender: str, key: Any, message: dict[str, Any], line: int) -> None:
         if sender == "client":  # the answer to one of the proxy's requests

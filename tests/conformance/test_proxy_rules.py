@@ -25,6 +25,7 @@ BROKEN = {
     "broken-initialize-not-forwarded.jsonl": {(2, "proxy-initialize-forwarded", "agent")},
     "broken-protocol-version.jsonl": {(4, "proxy-protocol-version", "agent")},
     "broken-envelope.jsonl": {
+        (6, "proxy-successor-envelope", "agent"),
         (7, "proxy-successor-envelope", "agent"),
         (8, "proxy-successor-envelope", "agent"),
         (8, "schema-invalid", "agent"),
