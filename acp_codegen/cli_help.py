@@ -103,6 +103,12 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
             "play the agent a client runs",
         ),
     ),
+    "probe proxy": (
+        (
+            "acp-codegen probe proxy -- python my_proxy.py",
+            "be a proxy's conductor, client and successor",
+        ),
+    ),
 }
 
 

@@ -181,3 +181,23 @@ def client(
 
     timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
     _finish(lambda: probe_client(command, schema, timeouts, transcript, protocol_version), fmt)
+
+
+@probe_app.command("proxy", epilog=epilog("probe proxy"))
+def proxy(
+    command: CommandArg,
+    fmt: FormatOption = Format.text,
+    schema: SchemaOption = None,
+    transcript: TranscriptOption = None,
+    timeout: ResponseTimeout = 10.0,
+    turn_timeout: TurnTimeout = 30.0,
+    exit_timeout: ExitTimeout = 5.0,
+) -> None:
+    """Launch CMD as a proxy and be its conductor, client and successor: proxy/initialize,
+    forwarding both ways with _meta and unknown fields kept, and plain initialize on a second
+    connection."""
+    from acp_codegen.probe.proxy import probe_proxy
+    from acp_codegen.probe.run import Timeouts
+
+    timeouts = Timeouts(timeout, turn_timeout, exit_timeout)
+    _finish(lambda: probe_proxy(command, schema, timeouts, transcript), fmt)

@@ -322,6 +322,70 @@ _SPEC: tuple[tuple[str, str, str, Binds, str], ...] = (
         "client",
         "`auth/login` names the `methodId` of an authentication method the Agent advertised.",
     ),
+    (
+        "proxy-initialize-kind",
+        "rfds/proxy-chains.md",
+        "Proxy initialization protocol",
+        "sender",
+        (
+            "The conductor MUST send `proxy/initialize` to every proxy and `initialize` to the "
+            "agent: a component that sends `proxy/successor` got `proxy/initialize`, never plain "
+            "`initialize` (and never both); a proxy forwards `initialize`, never "
+            "`proxy/initialize`, since the conductor picks the kind for the next hop."
+        ),
+    ),
+    (
+        "proxy-initialize-forwarded",
+        "schema",
+        "InitializeProxyRequest",
+        "agent",
+        (
+            "Before answering `proxy/initialize` successfully, the proxy MUST forward an "
+            "`initialize` request to its successor through `proxy/successor`."
+        ),
+    ),
+    (
+        "proxy-protocol-version",
+        "schema",
+        "InitializeProxyResponse",
+        "agent",
+        (
+            "The proxy builds its `proxy/initialize` answer from its successor's `initialize` "
+            "answer and MUST NOT change `protocolVersion`."
+        ),
+    ),
+    (
+        "proxy-successor-envelope",
+        "schema",
+        "ProxySuccessorRequest",
+        "sender",
+        (
+            "A `proxy/successor` message wraps one message: a string `method`, `params` an object "
+            "or array when present, valid against the schema when the proxy built or rewrote "
+            "them; never `$/cancel_request` (cancellation is hop-local) nor another envelope."
+        ),
+    ),
+    (
+        "successor-forwarding",
+        "rfds/proxy-chains.md",
+        "Proxy initialization protocol",
+        "agent",
+        (
+            "The proxy SHOULD forward requests it does not understand: a request from either side "
+            "is not answered -32601 (Method not found) without being forwarded."
+        ),
+    ),
+    (
+        "proxy-metadata-preserved",
+        "rfds/proxy-chains.md",
+        "Proxy initialization protocol",
+        "agent",
+        (
+            "The proxy SHOULD preserve metadata fields when forwarding: a message it passes on, "
+            "either way, and the answer it passes back keep every `_meta` entry, and every field "
+            "the schema does not define, with its value (known fields may be rewritten)."
+        ),
+    ),
 )
 
 

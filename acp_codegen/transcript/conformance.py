@@ -15,6 +15,7 @@ from typing import Any
 
 from acp_codegen.transcript.catalog import CATALOG
 from acp_codegen.transcript.check import Checker
+from acp_codegen.transcript.proxy import ProxyChecker
 from acp_codegen.transcript.read import Entry, Item
 from acp_codegen.transcript.rules import MESSAGE_UPDATES, Finding
 from acp_codegen.transcript.schema import Revision, pinned_for_version, resolve_revision
@@ -61,11 +62,14 @@ class Conformance:
         self.choice = RevisionChoice(revision, fixed, pinned_for_version)
         self.wire = WireChecker(self.choice)
         self.lifecycle = Checker()
+        self.proxy = ProxyChecker(self.choice)
         self.seen: set[str] = set()
 
     def add(self, item: Item) -> None:
         """Take the next recorded item."""
         self.wire.add(item)
+        if isinstance(item, Entry):
+            self.proxy.add(item)
         if not isinstance(item, Entry) or not self.choice.current.has_prompt_lifecycle:
             return
         self.lifecycle.add(item)
@@ -81,12 +85,12 @@ class Conformance:
         self.wire.finish()
         findings = {
             (f.line, f.rule, f.side, f.message): f
-            for f in [*self.wire.findings, *self.lifecycle.finish()]
+            for f in [*self.wire.findings, *self.proxy.findings, *self.lifecycle.finish()]
         }
         unique: dict[tuple[int, str, str | None], Finding] = {}
         for finding in sorted(findings.values()):
             unique.setdefault((finding.line, finding.rule, finding.side), finding)
-        exercised = set(self.wire.exercised)
+        exercised = self.wire.exercised | self.proxy.exercised
         for rule, triggers in _LIFECYCLE_TRIGGERS.items():
             if self.seen & triggers:
                 exercised.add(rule)

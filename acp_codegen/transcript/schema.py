@@ -72,7 +72,11 @@ class Revision:
         it."""
         receiver = "agent" if sender == "client" else "client"
         for m in self.protocol.methods:
-            if m.wire_name == wire and m.kind == kind and m.side in (receiver, "protocol"):
+            if m.wire_name != wire or m.kind != kind:
+                continue
+            # proxy/*: the conductor (client side) initializes; proxy/successor goes both ways
+            proxy = m.side == "proxy" and (sender == "client" or wire == "proxy/successor")
+            if m.side in (receiver, "protocol") or proxy:
                 return m
         return None
 

@@ -35,6 +35,10 @@ CANCELLED = -32800
 METHOD_NOT_FOUND = -32601
 
 
+# A proxy is initialized with `proxy/initialize`, which has `initialize`'s params and answer.
+INITIALIZE_METHODS = ("initialize", "proxy/initialize")
+
+
 def id_key(value: Any) -> Key | None:
     """A request ID as a dictionary key (strings and integers kept apart), None if not an ID."""
     return (
@@ -225,7 +229,7 @@ class WireChecker:
             else:
                 self.pending[sender][key] = _Pending(method, params, self._line)
             self._initialize_first(sender, method)
-        if method == "initialize" and sender == "client":
+        if method in INITIALIZE_METHODS and sender == "client":
             self.choice.for_version(
                 params.get("protocolVersion") if isinstance(params, dict) else None, self._line
             )
@@ -242,7 +246,7 @@ class WireChecker:
                 )
             return
         self._schema(spec.params, params, "/params", f"{method} params")
-        if method == "initialize":
+        if method in INITIALIZE_METHODS:
             self.handshake.initialize_request(params)
         elif method == "$/cancel_request":
             target = id_key(params.get("requestId")) if isinstance(params, dict) else None
@@ -255,7 +259,7 @@ class WireChecker:
     def _initialize_first(self, sender: str, method: str) -> None:
         if (
             sender != "client"
-            or method in ("initialize", "$/cancel_request")
+            or method in (*INITIALIZE_METHODS, "$/cancel_request")
             or method.startswith("_")
         ):
             return
@@ -362,7 +366,7 @@ class WireChecker:
         if has_error:
             return
         is_init = (
-            request.method == "initialize"
+            request.method in INITIALIZE_METHODS
             and sender == "agent"
             and isinstance(message["result"], dict)
         )
