@@ -26,6 +26,7 @@ and for each agent after the first the median of its per-round ratios to the fir
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -156,9 +157,9 @@ def contenders(
         )
         command = [python, "-m", package]
         out[name] = {
-            "import": lambda p=python, m=f"{package}.agent": run_import(p, m),
-            "initialize v1": lambda c=command: run_initialize(c, 1),
-            "initialize v2": lambda c=command: run_initialize(c, 2),
+            "import": functools.partial(run_import, python, f"{package}.agent"),
+            "initialize v1": functools.partial(run_initialize, command, 1),
+            "initialize v2": functools.partial(run_initialize, command, 2),
         }
     return out
 
