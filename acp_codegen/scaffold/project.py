@@ -97,7 +97,6 @@ REMOTE_DEPENDENCIES: tuple[str, ...] = (
     "hypercorn>=0.17",
     "websockets>=13.0",
     "httpx>=0.27",
-    "httpx-sse>=0.4",
 )
 
 

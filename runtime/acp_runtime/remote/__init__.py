@@ -6,7 +6,7 @@ WebSocket Transport", at ``/acp``).
     peer, connection = await connect_url("ws://127.0.0.1:8000/acp", MyClient())
     reader, writer = await open_url("http://127.0.0.1:8000/acp")  # for a connection of your own
 
-The servers and clients (uvicorn, hypercorn, websockets, httpx, httpx-sse: the ``remote`` extra)
+The servers and clients (uvicorn, hypercorn, websockets, httpx: the ``remote`` extra)
 are imported only when a function here is called; importing this package needs pydantic alone.
 
 - ``server``: ``acp_asgi_app``, ``RemoteApp``, ``serve_remote``; ``serving``: ``serve_asgi``
