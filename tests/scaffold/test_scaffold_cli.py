@@ -395,6 +395,8 @@ def test_projects_require_the_pydantic_acp_codegen_requires() -> None:
         ("client", "viewer/client.py"),
         ("client", "tests/fake_agent.py"),
         ("client", "tests/fake_agent_v1.py"),
+        ("proxy", "ctx/proxy.py"),
+        ("proxy", "tests/echo_agent.py"),
     ],
 )
 def test_the_projects_send_typed_models_not_wire_dicts(
@@ -413,7 +415,7 @@ def test_the_projects_send_typed_models_not_wire_dicts(
     assert [line for line in sent if ".from_dict(" in line and "(custom)" not in line] == []
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_the_project_lists_every_package_it_ships(
     made: dict[str, tuple[Path, CliResult]], kind: str
 ) -> None:
