@@ -264,7 +264,7 @@ def test_the_readme_gives_the_install_and_test_commands(
     assert blocks[:2] == [INSTALL_COMMAND, TEST_COMMAND]
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_the_readme_regenerate_commands_reproduce_the_bindings(
     made: dict[str, tuple[Path, CliResult]], kind: str
 ) -> None:
@@ -274,7 +274,8 @@ def test_the_readme_regenerate_commands_reproduce_the_bindings(
     assert len(block) == 1
     commands = block[0].splitlines()
     # the pin file's targets, as every binding file's header names them
-    assert commands == ["acp-codegen generate acp_v1", "acp-codegen generate acp"]
+    versions = ["acp"] if kind == "proxy" else ["acp_v1", "acp"]  # a proxy speaks v2 only
+    assert commands == [f"acp-codegen generate {name}" for name in versions]
     for command in commands:
         result = run_cli(*command.split()[1:], "--check", cwd=project)
         assert result.returncode == 0, result.describe()  # no drift: the same bindings
