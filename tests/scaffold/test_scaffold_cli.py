@@ -501,3 +501,12 @@ def test_the_agent_is_its_turn_on_the_runtime_in_at_most_250_lines(
         "TurnAgent" in (project / "echo" / name).read_text(encoding="utf-8")
         for name in ("agent_v1.py", "agent_v2.py")
     )
+
+
+def test_a_proxy_speaks_v2_only_through_the_api(tmp_path: Path) -> None:
+    from acp_codegen.api import scaffold_project
+    from acp_codegen.errors import CodegenError
+
+    with pytest.raises(CodegenError, match="a proxy speaks ACP v2 only"):
+        scaffold_project("proxy", tmp_path / "p", protocols=(1, 2))
+    assert not (tmp_path / "p").exists()
