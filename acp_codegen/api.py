@@ -153,22 +153,24 @@ def compare_history(target: str, *, pins: PathLike | None = None) -> list[DiffRe
 
 
 def scaffold_project(
-    kind: Literal["agent", "client"],
+    kind: Literal["agent", "client", "proxy"],
     directory: PathLike,
     *,
     name: str | None = None,
     schema: str | None = None,
     v1_schema: str | None = None,
-    protocols: Sequence[int] = (1, 2),
+    protocols: Sequence[int] | None = None,
     force: bool = False,
     vendor_runtime: bool = True,
     pins: PathLike | None = None,
     ci_install_from: str | InstallSource | None = None,
 ) -> Scaffolded:
-    """Create an agent or client project in `directory` (the `scaffold` command). `schema`
+    """Create an agent, client or proxy project in `directory` (the `scaffold` command). `schema`
     (default: the default pin) is the newest version's, `v1_schema` (default: the pinned acp_v1)
-    the v1 bindings'; `ci_install_from`: where the project's workflow installs acp-codegen, as
+    the v1 bindings'; `protocols`: the versions spoken (default: 1 and 2; a proxy's only 2);
+    `ci_install_from`: where the project's workflow installs acp-codegen, as
     `ci github --install-from` takes it (default: where it came from here)."""
+    from acp_codegen.scaffold.bindings import default_protocols
     from acp_codegen.scaffold.project import scaffold
     from acp_codegen.upgrade.ci_install import parse_install_from
 
@@ -184,7 +186,7 @@ def scaffold_project(
         schema=schema,
         force=force,
         pins_path=_pins(pins),
-        protocols=tuple(protocols),
+        protocols=tuple(protocols) if protocols is not None else default_protocols(kind),
         v1_schema=v1_schema,
         vendor_runtime=vendor_runtime,
         ci_install=install,

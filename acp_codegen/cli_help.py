@@ -84,6 +84,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("acp-codegen scaffold agent my-agent", "an echo agent for ACP v1 and v2 clients"),
     ),
     "scaffold client": (("acp-codegen scaffold client my-client", "a terminal client"),),
+    "scaffold proxy": (
+        ("acp-codegen scaffold proxy my-proxy", "a context-injecting proxy for acp-conductor"),
+    ),
     "ci github": (
         (
             "acp-codegen ci github",

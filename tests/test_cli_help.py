@@ -28,6 +28,7 @@ COMMANDS = [
     "migrate",
     "scaffold agent",
     "scaffold client",
+    "scaffold proxy",
     "ci github",
     "probe agent",
     "probe client",

@@ -12,6 +12,9 @@ translated into the v2 updates that mean the same, `v1.py`), so a client speakin
 are never spoken on the wire (`Bound.spoken` is False). One display, one reducer, one set of
 display tests for both versions, rather than a second, v1-only reducer that v1's chunk-only
 messages and tool-call rules would need and the spec does not define.
+
+A proxy speaks v2 only (`PROXY_PROTOCOLS`): `proxy/initialize` and `proxy/successor` exist in the
+v2 draft alone; a v1 client or agent around it is the conductor's business (its version router).
 """
 
 from __future__ import annotations
@@ -28,10 +31,13 @@ from acp_codegen.pins import load_pins
 from acp_codegen.pipeline import Target, render_target
 from acp_codegen.revisions import Resolver
 
-Kind = Literal["agent", "client"]
+Kind = Literal["agent", "client", "proxy"]
 
 PROTOCOLS: tuple[int, ...] = (1, 2)
 """The protocol versions a project speaks unless `--protocol` picks one."""
+
+PROXY_PROTOCOLS: tuple[int, ...] = (2,)
+"""The protocol versions a proxy project speaks (the proxy methods are v2's)."""
 
 BINDINGS: Mapping[int, str] = {2: "acp", 1: "acp_v1"}
 """The bindings subpackage of each protocol version."""
@@ -80,8 +86,11 @@ REQUIRED_METHODS: Mapping[Kind, frozenset[str]] = {
             "session/request_permission",
         }
     ),
+    # a proxy rewrites prompts and is run by a conductor (the proxy-chains RFD of the draft)
+    "proxy": frozenset({"initialize", "session/prompt", "proxy/initialize", "proxy/successor"}),
 }
 REQUIRED_UPDATES: Mapping[Kind, frozenset[str]] = {
+    "proxy": frozenset(),
     "agent": frozenset(
         {
             "user_message",
@@ -147,13 +156,18 @@ def check_protocol(protocol: Protocol, kind: Kind, label: str, version: int = 2)
     tags = {case.tag for case in fanout.cases} if fanout is not None else set()
     missing += [f"update {tag}" for tag in sorted(required[1] - tags)]
     if missing:
-        hint = " (for v1 bindings: --protocol 1)" if version == 2 else ""
+        hint = " (for v1 bindings: --protocol 1)" if version == 2 and kind != "proxy" else ""
         raise fail(
             "incompatible-schema",
             f"the scaffolded {kind} follows the ACP v{version} prompt lifecycle, but this schema "
             f"lacks{hint}: " + ", ".join(missing),
             file=label,
         )
+
+
+def default_protocols(kind: Kind) -> tuple[int, ...]:
+    """The protocol versions a project of `kind` speaks unless told otherwise."""
+    return PROXY_PROTOCOLS if kind == "proxy" else PROTOCOLS
 
 
 def bind_versions(
@@ -172,6 +186,12 @@ def bind_versions(
     if bad or not versions:
         raise fail(
             "bad-protocol", f"protocol versions are 1 and 2, not {bad or 'none'}", file="--protocol"
+        )
+    if kind == "proxy" and versions != PROXY_PROTOCOLS:
+        raise fail(
+            "bad-protocol",
+            "a proxy speaks ACP v2 only (proxy/initialize and proxy/successor are v2's)",
+            file="--protocol",
         )
     if v1_schema is not None and versions != (1, 2):
         raise fail(

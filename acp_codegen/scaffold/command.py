@@ -1,5 +1,5 @@
-"""The `acp-codegen scaffold agent|client DIR` commands: options in, summary out. No logic here
-(`acp_codegen.api.scaffold_project` does it).
+"""The `acp-codegen scaffold agent|client|proxy DIR` commands: options in, summary out. No logic
+here (`acp_codegen.api.scaffold_project` does it).
 
 Exit status: 0 when the project was written, 2 on any problem (one line per diagnostic on
 stderr, nothing written).
@@ -14,12 +14,13 @@ import typer
 
 from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError
-from acp_codegen.scaffold.project import INSTALL_COMMAND, PROTOCOLS, TEST_COMMAND, Kind
+from acp_codegen.scaffold.bindings import default_protocols
+from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, Kind
 from acp_codegen.ui import Reporter
 
 scaffold_app = typer.Typer(
     no_args_is_help=True,
-    help="Start a new ACP agent or client project built on generated bindings.",
+    help="Start a new ACP agent, client or proxy project built on generated bindings.",
 )
 
 DirArgument = Annotated[
@@ -114,7 +115,8 @@ def _run(
     from acp_codegen.upgrade.ci_install import default_install_source, parse_install_from
 
     reporter = Reporter()
-    protocols = PROTOCOLS if protocol is None else (protocol,)
+    # a proxy has no --protocol: the proxy methods are v2's
+    protocols = default_protocols(kind) if protocol is None else (protocol,)
     try:
         install = (
             parse_install_from(ci_install_from, directory)
@@ -180,3 +182,17 @@ def client(
     _run(
         "client", directory, name, schema, force, pins, protocol, v1_schema, vendor, ci_install_from
     )
+
+
+@scaffold_app.command("proxy", epilog=epilog("scaffold proxy"))
+def proxy(
+    directory: DirArgument,
+    name: NameOption = None,
+    schema: SchemaOption = None,
+    force: ForceOption = False,
+    pins: PinsOption = None,
+    vendor: VendorOption = True,
+    ci_install_from: CiInstallOption = None,
+) -> None:
+    """Create an ACP v2 proxy project that adds a context block to each prompt, run by acp-conductor in front of any agent."""  # noqa: E501 - typer prints it as the help, line breaks included
+    _run("proxy", directory, name, schema, force, pins, None, None, vendor, ci_install_from)

@@ -70,6 +70,19 @@ PROJECT_FILES: Mapping[Kind, tuple[tuple[str, str], ...]] = {
         (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
         ("schema/pins.toml", "scaffold/common/pins.toml.jinja"),
     ),
+    "proxy": (
+        ("pyproject.toml", "scaffold/common/pyproject.toml.jinja"),
+        (".gitignore", "scaffold/common/gitignore.jinja"),
+        ("README.md", "scaffold/proxy/README.md.jinja"),
+        ("{package}/__init__.py", "scaffold/common/__init__.py.jinja"),
+        ("{package}/__main__.py", "scaffold/common/__main__.py.jinja"),
+        ("{package}/py.typed", "scaffold/common/py.typed.jinja"),
+        ("{package}/proxy.py", "scaffold/proxy/proxy.py.jinja"),
+        ("tests/echo_agent.py", "scaffold/proxy/echo_agent.py.jinja"),
+        ("tests/test_proxy.py", "scaffold/proxy/test_proxy.py.jinja"),
+        (".github/workflows/acp-codegen.yml", "scaffold/common/github-workflow.yml.jinja"),
+        ("schema/pins.toml", "scaffold/common/pins.toml.jinja"),
+    ),
 }
 
 # Files only a project speaking that protocol version has.
@@ -87,6 +100,7 @@ VERSION_FILES: Mapping[str, int] = {
 DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
     "agent": ("pydantic>=2.11",),
     "client": ("pydantic>=2.11", "rich>=13.0"),
+    "proxy": ("pydantic>=2.11",),
 }
 
 # What the runtime's remote transport needs when the runtime is vendored (the `remote` extra of
@@ -119,7 +133,7 @@ def runtime_packages() -> list[str]:
 
 
 # The module holding `main()` (the console script) of each kind.
-MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client"}
+MAIN_MODULE: Mapping[Kind, str] = {"agent": "agent", "client": "client", "proxy": "proxy"}
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
 _PACKAGE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
@@ -323,7 +337,7 @@ def scaffold(
     vendor_runtime: bool = True,
     ci_install: InstallSource | None = None,
 ) -> Scaffolded:
-    """Create a new agent or client project in `directory`.
+    """Create a new agent, client or proxy project in `directory`.
 
     Nothing is written unless every check and render succeeds.
 

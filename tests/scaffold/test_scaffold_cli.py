@@ -1,4 +1,4 @@
-"""`acp-codegen scaffold agent|client DIR`: names, directory checks, schemas, and what gets written.
+"""`acp-codegen scaffold agent|client|proxy DIR`: names, directory checks, schemas, and what gets written.
 
 These run the CLI in a subprocess and never install anything: a scaffolded project's own tests
 run here with this venv's Python and the project on PYTHONPATH (pydantic, rich and pytest are
@@ -21,11 +21,12 @@ from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, CliResult]]:
-    """An agent `echo` and a client `viewer`, scaffolded once for the tests that only read them."""
+    """An agent `echo`, a client `viewer` and a proxy `ctx`, scaffolded once for the tests that
+    only read them."""
     base = tmp_path_factory.mktemp("made")
     return {
         kind: (base / name, run_cli("scaffold", kind, base / name))
-        for kind, name in (("agent", "echo"), ("client", "viewer"))
+        for kind, name in (("agent", "echo"), ("client", "viewer"), ("proxy", "ctx"))
     }
 
 
@@ -253,7 +254,7 @@ def test_the_client_depends_on_pydantic_and_rich_only(
     assert 'viewer = "viewer.client:main"' in pyproject
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_the_readme_gives_the_install_and_test_commands(
     made: dict[str, tuple[Path, CliResult]], kind: str
 ) -> None:
@@ -263,7 +264,7 @@ def test_the_readme_gives_the_install_and_test_commands(
     assert blocks[:2] == [INSTALL_COMMAND, TEST_COMMAND]
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_the_readme_regenerate_commands_reproduce_the_bindings(
     made: dict[str, tuple[Path, CliResult]], kind: str
 ) -> None:
@@ -273,7 +274,8 @@ def test_the_readme_regenerate_commands_reproduce_the_bindings(
     assert len(block) == 1
     commands = block[0].splitlines()
     # the pin file's targets, as every binding file's header names them
-    assert commands == ["acp-codegen generate acp_v1", "acp-codegen generate acp"]
+    versions = ["acp"] if kind == "proxy" else ["acp_v1", "acp"]  # a proxy speaks v2 only
+    assert commands == [f"acp-codegen generate {name}" for name in versions]
     for command in commands:
         result = run_cli(*command.split()[1:], "--check", cwd=project)
         assert result.returncode == 0, result.describe()  # no drift: the same bindings
@@ -281,6 +283,41 @@ def test_the_readme_regenerate_commands_reproduce_the_bindings(
         (project / project.name / "acp" / "__init__.py").read_text(encoding="utf-8").splitlines()
     )
     assert "# Regenerate: acp-codegen generate acp" in header
+
+
+def test_the_proxy_project_layout_and_its_own_tests(
+    made: dict[str, tuple[Path, CliResult]],
+) -> None:
+    # issue 36: a proxy project speaks v2 (the proxy methods are the draft's), depends on pydantic
+    # only, ships the conductor with its vendored runtime, and its own test runs a real chain
+    project, result = made["proxy"]
+    assert result.returncode == 0, result.describe()
+    files = set(tree_bytes(project))
+    assert {
+        "ctx/proxy.py",
+        "ctx/__main__.py",
+        "ctx/acp/dispatch.py",
+        "tests/test_proxy.py",
+        "tests/echo_agent.py",
+        "acp_runtime/proxies/cli.py",
+        "schema/pins.toml",
+        ".github/workflows/acp-codegen.yml",
+    } <= files
+    assert not [f for f in files if f.startswith("ctx/acp_v1/")]
+    pyproject = (project / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'dependencies = \[\s*"pydantic>=[\d.]+",\s*\]', pyproject), pyproject
+    assert 'ctx = "ctx.proxy:main"' in pyproject
+    assert 'acp-conductor = "acp_runtime.proxies.cli:main"' in pyproject
+    assert '"acp_runtime.proxies"' in pyproject
+    done = run_project_tests(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"\b2 passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+
+
+def test_a_proxy_needs_a_schema_with_the_proxy_methods(tmp_path: Path) -> None:
+    result = run_cli("scaffold", "proxy", tmp_path / "p", "--schema", "acp_v2")
+    assert_one_error_line(result, "incompatible-schema")
+    assert "proxy/initialize" in result.stderr and not (tmp_path / "p").exists()
 
 
 @pytest.mark.parametrize("protocol", ["1", "2"])
@@ -359,6 +396,8 @@ def test_projects_require_the_pydantic_acp_codegen_requires() -> None:
         ("client", "viewer/client.py"),
         ("client", "tests/fake_agent.py"),
         ("client", "tests/fake_agent_v1.py"),
+        ("proxy", "ctx/proxy.py"),
+        ("proxy", "tests/echo_agent.py"),
     ],
 )
 def test_the_projects_send_typed_models_not_wire_dicts(
@@ -377,7 +416,7 @@ def test_the_projects_send_typed_models_not_wire_dicts(
     assert [line for line in sent if ".from_dict(" in line and "(custom)" not in line] == []
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_the_project_lists_every_package_it_ships(
     made: dict[str, tuple[Path, CliResult]], kind: str
 ) -> None:
@@ -462,3 +501,12 @@ def test_the_agent_is_its_turn_on_the_runtime_in_at_most_250_lines(
         "TurnAgent" in (project / "echo" / name).read_text(encoding="utf-8")
         for name in ("agent_v1.py", "agent_v2.py")
     )
+
+
+def test_a_proxy_speaks_v2_only_through_the_api(tmp_path: Path) -> None:
+    from acp_codegen.api import scaffold_project
+    from acp_codegen.errors import CodegenError
+
+    with pytest.raises(CodegenError, match="a proxy speaks ACP v2 only"):
+        scaffold_project("proxy", tmp_path / "p", protocols=(1, 2))
+    assert not (tmp_path / "p").exists()

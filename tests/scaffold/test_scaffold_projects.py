@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -47,6 +48,15 @@ def one_minute(tmp_path_factory: pytest.TempPathFactory) -> OneMinute:
 def quick_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """An agent and a client scaffolded with the defaults (not installed)."""
     return scaffold_quickly(tmp_path_factory.mktemp("quick"))
+
+
+@pytest.fixture(scope="session")
+def quick_proxy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A proxy scaffolded with the defaults (not installed)."""
+    project = tmp_path_factory.mktemp("quick-proxy") / "my-proxy"
+    result = run_cli("scaffold", "proxy", project)
+    assert result.returncode == 0, result.describe()
+    return project
 
 
 def lines_of(ran_output: str) -> list[str]:
@@ -404,11 +414,11 @@ def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMin
     assert sdk_steps(record["events"])[-1] == "state:idle:end_turn", context
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_scaffolded_code_is_mypy_strict_and_ruff_clean(
-    quick_projects: tuple[Path, Path], kind: str
+    quick_projects: tuple[Path, Path], quick_proxy: Path, kind: str
 ) -> None:
-    project = quick_projects[0] if kind == "agent" else quick_projects[1]
+    project = {"agent": quick_projects[0], "client": quick_projects[1], "proxy": quick_proxy}[kind]
     package = f"my_{kind}"
     sources = [str(p) for p in sorted((project / package).glob("*.py"))] + [
         str(p) for p in sorted((project / "tests").glob("*.py"))
@@ -435,6 +445,16 @@ def test_scaffolded_code_is_mypy_strict_and_ruff_clean(
         check=False,
     )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+    if kind == "proxy":  # black, line length 100 (the agent's and client's: see the report)
+        black = subprocess.run(
+            [str(bin_dir / "black"), "--check", "-l", "100", "-t", "py311", *sources],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert black.returncode == 0, black.stdout + black.stderr
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -497,3 +517,38 @@ def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_re
         agent.kill()
     assert agent.returncode == 0, errors
     assert "Traceback" not in errors and "never retrieved" not in errors, errors
+
+
+def test_the_client_runs_a_proxy_chain_as_its_agent(
+    one_minute: OneMinute, quick_proxy: Path, tmp_path: Path
+) -> None:
+    # issue 36: the client's README way to run a chain, `python -m my_client PROMPT -- python -m
+    # acp_runtime.proxies.cli --proxy CMD --agent CMD`, with the scaffolded agent behind the
+    # scaffolded proxy (run from its directory with the client's Python: it needs only pydantic)
+    client_python = one_minute.client_dir / ".venv" / "bin" / "python"
+    agent_python = one_minute.agent_dir / ".venv" / "bin" / "python"
+    proxy = shlex.join(
+        ["env", f"PYTHONPATH={quick_proxy}", str(client_python), "-m", "my_proxy"]
+        + ["--context", "Use tabs."]
+    )
+    path = tmp_path / "transcript.jsonl"
+    done = subprocess.run(
+        [str(client_python), "-m", "my_client", "--transcript", str(path), "Hello chain!", "--"]
+        + [str(client_python), "-m", "acp_runtime.proxies.cli", "--proxy", proxy]
+        + ["--agent", shlex.join([str(agent_python), "-m", "my_agent"])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    shown = lines_of(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the agent echoes what reached it: the proxy's context block, then the prompt
+    assert shown[0] == "connected to My Agent 0.1.0", shown
+    assert "agent: Use tabs. Hello chain!" in shown and shown[-1] == "idle (end_turn)", shown
+    updates = [m["params"]["update"] for m in from_agent(transcript(path)) if "params" in m]
+    reported = next(u for u in updates if u.get("sessionUpdate") == "user_message")
+    # the prompt the agent got, as it reports it back: the proxy's block first
+    assert [block.get("text") for block in reported["content"]] == ["Use tabs.", "Hello chain!"]
