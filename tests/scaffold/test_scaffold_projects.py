@@ -415,7 +415,7 @@ def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMin
 
 
 @pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
-def test_scaffolded_code_is_mypy_strict_and_ruff_clean(
+def test_scaffolded_code_is_mypy_strict_ruff_and_black_clean(
     quick_projects: tuple[Path, Path], quick_proxy: Path, kind: str
 ) -> None:
     project = {"agent": quick_projects[0], "client": quick_projects[1], "proxy": quick_proxy}[kind]
@@ -445,16 +445,16 @@ def test_scaffolded_code_is_mypy_strict_and_ruff_clean(
         check=False,
     )
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
-    if kind == "proxy":  # black, line length 100 (the agent's and client's: see the report)
-        black = subprocess.run(
-            [str(bin_dir / "black"), "--check", "-l", "100", "-t", "py311", *sources],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-        assert black.returncode == 0, black.stdout + black.stderr
+    # the pinned black (line length 100) agrees with what the scaffold's formatter wrote
+    black = subprocess.run(
+        [str(bin_dir / "black"), "--check", "-l", "100", "-t", "py311", *sources],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert black.returncode == 0, black.stdout + black.stderr
 
 
 @pytest.mark.parametrize("version", [1, 2])
