@@ -140,7 +140,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "StrictBool", "StrictFloat", "StrictInt", "StrictStr", "TYPE_CHECKING", "Tag", "TagValue",
         "TaggedModel", "TimelineCompaction", "TimelineMessage", "TimelinePlan", "TimelineRaw",
         "TimelineSessionMessage", "TimelineSubagent", "TimelineTerminal", "TimelineToolCall",
-        "TypeAlias", "TypeAliasType", "UNKNOWN_TAG",
+        "TypeAlias", "TypeAliasType", "UNKNOWN_TAG", "Proxy",
     }
 )  # fmt: skip
 
