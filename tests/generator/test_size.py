@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from generator_support import (
     Schema,
     assert_one_error,
@@ -66,6 +67,7 @@ def test_an_inline_enum_of_100000_values(tmp_path: Path) -> None:
     assert printed.split() == [f"v{VALUES - 1}", "ValidationError"]
 
 
+@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 def test_an_open_enum_of_100000_values(tmp_path: Path) -> None:
     options: list[dict[str, object]] = [{"const": f"v{i}", "type": "string"} for i in range(VALUES)]
     out = generated_ok(tmp_path, _schema({"anyOf": [*options, {"type": "string"}]}, "Level"))
@@ -94,6 +96,7 @@ def test_a_mixed_union_keeps_one_literal_and_literal_kinds(tmp_path: Path) -> No
     assert 'Literal[1, True, "a"]' in source
 
 
+@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 def test_a_tagged_union_at_the_bound(tmp_path: Path) -> None:
     out = generated_ok(tmp_path, _schema(_objects(MAX_UNION_OPTIONS), "Level"))
     printed = python_ok(
