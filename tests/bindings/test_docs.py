@@ -59,6 +59,7 @@ def test_run_examples_cannot_pass_silently() -> None:
     assert silent == [], f"(example, line) of a try without a failing else: {silent}"
 
 
+@pytest.mark.slow  # nox -s slow: the CI budget leaves it out
 def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path) -> None:
     """A user copying any example gets code both type checkers accept in strict mode, no ignores
     (item 9 of issue 34: the first example once did not)."""

@@ -50,6 +50,7 @@ def test_user_code_passes_mypy_strict(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # nox -s slow: the CI budget leaves it out
 def test_misuse_is_reported_by_mypy_where_marked(tmp_path: Path) -> None:
     result = _mypy(FILES[1], tmp_path)
     found: dict[int, set[str]] = {}

@@ -105,6 +105,7 @@ def test_cancel_request_crosses_our_chain_and_the_answer_comes_back(node: str) -
     ]
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_sdk_v1_client_and_agent_through_our_chain(node: str) -> None:
     """The SDK's stable v1 API (what editors use today) on both ends: three prompt turns, a
     permission answered, two cancellations, all through the conductor and two proxies."""
@@ -118,6 +119,7 @@ def test_sdk_v1_client_and_agent_through_our_chain(node: str) -> None:
 THINKWELL = INTEROP / "node_modules" / "@thinkwell" / "conductor"
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 async def test_our_proxies_under_the_thinkwell_conductor(node: str) -> None:
     """`@thinkwell/conductor` 0.5.7 (npm, TypeScript) runs two of our proxies in front of our mirror
     agent. It speaks the RFD's earlier draft (`initialize` with `_meta.proxy: true`,

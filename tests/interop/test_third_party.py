@@ -186,6 +186,7 @@ def test_pypi_sdk_1_0_client_drives_our_agent_through_the_v1_lifecycle(
     assert_v1_lifecycle(record_of(done, "pypi_client.py (1.0.0rc3)"))
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_pypi_sdk_1_0_client_under_the_probe(tmp_path: Path) -> None:
     report = run_probe(peer("PyPI agent-client-protocol 1.0.0rc3", "client"), tmp_path)
     assert report["misses"] == [] and set(failed(report)) == {"parse-error-reply"}, failed(report)
@@ -194,6 +195,7 @@ def test_pypi_sdk_1_0_client_under_the_probe(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ pydantic-acp
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_pydantic_acp_agent_under_the_probe_answers_advertised_methods_with_minus_32601(
     tmp_path: Path,
 ) -> None:
@@ -242,6 +244,7 @@ def test_our_client_drives_the_pydantic_acp_agent(
 # ------------------------------------------------------------------ chuk-acp
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_chuk_acp_client_under_the_probe_never_answers_a_permission_request(tmp_path: Path) -> None:
     report = run_probe(peer("chuk-acp", "client"), tmp_path)
     found = failed(report)
