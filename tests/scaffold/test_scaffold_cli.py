@@ -150,7 +150,9 @@ def test_an_unknown_protocol_version_is_refused(tmp_path: Path, protocol: str) -
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("protocol", ["1", "2"])
+@pytest.mark.parametrize(
+    "protocol", ["1", pytest.param("2", marks=pytest.mark.slow)]
+)  # 2: nox -s slow
 def test_a_one_version_client_speaks_only_that_version_and_passes_its_own_tests(
     tmp_path: Path, protocol: str
 ) -> None:
@@ -320,7 +322,9 @@ def test_a_proxy_needs_a_schema_with_the_proxy_methods(tmp_path: Path) -> None:
     assert "proxy/initialize" in result.stderr and not (tmp_path / "p").exists()
 
 
-@pytest.mark.parametrize("protocol", ["1", "2"])
+@pytest.mark.parametrize(
+    "protocol", ["1", pytest.param("2", marks=pytest.mark.slow)]
+)  # 2: nox -s slow
 def test_a_one_version_agent_passes_its_own_tests(tmp_path: Path, protocol: str) -> None:
     project = tmp_path / f"only_v{protocol}"
     result = run_cli("scaffold", "agent", project, "--protocol", protocol)
@@ -335,6 +339,7 @@ def test_a_one_version_agent_passes_its_own_tests(tmp_path: Path, protocol: str)
     assert re.search(r"\b\d+ passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
 
 
+@pytest.mark.slow  # nox -s slow: the CI budget leaves it out
 def test_an_agent_on_the_stable_v2_schema_passes_its_own_tests(tmp_path: Path) -> None:
     project = tmp_path / "stable"
     result = run_cli("scaffold", "agent", project, "--schema", "acp_v2")
