@@ -44,6 +44,10 @@ from tests.interop.peer_envs import python_peer
 from tests.interop.processes import interrupt_after
 from tests.interop.test_versions_interop import assert_v1_lifecycle, record_of, scaffold
 
+# The PyPI SDK 1.0.0rc3 over its remote transports: `nox -s interop` (and `nox -s slow`); the
+# README's test command keeps its stdio peers (test_third_party.py) within CI's time budget.
+pytestmark = pytest.mark.slow
+
 INTEROP = Path(__file__).resolve().parent
 GENERATED = str(INTEROP.parents[1] / "generated")
 if GENERATED not in sys.path:  # the generated packages, as tests/remote imports them
@@ -190,7 +194,6 @@ def test_pypi_sdk_1_0_http_client_omits_the_session_header_on_its_answers(
     assert "Traceback" not in served, served
 
 
-@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 def test_pypi_sdk_1_0_http_client_drives_our_agent_when_it_correlates_by_id(
     rc3: Path, our_correlating_agent: str
 ) -> None:
@@ -244,14 +247,12 @@ def assert_v2_turns(record: dict[str, Any]) -> None:
     assert {"kind": "cancel_sent"} in events[second:] and 3 <= len(echoed) < 200, context
 
 
-@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 def test_pypi_sdk_1_0_v2_client_over_websocket_drives_our_listening_agent(
     rc3: Path, our_agent: str
 ) -> None:
     assert_v2_turns(rc3_v2_client(rc3, f"ws://{our_agent}"))
 
 
-@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 def test_pypi_sdk_1_0_v2_http_client_drives_our_agent_when_it_correlates_by_id(
     rc3: Path, our_correlating_agent: str
 ) -> None:
@@ -324,7 +325,6 @@ def test_our_client_drives_the_pypi_sdk_1_0_remote_agent(
     assert got[-1]["result"] == {"stopReason": "end_turn"}
 
 
-@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 @pytest.mark.parametrize("scheme", ["ws", "http"])
 def test_ctrl_c_in_our_client_cancels_the_turn_of_the_pypi_sdk_1_0_remote_agent(
     projects: dict[str, Path], rc3_agent: str, scheme: str, tmp_path: Path
@@ -374,7 +374,6 @@ def recorder() -> Any:
     return Recorder()
 
 
-@pytest.mark.slow  # nox -s slow / interop: a variant the CI budget leaves out
 @pytest.mark.parametrize("scheme", ["ws", "http"])
 async def test_our_remote_client_api_drives_the_pypi_sdk_1_0_remote_agent(
     rc3_agent: str, scheme: str

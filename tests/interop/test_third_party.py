@@ -136,6 +136,7 @@ def test_pypi_sdk_1_0_agent_under_the_probe(tmp_path: Path) -> None:
     }  # its known defect: no -32700 for a malformed line
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_our_client_takes_the_pypi_echo_agent_pattern_in_v1_with_one_warning(
     projects: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -254,6 +255,7 @@ def test_chuk_acp_client_under_the_probe_never_answers_a_permission_request(tmp_
     assert all("session/request_permission" in f["message"] for f in found["request-unanswered"])
 
 
+@pytest.mark.slow  # nox -s slow / interop: the CI budget leaves it out
 def test_chuk_acp_client_drives_our_agent_for_a_prompt(
     projects: dict[str, Path], tmp_path: Path
 ) -> None:
