@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from acp_codegen.probe.link import Link, PeerGone, open_transcript
+from acp_codegen.probe.link import Link, PeerGone
 from acp_codegen.probe.report import ProbeOutcome
-from acp_codegen.probe.run import Timeouts, _spawn, _stop
+from acp_codegen.probe.run import Timeouts, driven_link, spawn_peer, stop_peer
 from acp_codegen.transcript.conformance import Conformance
 from acp_codegen.transcript.schema import resolve_revision
 
@@ -210,27 +210,18 @@ async def _probe_proxy(
     revision = resolve_revision(schema)
     conformance = Conformance(revision, fixed=schema is not None)
     notes: list[str] = []
-    process = await _spawn(command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    with contextlib.ExitStack() as stack:
-        handle = open_transcript(transcript)
-        if handle is not None:
-            stack.enter_context(handle)
-        link = Link("client", process.stdout, process.stdin, conformance, handle, timeouts.response)
-        link.start()
+    async with driven_link(command, conformance, transcript, timeouts, notes) as link:
         script = ProxyScript(link, revision.version, timeouts.turn)
         await script.run()
         notes.extend(script.log)
-        with contextlib.suppress(OSError):
-            process.stdin.close()
-        await _stop(process, timeouts.exit, notes)
-        await link.stop()
-    second = await _spawn(command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    second = await spawn_peer(
+        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
     finding = await plain_initialize(second, timeouts.response, revision.version)
     conformance.exercised("proxy-initialize-kind")
     if finding is not None:
         conformance.external("proxy-initialize-kind", "agent", 0, finding)
-    await _stop(second, timeouts.exit, notes)
+    await stop_peer(second, timeouts.exit, notes)
     return ProbeOutcome(
         "proxy",
         tuple(command),

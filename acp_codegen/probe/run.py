@@ -18,7 +18,7 @@ import contextlib
 import shlex
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,8 @@ def _revision(schema: str | None, protocol_version: int | None) -> tuple[Revisio
     return found, False
 
 
-async def _spawn(command: Sequence[str], **pipes: int) -> asyncio.subprocess.Process:
+async def spawn_peer(command: Sequence[str], **pipes: int) -> asyncio.subprocess.Process:
+    """Start the peer under probe with `pipes` (a command that cannot start is `probe-launch`)."""
     try:
         return await asyncio.create_subprocess_exec(*command, limit=MAX_LINE, **pipes)  # type: ignore[arg-type]
     except OSError as error:
@@ -78,7 +79,8 @@ def _kill(process: asyncio.subprocess.Process) -> None:
         process.kill()
 
 
-async def _stop(process: asyncio.subprocess.Process, timeout: float, notes: list[str]) -> None:
+async def stop_peer(process: asyncio.subprocess.Process, timeout: float, notes: list[str]) -> None:
+    """Give the peer `timeout` seconds to exit, then kill it (saying so in `notes`)."""
     try:
         await asyncio.wait_for(process.wait(), timeout)
     except TimeoutError:
@@ -87,6 +89,34 @@ async def _stop(process: asyncio.subprocess.Process, timeout: float, notes: list
         )
         _kill(process)
         await process.wait()
+
+
+@contextlib.asynccontextmanager
+async def driven_link(
+    command: Sequence[str],
+    conformance: Conformance,
+    transcript: Path | None,
+    timeouts: Timeouts,
+    notes: list[str],
+) -> AsyncIterator[Link]:
+    """Start `command` and yield a started `Link` over its stdio, the probe on the client's side
+    (recorded to `transcript` when given). Afterwards the peer's input is closed, it gets
+    `timeouts.exit` to exit (a kill is noted in `notes`) and the link stops."""
+    process = await spawn_peer(
+        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    with contextlib.ExitStack() as stack:
+        handle = open_transcript(transcript)
+        if handle is not None:
+            stack.enter_context(handle)
+        link = Link("client", process.stdout, process.stdin, conformance, handle, timeouts.response)
+        link.start()
+        yield link
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        await stop_peer(process, timeouts.exit, notes)
+        await link.stop()
 
 
 async def _probe_agent(
@@ -100,23 +130,12 @@ async def _probe_agent(
     revision, fixed = _revision(schema, protocol_version)
     conformance = Conformance(revision, fixed=fixed)
     notes: list[str] = []
-    process = await _spawn(command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    with contextlib.ExitStack() as stack:
-        handle = open_transcript(transcript)
-        if handle is not None:
-            stack.enter_context(handle)
-        link = Link("client", process.stdout, process.stdin, conformance, handle, timeouts.response)
-        link.start()
+    async with driven_link(command, conformance, transcript, timeouts, notes) as link:
         script = AgentScript(link, protocol_version or revision.version, timeouts, capabilities)
         await script.run()
         notes.extend(script.log)
-        with contextlib.suppress(OSError):
-            process.stdin.close()
-        await _stop(process, timeouts.exit, notes)
-        await link.stop()
     if script.initialized:  # a second, short connection: a version no schema defines
-        second = await _spawn(
+        second = await spawn_peer(
             command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
         )
         judged = await version_check(second, timeouts.response, script.version)
@@ -124,7 +143,7 @@ async def _probe_agent(
             conformance.external("version-echoed", "agent", 0, judged.finding)
         elif judged.note is not None:
             notes.append(judged.note)
-        await _stop(second, timeouts.exit, notes)
+        await stop_peer(second, timeouts.exit, notes)
     result = conformance.finish()
     return ProbeOutcome(
         "agent",
@@ -181,7 +200,9 @@ async def _probe_client(
         server = await asyncio.start_unix_server(accept, socket_path, limit=MAX_LINE)
         argv = client_argv(command, relay_command(socket_path))
         # the client's own output goes to stderr: stdout carries the report (JSON must stay clean)
-        process = await _spawn(argv, stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno())
+        process = await spawn_peer(
+            argv, stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno()
+        )
         waiting = asyncio.ensure_future(connected.get())
         exited = asyncio.ensure_future(process.wait())
         await asyncio.wait(
@@ -216,7 +237,7 @@ async def _probe_client(
         with contextlib.suppress(OSError):
             # the relay exits when the socket closes, and the client sees its agent end
             writer.close()
-        await _stop(process, timeouts.exit, notes)
+        await stop_peer(process, timeouts.exit, notes)
         await link.stop()
         server.close()
     result = conformance.finish()
