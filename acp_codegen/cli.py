@@ -19,7 +19,7 @@ import typer
 
 from acp_codegen import __version__
 from acp_codegen.api import DEFAULT_PACKAGE
-from acp_codegen.cli_help import complete_targets, epilog, show_flags_plainly
+from acp_codegen.cli_help import TargetsArgument, epilog, show_flags_plainly
 from acp_codegen.diff.command import diff as _diff
 from acp_codegen.errors import CodegenError, fail
 from acp_codegen.fast_exit import run_and_exit
@@ -86,15 +86,7 @@ def _guarded(reporter: Reporter) -> Iterator[None]:
 
 @app.command(epilog=epilog("generate"))
 def generate(
-    targets: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="TARGET",
-            help="Pinned target names (default: all).",
-            autocompletion=complete_targets,
-            show_default=False,
-        ),
-    ] = None,
+    targets: TargetsArgument = None,
     schema: Annotated[
         str | None,
         typer.Option(

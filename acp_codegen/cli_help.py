@@ -8,8 +8,9 @@ the flag took a value; `show_flags_plainly` drops it (Typer's plain help never s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.markup import escape
 
 # command path -> (command line, what it does); shown under "Examples" in the command's --help.
@@ -161,3 +162,15 @@ def complete_targets(incomplete: str) -> list[str]:
     except CodegenError:
         return []
     return [name for name in names if name.startswith(incomplete)]
+
+
+# The TARGET argument of the commands that work on pinned targets (`generate`, `outdated`).
+TargetsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="TARGET",
+        help="Pinned target names (default: all).",
+        autocompletion=complete_targets,
+        show_default=False,
+    ),
+]

@@ -18,7 +18,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from acp_codegen.atomic import write_atomic
-from acp_codegen.cli_help import complete_targets, epilog
+from acp_codegen.cli_help import TargetsArgument, complete_targets, epilog
 from acp_codegen.errors import CodegenError
 from acp_codegen.progress import terminal_progress
 
@@ -61,15 +61,7 @@ def _running() -> Iterator[None]:
 
 
 def outdated(
-    targets: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="TARGET",
-            help="Pinned target names (default: all).",
-            autocompletion=complete_targets,
-            show_default=False,
-        ),
-    ] = None,
+    targets: TargetsArgument = None,
     fmt: Annotated[
         OutdatedFormat, typer.Option("--format", help="table, or json for scripts.")
     ] = OutdatedFormat.table,
