@@ -100,3 +100,15 @@ def node() -> str:
     installed = installed_sdk_version()
     assert installed == pinned, f"{SDK_NAME} {installed} installed, {pinned} pinned"
     return node_path
+
+
+@pytest.fixture(scope="session")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A scaffolded two-version agent and a scaffolded client, made once per test process and
+    shared by the interop modules (they run them from their directories and never write there)."""
+    from tests.interop.test_versions_interop import scaffold
+
+    base = tmp_path_factory.mktemp("interop-projects")
+    scaffold("agent", base / "interop_agent")
+    scaffold("client", base / "interop_client")
+    return {"agent": base / "interop_agent", "client": base / "interop_client"}

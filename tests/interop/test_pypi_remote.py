@@ -42,7 +42,7 @@ import pytest
 
 from tests.interop.peer_envs import python_peer
 from tests.interop.processes import interrupt_after
-from tests.interop.test_versions_interop import assert_v1_lifecycle, record_of, scaffold
+from tests.interop.test_versions_interop import assert_v1_lifecycle, record_of
 
 # The PyPI SDK 1.0.0rc3 over its remote transports: `nox -s interop` (and `nox -s slow`); the
 # README's test command keeps its stdio peers (test_third_party.py) within CI's time budget.
@@ -95,15 +95,6 @@ def serving(argv: list[str], port: int, log: Path, env: dict[str, str]) -> Itera
 def rc3() -> Path:
     """The bin directory of the SDK 1.0.0rc3 with its `http` extra and uvicorn."""
     return python_peer("pypi-acp-1.0-remote")
-
-
-@pytest.fixture(scope="module")
-def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A scaffolded two-version agent and a scaffolded client."""
-    base = tmp_path_factory.mktemp("pypi-remote")
-    scaffold("agent", base / "interop_agent")
-    scaffold("client", base / "interop_client")
-    return {"agent": base / "interop_agent", "client": base / "interop_client"}
 
 
 @pytest.fixture(scope="module")

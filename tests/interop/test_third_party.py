@@ -28,7 +28,6 @@ from tests.interop.test_versions_interop import (
     agent_command,
     assert_v1_lifecycle,
     record_of,
-    scaffold,
 )
 
 INTEROP = Path(__file__).resolve().parent
@@ -49,15 +48,6 @@ heavy = pytest.mark.skipif(
 def peer(name: str, role: str) -> Peer:
     """The catalogue's entry for a peer in a role."""
     return next(p for p in PEER_LIST if p.name.startswith(name) and p.role == role)
-
-
-@pytest.fixture(scope="module")
-def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A scaffolded two-version agent and a scaffolded client."""
-    base = tmp_path_factory.mktemp("third-party")
-    scaffold("agent", base / "interop_agent")
-    scaffold("client", base / "interop_client")
-    return {"agent": base / "interop_agent", "client": base / "interop_client"}
 
 
 def run_probe(entry: Peer, tmp_path: Path, *options: str) -> dict[str, Any]:

@@ -44,15 +44,6 @@ def scaffold(kind: str, directory: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.fixture(scope="module")
-def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A scaffolded two-version agent and a scaffolded client (run from their directories)."""
-    base = tmp_path_factory.mktemp("versions-interop")
-    scaffold("agent", base / "interop_agent")
-    scaffold("client", base / "interop_client")
-    return {"agent": base / "interop_agent", "client": base / "interop_client"}
-
-
 def agent_command(projects: dict[str, Path]) -> list[str]:
     """The scaffolded agent as one command (it finds its package through PYTHONPATH)."""
     return ["env", f"PYTHONPATH={projects['agent']}", sys.executable, "-m", "interop_agent"]
