@@ -76,7 +76,15 @@ def package_for(label: str, path: Path, out_dir: Path) -> tuple[Any, Any]:
 
 def check_file(label: str, path: str, per_definition: int, mutants_per_instance: int) -> Report:
     """Run the differential check on one schema file."""
-    out_dir = Path(tempfile.mkdtemp(prefix="acp-models-"))
+    # The package of a non-pinned revision is rendered into a directory removed afterwards (the
+    # suite used to leave one per revision and test process in the temp directory).
+    with tempfile.TemporaryDirectory(prefix="acp-models-") as out:
+        return _check_in(label, path, per_definition, mutants_per_instance, Path(out))
+
+
+def _check_in(
+    label: str, path: str, per_definition: int, mutants_per_instance: int, out_dir: Path
+) -> Report:
     package, protocol = package_for(label, Path(path), out_dir)
     doc = load(Path(path))
     report = Report(label, package.__name__, per_definition=per_definition)
