@@ -100,13 +100,14 @@ def _schema_has(revision: Revision, root: str, path: str) -> bool:
     for step in path.split("."):
         if step.startswith("$"):
             return True
-        schema = _properties(revision, schema).get(step)
+        schema = schema_properties(revision, schema).get(step)
         if schema is None:
             return False
     return True
 
 
-def _properties(revision: Revision, schema: Any) -> dict[str, Any]:
+def schema_properties(revision: Revision, schema: Any) -> dict[str, Any]:
+    """The properties a schema node declares, through `$ref`, `allOf` and `anyOf`."""
     todo: list[Any] = [schema]
     props: dict[str, Any] = {}
     while todo:

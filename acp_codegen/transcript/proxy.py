@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_codegen.transcript.handshake import _properties
+from acp_codegen.transcript.handshake import schema_properties
 from acp_codegen.transcript.read import Entry
 from acp_codegen.transcript.rules import Finding
 from acp_codegen.transcript.wire import METHOD_NOT_FOUND, RevisionChoice, id_key
@@ -288,7 +288,7 @@ class ProxyChecker:
         def_name = revision.def_name(spec.params if spec is not None else None)
         if def_name is None:
             return None  # an extension method: every field is its own
-        return set(_properties(revision, revision.defs.get(def_name, {})))
+        return set(schema_properties(revision, revision.defs.get(def_name, {})))
 
 
 def _envelope_problem(params: Any) -> tuple[str | None, tuple[str, Any] | None]:
