@@ -2,14 +2,14 @@
 the three pinned targets (the committed packages) and every revision in the shared directory
 (rendered for the test). See `models_differential.py` for what is checked per instance.
 
-All files are checked up front in worker processes (one per CPU); each file is then one test.
+Each file is one test (xdist spreads them over the CPUs). The README's test command checks the
+pinned targets and the oldest and newest other revisions; the revisions between them run in
+`nox -s slow` (each takes seconds of CPU, and together they were a tenth of the suite's time).
 Instances are deterministic (seeded by definition and index), so a failure reproduces.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,45 +22,37 @@ PINNED_MUTANTS_PER_INSTANCE = 3
 HISTORY_INSTANCES_PER_DEFINITION = 2
 HISTORY_MUTANTS_PER_INSTANCE = 2
 
-FILES: list[tuple[str, Path]] = [
+PINNED_FILES: list[tuple[str, Path]] = [
     (f"pinned:{pkg}", path) for pkg, path in sorted(PINNED.items())
-] + [(label, path) for label, path in schema_files() if path not in PINNED.values()]
+]
+HISTORY_FILES: list[tuple[str, Path]] = [
+    (label, path) for label, path in schema_files() if path not in PINNED.values()
+]
+FILES = PINNED_FILES + HISTORY_FILES
 
 
-@pytest.fixture(scope="module")
-def reports() -> dict[str, Report]:
-    jobs = []
-    with ProcessPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for label, path in FILES:
-            pinned = label.startswith("pinned:")
-            jobs.append(
-                (
-                    label,
-                    pool.submit(
-                        check_file,
-                        label,
-                        str(path),
-                        (
-                            PINNED_INSTANCES_PER_DEFINITION
-                            if pinned
-                            else HISTORY_INSTANCES_PER_DEFINITION
-                        ),
-                        PINNED_MUTANTS_PER_INSTANCE if pinned else HISTORY_MUTANTS_PER_INSTANCE,
-                    ),
-                )
-            )
-        out = {label: job.result() for label, job in jobs}
-    print(
-        "\ndifferential check (instances per definition, definitions, instances, mutants: rejected by both / valid / accepted by leniency)"
+def _param(index: int, label: str) -> object:
+    between = 0 < index < len(HISTORY_FILES) - 1
+    return pytest.param(label, marks=[pytest.mark.slow] if between else [], id=label)
+
+
+def _report(label: str) -> Report:
+    path = dict(FILES)[label]
+    pinned = label.startswith("pinned:")
+    report = check_file(
+        label,
+        str(path),
+        PINNED_INSTANCES_PER_DEFINITION if pinned else HISTORY_INSTANCES_PER_DEFINITION,
+        PINNED_MUTANTS_PER_INSTANCE if pinned else HISTORY_MUTANTS_PER_INSTANCE,
     )
-    for label, r in out.items():
-        print(
-            f"  {label:40s} {r.per_definition:3d}/def {r.definitions:4d} defs {r.instances:6d} instances "
-            f"{r.mutants:6d} mutants: {r.mutants_rejected_by_both} / {r.mutants_valid} / {r.lenient_accepts}; "
-            f"fast vs full compared {r.fast_full_compared} on {r.fast_path_classes} classes; "
-            f"serializers compared {r.serializers_compared}"
-        )
-    return out
+    print(
+        f"\n{label}: {report.per_definition}/def {report.definitions} defs {report.instances}"
+        f" instances {report.mutants} mutants: {report.mutants_rejected_by_both} rejected by"
+        f" both / {report.mutants_valid} valid / {report.lenient_accepts} accepted by leniency;"
+        f" fast vs full compared {report.fast_full_compared} on {report.fast_path_classes}"
+        f" classes; serializers compared {report.serializers_compared}"
+    )
+    return report
 
 
 def test_all_schema_files_are_covered() -> None:
@@ -68,9 +60,13 @@ def test_all_schema_files_are_covered() -> None:
     assert len({path for _, path in FILES}) == len(FILES)
 
 
-@pytest.mark.parametrize("label", [label for label, _ in FILES])
-def test_models_agree_with_jsonschema(label: str, reports: dict[str, Report]) -> None:
-    report = reports[label]
+@pytest.mark.parametrize(
+    "label",
+    [label for label, _ in PINNED_FILES]
+    + [_param(index, label) for index, (label, _) in enumerate(HISTORY_FILES)],
+)
+def test_models_agree_with_jsonschema(label: str) -> None:
+    report = _report(label)
     assert not report.failures, "\n\n".join(report.failures)
     assert not report.no_instance, f"no valid instance generated for {report.no_instance}"
     assert report.instances == report.definitions * report.per_definition
