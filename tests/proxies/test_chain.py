@@ -31,7 +31,7 @@ TYPED_IN_PROCESS = "object:acp_v2_draft:Proxy"
 # Values a re-encoding could change: key order, unicode, big and odd numbers, escapes.
 EXACT = {
     "zeta": 1,
-    "alpha": {"_meta": {"z": [3, 2, 1], "a": None}, "\u00e9t\u00e9": "\U0001f600 \\ \" \n"},
+    "alpha": {"_meta": {"z": [3, 2, 1], "a": None}, "\u00e9t\u00e9": '\U0001f600 \\ " \n'},
     "big": 2**62 + 1,
     "tiny": 1e-300,
     "float": 2.5,
