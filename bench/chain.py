@@ -8,7 +8,7 @@ proxies are `Proxy()`, which forward everything raw). Two more kinds of proxy gi
 
 - `in conductor`: the same `Proxy()` run inside the conductor (`--proxy-object`: no process, no
   pipe, no JSON between it and the conductor);
-- `bare`: a pass-through proxy process without the runtime (`--bare-proxy`: plain asyncio pipes
+- `bare`: a pass-through proxy process without the runtime (`bare.py`, run as `--bare-proxy`: plain asyncio pipes
   and the standard `json`, one parse and one write per message, no limits, no cancellation): the
   floor of what a proxy process costs in Python, the wake-ups and pipe crossings with next to no
   work. And `pipe ping-pong`: two processes passing one byte back and forth over blocking pipes,
@@ -33,12 +33,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
-import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -47,6 +44,7 @@ from typing import Any
 
 from acp_runtime.jsonrpc import Connection, connect_stdio, spawn
 from acp_runtime.proxies import Proxy, serve_proxy
+from bare import ping_pong, serve_bare_proxy, serve_echo
 
 CONDUCTOR = str(Path(sys.executable).with_name("acp-conductor"))
 SELF = [sys.executable, str(Path(__file__).resolve())]
@@ -82,66 +80,6 @@ async def _serve_agent() -> None:
     agent = _Agent()
     agent.connection = await connect_stdio(agent, {})
     await agent.connection.run()
-
-
-async def _serve_bare_proxy() -> None:
-    """The floor: a pass-through proxy on bare asyncio pipes (ids renumbered, nothing else)."""
-    loop = asyncio.get_running_loop()
-    out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(1, "wb", 0))
-    theirs: dict[int, Any] = {}  # our request id -> the id of the request it carries on
-    ids = itertools.count(1)
-    ended: asyncio.Future[None] = loop.create_future()
-
-    def forward(message: dict[str, Any]) -> None:
-        method = message.get("method")
-        if method is None:  # the answer to one of our requests: to the request it answers
-            message["id"] = theirs.pop(message["id"])
-            sent = message
-        elif method == "proxy/successor":  # from the successor: unwrapped
-            sent = {"jsonrpc": "2.0", **message["params"]}
-        else:  # to the successor: wrapped
-            inner = {"method": method, "params": message.get("params")}
-            sent = {"jsonrpc": "2.0", "method": "proxy/successor", "params": inner}
-        if method is not None and "id" in message:
-            sent["id"] = ours = next(ids)
-            theirs[ours] = message["id"]
-        out.write(json.dumps(sent, separators=(",", ":")).encode() + b"\n")
-
-    class Lines(asyncio.Protocol):
-        buffer = b""
-
-        def data_received(self, data: bytes) -> None:
-            *lines, self.buffer = (self.buffer + data).split(b"\n")
-            for line in lines:
-                forward(json.loads(line))
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            ended.set_result(None)
-
-    await loop.connect_read_pipe(Lines, os.fdopen(0, "rb", 0))
-    await ended
-
-
-def _serve_echo() -> None:
-    """The other end of the pipe ping-pong: every byte read is written back."""
-    while data := os.read(0, 1):
-        os.write(1, data)
-
-
-def _ping_pong(count: int) -> float:
-    """Seconds per round trip of one byte between two processes over blocking pipes."""
-    with subprocess.Popen([*SELF, "--echo"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as echo:
-        assert echo.stdin is not None and echo.stdout is not None
-        to, back = echo.stdin.fileno(), echo.stdout.fileno()
-        os.write(to, b"x")
-        os.read(back, 1)  # the child is up
-        started = time.perf_counter()
-        for _ in range(count):
-            os.write(to, b"x")
-            os.read(back, 1)
-        elapsed = time.perf_counter() - started
-        echo.stdin.close()
-    return elapsed / count
 
 
 # ---------------------------------------------------------------------- chains
@@ -281,7 +219,7 @@ async def _bench(rounds: int, requests: int, updates: int) -> None:
     for index in range(rounds):
         for chain in CHAINS if index % 2 == 0 else CHAINS[::-1]:
             samples[chain].append(await _measure(chain, requests, updates))
-        pongs.append(_ping_pong(requests))
+        pongs.append(ping_pong([*SELF, "--echo"], requests))
     print(f"load average {os.getloadavg()[0]:.1f}; medians of {rounds} rounds")
     _report(samples, statistics.median(pongs))
 
@@ -344,9 +282,9 @@ def main() -> None:
     elif args.proxy:
         asyncio.run(serve_proxy(Proxy()))
     elif args.bare_proxy:
-        asyncio.run(_serve_bare_proxy())
+        asyncio.run(serve_bare_proxy())
     elif args.echo:
-        _serve_echo()
+        serve_echo()
     else:
         asyncio.run(_bench(args.rounds, args.requests, args.updates))
 
