@@ -8,11 +8,11 @@ proxies are `Proxy()`, which forward everything raw). Two more kinds of proxy gi
 
 - `in conductor`: the same `Proxy()` run inside the conductor (`--proxy-object`: no process, no
   pipe, no JSON between it and the conductor);
-- `bare`: a pass-through proxy process without the runtime (`bare.py`, run as `--bare-proxy`: plain asyncio pipes
-  and the standard `json`, one parse and one write per message, no limits, no cancellation): the
-  floor of what a proxy process costs in Python, the wake-ups and pipe crossings with next to no
-  work. And `pipe ping-pong`: two processes passing one byte back and forth over blocking pipes,
-  the kernel's share of a round trip between two processes.
+- `bare`: a pass-through proxy process without the runtime (`bare.py`, run as `--bare-proxy`:
+  plain asyncio pipes and the standard `json`, one parse and one write per message, no limits, no
+  cancellation): the floor of what a proxy process costs in Python, the wake-ups and pipe crossings
+  with next to no work. And `pipe ping-pong`: two processes passing one byte back and forth over
+  blocking pipes, the kernel's share of a round trip between two processes.
 
 Measured, for each chain: sequential round trips of `_ping` (1 in flight), and `session/update`
 notifications per second (the client times the `_flood` request, which returns after its
