@@ -22,7 +22,8 @@ transport and N:
 - p50/p99 turn: from sending ``session/prompt`` to receiving the turn's ``state_update`` idle;
 - RSS per connection: (server RSS with N initialized connections - RSS before) / N;
 - server CPU % and load CPU % (all workers) during the load: a server near 100 % of its one core
-  while the load uses less is a measure of the server, not of the load generator.
+  while the load uses less is a measure of the server, not of the load generator; and updates
+  per CPU-second of the server, the figure a machine shared with other work distorts least.
 
 Ratios are ours / ts for each transport and N, measured in the same run (on a shared machine
 only those mean much); the load average at each measurement is printed. Needs node, the packages
@@ -72,6 +73,7 @@ class Result:
     p99_ms: float
     rss_per_conn_kib: float
     server_cpu_pct: float
+    updates_per_server_cpu_s: float
     load_cpu_pct: float
     load_processes: int
     open_s: float
@@ -269,6 +271,7 @@ async def run_load(server: str, transport: str, connections: int, args: Any) -> 
         p99_ms=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
         rss_per_conn_kib=(after - before) / connections / 1024,
         server_cpu_pct=100 * used[0] / wall,
+        updates_per_server_cpu_s=updates / used[0] if used[0] > 0 else 0.0,
         load_cpu_pct=100 * sum(used[1:]) / wall,
         load_processes=len(reports),
         open_s=open_s,
@@ -290,6 +293,11 @@ def ratios(results: list[Result]) -> list[dict[str, Any]]:
                 "transport": transport,
                 "connections": n,
                 "updates_per_s": ours.updates_per_s / ts.updates_per_s,
+                "updates_per_cpu_s": (
+                    ours.updates_per_server_cpu_s / ts.updates_per_server_cpu_s
+                    if ts.updates_per_server_cpu_s > 0
+                    else None
+                ),
                 "p50": ours.p50_ms / ts.p50_ms,
                 "p99": ours.p99_ms / ts.p99_ms,
                 "rss_per_conn": rss,
@@ -315,6 +323,7 @@ async def main(args: argparse.Namespace) -> None:
                     f"{r.server:4} {r.transport:4} N={n:5} {r.updates_per_s:8.0f} updates/s  "
                     f"p50 {r.p50_ms:7.1f} ms  p99 {r.p99_ms:7.1f} ms  "
                     f"RSS/conn {r.rss_per_conn_kib:6.1f} KiB  CPU server {r.server_cpu_pct:3.0f}% "
+                    f"({r.updates_per_server_cpu_s:6.0f} updates/CPU-s) "
                     f"load {r.load_cpu_pct:3.0f}%  open {r.open_s:5.1f} s  "
                     f"loadavg {r.load_average:4.1f}",
                     flush=True,
@@ -324,9 +333,12 @@ async def main(args: argparse.Namespace) -> None:
         print("\nratios ours/ts (updates/s: >1 is better; latency and RSS/conn: <1 is better)")
         for row in rows:
             rss = "n/a" if row["rss_per_conn"] is None else f"{row['rss_per_conn']:.2f}"
+            per_cpu = row["updates_per_cpu_s"]
             print(
                 f"{row['transport']:4} N={row['connections']:5}  "
-                f"updates/s {row['updates_per_s']:.2f}  p50 {row['p50']:.2f}  "
+                f"updates/s {row['updates_per_s']:.2f}  "
+                f"updates/CPU-s {'n/a' if per_cpu is None else f'{per_cpu:.2f}'}  "
+                f"p50 {row['p50']:.2f}  "
                 f"p99 {row['p99']:.2f}  RSS/conn {rss}"
             )
     if args.json:
