@@ -1,5 +1,5 @@
 """Nox sessions: tests, slow, network, hostile, hostile_clients, coverage, lint, typecheck, regen,
-bench, pydantic, interop, stores, cluster."""
+bench, bench_remote, pydantic, interop, stores, cluster."""
 
 from __future__ import annotations
 
@@ -131,6 +131,24 @@ def bench(session: nox.Session) -> None:
         "bench/stores.py",
     ):
         session.run("python", script, *session.posargs)
+
+
+@nox.session
+def bench_remote(session: nox.Session) -> None:
+    """bench/remote.py's long runs: our server and the TypeScript SDK's AcpServer over WebSocket
+    and Streamable HTTP at 16 to 4,096 connections, the load from two node processes (figures
+    in docs/remote.md; `-- --connections 1024 --transports ws` for one point, `--json PATH`)."""
+    install(session, "test,bench")
+    session.run(
+        "npm", "install", "--no-audit", "--no-fund", "--prefix", "tests/remote", external=True
+    )
+    session.run(
+        "python",
+        "bench/remote.py",
+        "--connections=16,64,256,1024,4096",
+        "--transports=ws,http",
+        *session.posargs,
+    )
 
 
 # Every pydantic minor release the project supports, from pyproject's lower bound to the newest on

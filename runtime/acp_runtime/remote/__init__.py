@@ -13,7 +13,8 @@ are imported only when a function here is called; importing this package needs p
   (uvicorn or hypercorn, hardened: socket timeouts, shutdown, open-file limit); ``ratelog``.
 - ``http`` (with ``http_checks``), ``ws``: the two profiles; ``conn``: one client connection;
   ``registry``: the live connections; ``budget``: the server-wide memory budget; ``asgi``: origin
-  checks, authentication, responses; ``pipes``: bounded byte pipes.
+  checks, authentication, responses; ``pipes``: bounded byte pipes; ``stall``: the output-stall
+  watch of a sending task (one timer per connection).
 - ``client``, ``client_http``: ``connect_ws``, ``connect_http``, ``connect_url``, ``open_url``;
   ``client_read``: what the clients read, bounded by ``ClientLimits``.
 - ``limits``: ``RemoteLimits`` (every bound and its default), header names, message sniffing.

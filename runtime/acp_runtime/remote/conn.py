@@ -98,6 +98,7 @@ class RemoteConnection:
         """Route the agent's frames (``WriterLike``)."""
         if self.closed:
             raise ConnectionError("connection closed")
+        self.touch()  # once per write, not per frame
         start = 0
         while start < len(data):
             end = data.find(b"\n", start)
@@ -109,6 +110,8 @@ class RemoteConnection:
         """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
         spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
+        if self.buffered < limit and not self.closed and not self.budget.output_full:
+            return  # room (the common case: once per message the agent sends)
         await self._wait_room(
             # Not the agent's unread input: its own writes waiting on that would deadlock.
             lambda: self.buffered >= limit,
@@ -119,6 +122,8 @@ class RemoteConnection:
         """Wait while the agent has ``max_buffered_bytes`` of input unread or the server's budget
         is spent (same stall limit)."""
         limit = self.limits.max_buffered_bytes
+        if self.inbound.buffered < limit and not self.closed and not self.budget.full:
+            return
         await self._wait_room(lambda: self.inbound.buffered >= limit, lambda: self.budget.full)
 
     async def _wait_room(
@@ -176,7 +181,6 @@ class RemoteConnection:
     # ------------------------------------------------------------------ routing
 
     def _route(self, frame: bytes) -> None:
-        self.touch()
         if self.transport == "ws":
             if not frame.startswith(NOTIFICATION_PREFIX):
                 message = parse_message(frame)

@@ -34,6 +34,7 @@ from .limits import (
     message_id,
 )
 from .pipes import Mailbox
+from .stall import StallWatch
 
 if TYPE_CHECKING:
     from .server import RemoteApp
@@ -276,6 +277,9 @@ async def _stream(
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
     gone = asyncio.ensure_future(_disconnected(receive, box))
+    task = asyncio.current_task()
+    assert task is not None
+    watch = StallWatch(task, stall)  # one timer per stream, not one per chunk
     try:
         while not gone.done():
             frames = await box.take(KEEPALIVE_SECONDS, SSE_BATCH_BYTES)
@@ -286,17 +290,19 @@ async def _stream(
                 if frames
                 else b": keep-alive\n\n"
             )
-            try:
-                async with asyncio.timeout(stall):
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except TimeoutError:
-                connection.close(f"output stalled for {stall} s")
-                return
+            watch.begin()
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            watch.end()
             if frames:
                 connection.touch()
         with contextlib.suppress(OSError, RuntimeError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        if not watch.swallow():
+            raise
+        connection.close(f"output stalled for {stall} s")
     finally:
+        watch.stop()
         gone.cancel()
 
 

@@ -125,10 +125,13 @@ class Mailbox:
         With ``max_bytes``, only the first frames up to that size (one at least): the rest stays
         queued, and counted, until the receiver has sent these."""
         if not self.frames and not self.closed:
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter = asyncio.get_running_loop().create_future()
             try:
-                async with asyncio.timeout(timeout):
-                    await self._waiter
+                if timeout is None:  # no timer to make (a WebSocket's pump waits so per batch)
+                    await waiter
+                else:
+                    async with asyncio.timeout(timeout):
+                        await waiter
             except TimeoutError:
                 return []
             finally:

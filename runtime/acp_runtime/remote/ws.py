@@ -30,6 +30,7 @@ from .limits import (
     params_session_id,
     parse_message,
 )
+from .stall import StallWatch
 
 if TYPE_CHECKING:
     from .server import RemoteApp
@@ -179,21 +180,25 @@ async def _pump(connection: RemoteConnection, send: Send) -> None:
     stall = connection.limits.max_output_stall
     box = connection.connection_stream
     box.has_receiver = True
-    while True:
-        frames = await box.take(None, PUMP_BATCH_BYTES)
-        if frames is None:
-            return
-        loop = asyncio.get_running_loop()
-        try:
-            # One timer per batch, pushed back after each frame the client took.
-            async with asyncio.timeout(stall) as deadline:
-                for frame in frames:
-                    text = frame[:-1] if frame.endswith(b"\n") else frame
-                    await send({"type": "websocket.send", "text": text.decode()})
-                    deadline.reschedule(loop.time() + stall)
-        except TimeoutError:
-            connection.close(f"output stalled for {stall} s")
-            return
-        except (OSError, RuntimeError):
-            connection.close("WebSocket send failed")
-            return
+    task = asyncio.current_task()
+    assert task is not None
+    watch = StallWatch(task, stall)  # one timer per connection, not one per frame
+    try:
+        while True:
+            frames = await box.take(None, PUMP_BATCH_BYTES)
+            if frames is None:
+                return
+            watch.begin()
+            for frame in frames:
+                text = frame[:-1] if frame.endswith(b"\n") else frame
+                await send({"type": "websocket.send", "text": text.decode()})
+                watch.sent()
+            watch.end()
+    except asyncio.CancelledError:
+        if not watch.swallow():
+            raise
+        connection.close(f"output stalled for {stall} s")
+    except (OSError, RuntimeError):
+        connection.close("WebSocket send failed")
+    finally:
+        watch.stop()
