@@ -83,7 +83,17 @@ def test_shell_completion_of_commands_options_and_pinned_targets() -> None:
     assert "--stat" in _complete("generate", "--st")
     assert _complete("generate", "acp_v") == ["acp_v2_draft", "acp_v2", "acp_v1"]
     assert _complete("upgrade", "acp_v2_") == ["acp_v2_draft"]
-    script = run_cli("--show-completion", "bash")
+    # typer finds the shell among the command's parent processes (shellingham), as in a terminal;
+    # a bash parent makes that hold wherever the test runs (under xdist the parent is python)
+    script = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m acp_codegen --show-completion; exit $?"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert script.returncode == 0 and re.search(
         r"complete .*acp-codegen", script.stdout
-    ), script.describe()
+    ), script.stderr
