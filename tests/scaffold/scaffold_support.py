@@ -114,6 +114,10 @@ class OneMinute:
         """The scaffolded, installed client project."""
         return self.workdir / "my-client"
 
+    def python(self, project: Path) -> list[str]:
+        """The Python of `project`'s own venv (the project is installed in it)."""
+        return [str(project / ".venv" / "bin" / "python")]
+
     @property
     def agent_command(self) -> list[str]:
         """The agent's console script in its own venv."""
@@ -123,6 +127,29 @@ class OneMinute:
     def client_command(self) -> list[str]:
         """The client's console script in its own venv."""
         return [str(self.client_dir / ".venv" / "bin" / "my-client")]
+
+
+@dataclass(frozen=True)
+class Uninstalled:
+    """Scaffolded projects run without installing them: this venv's Python (pydantic, rich and the
+    remote extra are in it) with the project's directory on PYTHONPATH, as its own tests run."""
+
+    agent_dir: Path
+    client_dir: Path
+
+    def python(self, project: Path) -> list[str]:
+        """A command prefix running Python with `project`'s package importable."""
+        return ["env", f"PYTHONPATH={project}", sys.executable]
+
+    @property
+    def agent_command(self) -> list[str]:
+        """The agent, as `python -m my_agent`."""
+        return [*self.python(self.agent_dir), "-m", "my_agent"]
+
+    @property
+    def client_command(self) -> list[str]:
+        """The client, as `python -m my_client`."""
+        return [*self.python(self.client_dir), "-m", "my_client"]
 
 
 def run_section(workdir: Path) -> OneMinute:

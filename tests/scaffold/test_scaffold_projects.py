@@ -1,10 +1,12 @@
-"""Scaffolded projects installed for real: the README's one-minute section, then client, agent and SDK.
+"""Scaffolded projects run for real: the README's one-minute section, then client, agent and SDK.
 
 `one_minute` (see scaffold_support.py) runs the README section as written: scaffold both
 projects, install each into its own venv, run their own test suites, run the client against the
-agent. The tests below then drive the installed console scripts over stdio and check the prompt
-lifecycle on the wire (from the client's `--transcript`), Ctrl-C, the transcript checker, and
-the agent under the reference SDK's v2 client (tests/interop's node setup, when present).
+agent. Two venv installs take minutes of CI's budget, so those tests run in `nox -s slow`; the
+tests below drive the same scaffolded projects from this venv (`projects`: `python -m my_agent`
+with the project on PYTHONPATH) over stdio and check the prompt lifecycle on the wire (from the
+client's `--transcript`), Ctrl-C, the transcript checker, and the agent under the reference SDK's
+v2 client (tests/interop's node setup, when present).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 from scaffold_support import (
     ROOT,
     OneMinute,
+    Uninstalled,
     run_cli,
     run_section,
     scaffold_quickly,
@@ -48,6 +51,15 @@ def one_minute(tmp_path_factory: pytest.TempPathFactory) -> OneMinute:
 def quick_projects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """An agent and a client scaffolded with the defaults (not installed)."""
     return scaffold_quickly(tmp_path_factory.mktemp("quick"))
+
+
+@pytest.fixture(scope="session")
+def projects(quick_projects: tuple[Path, Path]) -> Uninstalled:
+    """The default agent and client, run with this venv's Python."""
+    return Uninstalled(*quick_projects)
+
+
+Projects = OneMinute | Uninstalled
 
 
 @pytest.fixture(scope="session")
@@ -95,7 +107,7 @@ def collapsed(names: list[str]) -> list[str]:
 
 
 def run_client(
-    one: OneMinute, tmp_path: Path, prompt: str, *extra: str
+    one: Projects, tmp_path: Path, prompt: str, *extra: str
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """The installed client against the installed agent: the run and its transcript."""
     path = tmp_path / "transcript.jsonl"
@@ -120,6 +132,7 @@ def run_client(
     return done, transcript(path)
 
 
+@pytest.mark.slow  # two venv installs: nox -s slow
 def test_the_readme_section_runs_as_written(one_minute: OneMinute) -> None:
     commands = section_commands()
     assert [r.command for r in one_minute.ran] == commands, one_minute.ran[-1].describe()
@@ -142,6 +155,7 @@ def test_the_readme_section_runs_as_written(one_minute: OneMinute) -> None:
     assert demo[-1] == "idle (end_turn)"
 
 
+@pytest.mark.slow  # nox -s slow
 def test_each_project_lives_in_its_own_venv(one_minute: OneMinute) -> None:
     for project, name in ((one_minute.agent_dir, "my-agent"), (one_minute.client_dir, "my-client")):
         python = project / ".venv" / "bin" / "python"
@@ -161,10 +175,10 @@ def test_each_project_lives_in_its_own_venv(one_minute: OneMinute) -> None:
 
 
 def test_the_client_drives_the_agent_through_the_whole_lifecycle(
-    one_minute: OneMinute, tmp_path: Path
+    projects: Projects, tmp_path: Path
 ) -> None:
     prompt = "Please ask permission, then echo me"
-    done, recorded = run_client(one_minute, tmp_path, prompt, "--yes")
+    done, recorded = run_client(projects, tmp_path, prompt, "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     sent = [entry["message"] for entry in recorded if entry["from"] == "client"]
     assert [m.get("method", "response") for m in sent] == [
@@ -222,17 +236,17 @@ def test_the_client_drives_the_agent_through_the_whole_lifecycle(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
 def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(
-    one_minute: OneMinute, tmp_path: Path
+    projects: Projects, tmp_path: Path
 ) -> None:
     words = [f"w{i}" for i in range(300)]
     path = tmp_path / "transcript.jsonl"
     command = [
-        *one_minute.client_command,
+        *projects.client_command,
         "--transcript",
         str(path),
         " ".join(words),
         "--",
-        *one_minute.agent_command,
+        *projects.agent_command,
     ]
     status, printed, errors = interrupt_after(command, b"agent: w0", cwd=tmp_path)
     assert status == 130, printed + errors
@@ -261,25 +275,25 @@ def check_transcript(path: Path) -> None:
 
 
 def test_a_recorded_transcript_of_the_agent_passes_the_checker(
-    one_minute: OneMinute, tmp_path: Path
+    projects: Projects, tmp_path: Path
 ) -> None:
-    done, _ = run_client(one_minute, tmp_path, "check me, with permission", "--yes")
+    done, _ = run_client(projects, tmp_path, "check me, with permission", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     check_transcript(tmp_path / "transcript.jsonl")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
 def test_a_cancelled_transcript_of_the_agent_passes_the_checker(
-    one_minute: OneMinute, tmp_path: Path
+    projects: Projects, tmp_path: Path
 ) -> None:
     path = tmp_path / "transcript.jsonl"
     command = [
-        *one_minute.client_command,
+        *projects.client_command,
         "--transcript",
         str(path),
         " ".join(["w"] * 300),
         "--",
-        *one_minute.agent_command,
+        *projects.agent_command,
     ]
     process = subprocess.Popen(
         command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
@@ -294,7 +308,7 @@ def test_a_cancelled_transcript_of_the_agent_passes_the_checker(
     check_transcript(path)
 
 
-def sdk_client(one: OneMinute, scenario: str) -> dict[str, Any]:
+def sdk_client(one: Projects, scenario: str) -> dict[str, Any]:
     """Run tests/interop's SDK v2 client script against the installed agent; its JSON record."""
     node = shutil.which("node")
     if (
@@ -347,8 +361,8 @@ def as_transcript(record: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def test_the_agent_under_the_sdk_v2_client(one_minute: OneMinute, tmp_path: Path) -> None:
-    record = sdk_client(one_minute, "lifecycle")
+def test_the_agent_under_the_sdk_v2_client(projects: Projects, tmp_path: Path) -> None:
+    record = sdk_client(projects, "lifecycle")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
     assert record["initialize"]["info"]["name"] == "my-agent"
@@ -384,9 +398,9 @@ def test_the_agent_under_the_sdk_v2_client(one_minute: OneMinute, tmp_path: Path
 
 
 def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(
-    one_minute: OneMinute,
+    projects: Projects,
 ) -> None:
-    record = sdk_client(one_minute, "cancel-permission")
+    record = sdk_client(projects, "cancel-permission")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
     steps = sdk_steps(record["events"])
@@ -402,8 +416,8 @@ def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(
     ), context  # via $/cancel_request
 
 
-def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(one_minute: OneMinute) -> None:
-    record = sdk_client(one_minute, "cancel-held-prompt")
+def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(projects: Projects) -> None:
+    record = sdk_client(projects, "cancel-held-prompt")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
     result = next(e for e in record["events"] if e["kind"] == "held_prompt_result")
@@ -520,22 +534,22 @@ def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_re
 
 
 def test_the_client_runs_a_proxy_chain_as_its_agent(
-    one_minute: OneMinute, quick_proxy: Path, tmp_path: Path
+    projects: Projects, quick_proxy: Path, tmp_path: Path
 ) -> None:
     # issue 36: the client's README way to run a chain, `python -m my_client PROMPT -- python -m
     # acp_runtime.proxies.cli --proxy CMD --agent CMD`, with the scaffolded agent behind the
     # scaffolded proxy (run from its directory with the client's Python: it needs only pydantic)
-    client_python = one_minute.client_dir / ".venv" / "bin" / "python"
-    agent_python = one_minute.agent_dir / ".venv" / "bin" / "python"
+    client_python = projects.python(projects.client_dir)
+    agent_python = projects.python(projects.agent_dir)
     proxy = shlex.join(
-        ["env", f"PYTHONPATH={quick_proxy}", str(client_python), "-m", "my_proxy"]
+        ["env", f"PYTHONPATH={quick_proxy}", client_python[-1], "-m", "my_proxy"]
         + ["--context", "Use tabs."]
     )
     path = tmp_path / "transcript.jsonl"
     done = subprocess.run(
-        [str(client_python), "-m", "my_client", "--transcript", str(path), "Hello chain!", "--"]
-        + [str(client_python), "-m", "acp_runtime.proxies.cli", "--proxy", proxy]
-        + ["--agent", shlex.join([str(agent_python), "-m", "my_agent"])],
+        [*client_python, "-m", "my_client", "--transcript", str(path), "Hello chain!", "--"]
+        + [*client_python, "-m", "acp_runtime.proxies.cli", "--proxy", proxy]
+        + ["--agent", shlex.join([*agent_python, "-m", "my_agent"])],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -552,3 +566,19 @@ def test_the_client_runs_a_proxy_chain_as_its_agent(
     reported = next(u for u in updates if u.get("sessionUpdate") == "user_message")
     # the prompt the agent got, as it reports it back: the proxy's block first
     assert [block.get("text") for block in reported["content"]] == ["Use tabs.", "Hello chain!"]
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_the_default_projects_pass_their_own_tests(projects: Uninstalled, kind: str) -> None:
+    # what the README section's `pytest` lines run, with this venv (the section itself: nox -s slow)
+    project = projects.agent_dir if kind == "agent" else projects.client_dir
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0 and re.search(r"\b\d+ passed\b", done.stdout), done.stdout
