@@ -6,7 +6,8 @@ through the CLI with the manifest's sha256, then imported in a fresh interpreter
 `$defs` key must be importable from the package root. A schema with a sibling `meta*.json` (the
 git-* revisions) is cross-checked against it during generation; an altered meta table must fail.
 
-Generation runs once per session, as many CLI processes at a time as there are CPUs.
+Each file is one test (xdist spreads them). The README's test command checks the oldest and the
+newest revision (the newest is the pinned one); the ten between them run in `nox -s slow`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,9 +68,15 @@ def _cases() -> list[Case]:
 
 CASES = _cases()
 ABSENT = "shared schema directory is absent (set ACP_CODEGEN_SHARED)"
-PARAMS = [pytest.param(c, id=f"{c.revision}/{c.name}") for c in CASES] or [
-    pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")
-]
+_ENDS = {CASES[0].revision, CASES[-1].revision} if CASES else set()
+PARAMS = [
+    pytest.param(
+        c,
+        id=f"{c.revision}/{c.name}",
+        marks=[] if c.revision in _ENDS else [pytest.mark.slow],  # nox -s slow
+    )
+    for c in CASES
+] or [pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")]
 
 _IMPORT_SCRIPT = """
 import importlib, json, sys, traceback
@@ -98,54 +104,35 @@ class Outcome:
     import_problem: str | None
 
 
-@pytest.fixture(scope="session")
-def revision_outcomes(
-    tmp_path_factory: pytest.TempPathFactory, shared_dir: Path
-) -> dict[Case, Outcome]:
-    out = tmp_path_factory.mktemp("revisions")
-    workers = max(1, os.cpu_count() or 1)
-
-    def generate(case: Case) -> CliResult:
-        return run_cli(
-            "generate",
-            "--schema",
-            case.path,
-            "--sha256",
-            case.sha256,
-            "--package",
-            case.package,
-            "--out",
-            out,
-        )
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        generated = dict(zip(CASES, pool.map(generate, CASES), strict=True))
-    importable = [c for c in CASES if generated[c].returncode == 0]
-    wanted = {
-        c.package: (c.sha256, sorted(json.loads(c.path.read_bytes())["$defs"])) for c in importable
-    }
-    batches = [dict(list(wanted.items())[i::workers]) for i in range(workers)]
-
-    def import_batch(batch: dict[str, Any]) -> dict[str, str | None]:
-        done = subprocess.run(
-            [sys.executable, "-c", _IMPORT_SCRIPT],
-            cwd=out,
-            input=json.dumps(batch),
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if done.returncode != 0:
-            return {package: f"importer crashed: {done.stderr}" for package in batch}
-        report: dict[str, str | None] = json.loads(done.stdout.splitlines()[-1])
-        return report
-
-    problems: dict[str, str | None] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for report in pool.map(import_batch, [b for b in batches if b]):
-            problems.update(report)
-    return {c: Outcome(generated[c], problems.get(c.package, "not imported")) for c in CASES}
+def generate_and_import(case: Case, out: Path) -> Outcome:
+    """Generate one case through the CLI into `out`, then import it in a fresh interpreter."""
+    generated = run_cli(
+        "generate",
+        "--schema",
+        case.path,
+        "--sha256",
+        case.sha256,
+        "--package",
+        case.package,
+        "--out",
+        out,
+    )
+    if generated.returncode != 0:
+        return Outcome(generated, "not imported")
+    wanted = {case.package: (case.sha256, sorted(json.loads(case.path.read_bytes())["$defs"]))}
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_SCRIPT],
+        cwd=out,
+        input=json.dumps(wanted),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        return Outcome(generated, f"importer crashed: {done.stderr}")
+    report: dict[str, str | None] = json.loads(done.stdout.splitlines()[-1])
+    return Outcome(generated, report.get(case.package, "not imported"))
 
 
 def test_the_manifest_lists_every_revision(manifest: dict[str, Any]) -> None:
@@ -159,8 +146,8 @@ def test_the_manifest_lists_every_revision(manifest: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", PARAMS)
-def test_revision_generates_and_imports(case: Case, revision_outcomes: dict[Case, Outcome]) -> None:
-    outcome = revision_outcomes[case]
+def test_revision_generates_and_imports(case: Case, tmp_path: Path) -> None:
+    outcome = generate_and_import(case, tmp_path)
     result = outcome.generate
     assert result.returncode == 0, result.describe()
     assert "Traceback" not in result.output
@@ -270,29 +257,41 @@ def _git_drafts() -> list[Case]:
     return chosen
 
 
-def _out_dir(outcome: Outcome) -> Path:
-    args = outcome.generate.args
-    return Path(args[args.index("--out") + 1])
+def _generated(case: Case, out: Path) -> Path:
+    outcome = generate_and_import(case, out)
+    assert outcome.generate.returncode == 0, outcome.generate.describe()
+    assert outcome.import_problem is None, f"{case.package}: {outcome.import_problem}"
+    return out
 
 
+_GIT_DRAFTS = [
+    c for c in CASES if c.revision.startswith("git-") and c.name == "schema.unstable.json"
+]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.revision, marks=[] if c is _GIT_DRAFTS[-1] else [pytest.mark.slow])
+        for c in _GIT_DRAFTS
+    ]
+    or [pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")],
+)
 def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
-    revision_outcomes: dict[Case, Outcome], tmp_path: Path
+    case: Case, tmp_path: Path
 ) -> None:
-    cases = _git_drafts()
-    out = _out_dir(revision_outcomes[cases[0]])
-    for case in cases:
-        tree = ast.parse((out / case.package / "dispatch.py").read_text(encoding="utf-8"))
-        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-            plain = [
-                f.name
-                for f in cls.body
-                if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
-                and not any(
-                    isinstance(d, ast.Name) and d.id == "overload" for d in f.decorator_list
-                )
-            ]
-            twice = sorted({name for name in plain if plain.count(name) > 1})
-            assert twice == [], f"{case.package}.{cls.name} defines {twice} more than once"
+    # the newest git draft in the test command, the older ones in nox -s slow
+    out = _generated(case, tmp_path / "out")
+    tree = ast.parse((out / case.package / "dispatch.py").read_text(encoding="utf-8"))
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        plain = [
+            f.name
+            for f in cls.body
+            if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
+            and not any(isinstance(d, ast.Name) and d.id == "overload" for d in f.decorator_list)
+        ]
+        twice = sorted({name for name in plain if plain.count(name) > 1})
+        assert twice == [], f"{case.package}.{cls.name} defines {twice} more than once"
     checked = subprocess.run(
         [
             sys.executable,
@@ -301,7 +300,7 @@ def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
             "--strict",
             "--cache-dir",
             str(tmp_path / "mypy"),
-            *(c.package for c in cases),
+            case.package,
         ],
         cwd=out,
         capture_output=True,
@@ -338,13 +337,13 @@ asyncio.run(acp.serve_agent(McpAgent()))
 
 
 def test_a_request_and_a_notification_of_one_name_each_reach_their_own_handler(
-    revision_outcomes: dict[Case, Outcome],
+    tmp_path: Path,
 ) -> None:
     import asyncio
     import importlib
 
     case = _git_drafts()[-1]
-    out = _out_dir(revision_outcomes[case])
+    out = _generated(case, tmp_path)
     script = out / f"{case.package}_mcp_agent.py"
     script.write_text(_MCP_AGENT.format(package=case.package), encoding="utf-8")
     sys.path.insert(0, str(out))
