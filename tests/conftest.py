@@ -29,6 +29,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache per test process, shared by the tests that type-check: the stdlib,
+    pydantic, the runtime and the committed packages are analysed once per process instead of once
+    per test. mypy checks every cached module against its file (path, size, hash) and rechecks
+    modules that had errors, so sharing cannot hide a finding."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture(scope="session")
 def project_root_dir() -> Path:
     """The project's root directory."""
     return ROOT

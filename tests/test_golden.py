@@ -138,7 +138,7 @@ def test_check_diff_only_names_the_drifted_package(tree_copy: Path) -> None:
 
 
 def test_generated_packages_pass_mypy_strict(
-    generated_dir: Path, pins: PinFile, tmp_path: Path
+    generated_dir: Path, pins: PinFile, mypy_cache: Path
 ) -> None:
     packages = [pin.package for pin in pins]
     missing = [p for p in packages if not (generated_dir / p).is_dir()]
@@ -152,7 +152,7 @@ def test_generated_packages_pass_mypy_strict(
             "--python-version",
             "3.11",
             "--cache-dir",
-            str(tmp_path / "mypy-cache"),
+            str(mypy_cache),
             "--no-error-summary",
             *packages,
         ],

@@ -37,12 +37,12 @@ def test_our_code_is_ruff_clean() -> None:
     assert done.returncode == 0, f"ruff findings:\n{done.stdout}{done.stderr}"
 
 
-def test_the_toolkit_and_the_runtime_pass_mypy_strict(tmp_path: Path) -> None:
+def test_the_toolkit_and_the_runtime_pass_mypy_strict(mypy_cache: Path) -> None:
     done = _run(
         "mypy",
         "--strict",
         "--cache-dir",
-        tmp_path / "mypy-cache",
+        mypy_cache,
         "--no-error-summary",
         *TYPED_CODE,
     )

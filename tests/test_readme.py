@@ -102,7 +102,7 @@ async def test_the_readme_agent_serves_a_v1_only_client(project: Path) -> None:
     assert await asyncio.wait_for(process.wait(), 10) == 0
 
 
-def test_the_readme_blocks_pass_mypy_strict(project: Path) -> None:
+def test_the_readme_blocks_pass_mypy_strict(project: Path, mypy_cache: Path) -> None:
     done = subprocess.run(
         [
             sys.executable,
@@ -110,7 +110,7 @@ def test_the_readme_blocks_pass_mypy_strict(project: Path) -> None:
             "mypy",
             "--strict",
             "--cache-dir",
-            str(project / ".mypy_cache"),
+            str(mypy_cache),
             "agent.py",
             "client.py",
         ],

@@ -45,14 +45,14 @@ def _mypy(path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_user_code_passes_mypy_strict(tmp_path: Path) -> None:
-    result = _mypy(FILES[0], tmp_path)
+def test_user_code_passes_mypy_strict(mypy_cache: Path) -> None:
+    result = _mypy(FILES[0], mypy_cache)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.slow  # nox -s slow: the CI budget leaves it out
-def test_misuse_is_reported_by_mypy_where_marked(tmp_path: Path) -> None:
-    result = _mypy(FILES[1], tmp_path)
+def test_misuse_is_reported_by_mypy_where_marked(mypy_cache: Path) -> None:
+    result = _mypy(FILES[1], mypy_cache)
     found: dict[int, set[str]] = {}
     for line in result.stdout.splitlines():
         m = re.match(r".*?:(\d+): error: .*\[([\w-]+)\]$", line)

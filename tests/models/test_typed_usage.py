@@ -9,15 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from models_facts import GENERATED
 
 HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture(scope="module")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mypy-cache")
 
 
 def _mypy(path: Path, cache: Path) -> subprocess.CompletedProcess[str]:

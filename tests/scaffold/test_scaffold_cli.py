@@ -154,7 +154,7 @@ def test_an_unknown_protocol_version_is_refused(tmp_path: Path, protocol: str) -
     "protocol", ["1", pytest.param("2", marks=pytest.mark.slow)]
 )  # 2: nox -s slow
 def test_a_one_version_client_speaks_only_that_version_and_passes_its_own_tests(
-    tmp_path: Path, protocol: str
+    tmp_path: Path, protocol: str, mypy_cache: Path
 ) -> None:
     # issue 33: `--protocol 1` was refused although the help offered it
     project = tmp_path / f"client_v{protocol}"
@@ -173,7 +173,8 @@ def test_a_one_version_client_speaks_only_that_version_and_passes_its_own_tests(
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"\b\d+ passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
     typed = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", project.name, "tests"],
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(mypy_cache)]
+        + [project.name, "tests"],
         cwd=project,
         capture_output=True,
         text=True,

@@ -430,7 +430,7 @@ def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(projects: Projects
 
 @pytest.mark.parametrize("kind", ["agent", "client", "proxy"])
 def test_scaffolded_code_is_mypy_strict_ruff_and_black_clean(
-    quick_projects: tuple[Path, Path], quick_proxy: Path, kind: str
+    quick_projects: tuple[Path, Path], quick_proxy: Path, kind: str, mypy_cache: Path
 ) -> None:
     project = {"agent": quick_projects[0], "client": quick_projects[1], "proxy": quick_proxy}[kind]
     package = f"my_{kind}"
@@ -441,7 +441,7 @@ def test_scaffolded_code_is_mypy_strict_ruff_and_black_clean(
     env.pop("PYTHONPATH", None)
     bin_dir = Path(sys.executable).parent
     mypy = subprocess.run(
-        [str(bin_dir / "mypy"), "--strict", "--no-incremental", *sources],
+        [str(bin_dir / "mypy"), "--strict", "--cache-dir", str(mypy_cache), *sources],
         cwd=project,
         env=env,
         capture_output=True,

@@ -89,15 +89,15 @@ def _mypy(bindings: Path, cache: Path, *files: Path) -> subprocess.CompletedProc
         for i, p in enumerate(sorted(PAIRS))
     ],
 )
-def test_migrate_makes_the_sample_type_check(pair: str, tmp_path: Path) -> None:
+def test_migrate_makes_the_sample_type_check(pair: str, tmp_path: Path, mypy_cache: Path) -> None:
     old, new, renamed_only, for_a_person = PAIRS[pair]
     sample = tmp_path / "sample"
     shutil.copytree(HERE / f"sample_{pair}", sample)
     old_bindings, new_bindings = _bindings(tmp_path, old), _bindings(tmp_path, new)
     checked = [sample / "app" / name for name in renamed_only]
-    before = _mypy(old_bindings, tmp_path / "cache-old", *sorted((sample / "app").glob("*.py")))
+    before = _mypy(old_bindings, mypy_cache, *sorted((sample / "app").glob("*.py")))
     assert before.returncode == 0, f"the sample must be valid against {old}:\n{before.stdout}"
-    broken = _mypy(new_bindings, tmp_path / "cache-new", *checked)
+    broken = _mypy(new_bindings, mypy_cache, *checked)
     assert (
         broken.returncode == 1
     ), f"the sample should not type-check against {new} before migrating"
@@ -123,7 +123,7 @@ def test_migrate_makes_the_sample_type_check(pair: str, tmp_path: Path) -> None:
     people = run.stdout.split("needs a person:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     shown = [line.removeprefix(f"{sample / 'app'}/") for line in people]
     assert set(for_a_person) <= set(shown), shown
-    after = _mypy(new_bindings, tmp_path / "cache-new", *checked)
+    after = _mypy(new_bindings, mypy_cache, *checked)
     assert after.returncode == 0, f"still failing after migrate:\n{after.stdout}\n{run.stdout}"
 
     again = run_cli(
