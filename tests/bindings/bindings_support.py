@@ -83,7 +83,11 @@ def _by_class(name: str, seeds: int) -> dict[type, list[dict[str, Any]]]:
             continue
         adapter: TypeAdapter[Any] = TypeAdapter(target)
         union = isinstance(definition, TaggedUnion)
+        idle = 0  # a union's variants come up at random: stop once a run of tries adds nothing
         for seed in range(seeds * 40 if union else seeds):
+            if idle >= seeds * 8:
+                break
+            idle += 1
             value = inst.valid(key, seed)
             if value is NONE or not isinstance(value, dict):
                 continue
@@ -94,6 +98,7 @@ def _by_class(name: str, seeds: int) -> dict[type, list[dict[str, Any]]]:
             found = out.setdefault(type(parsed), [])
             if len(found) < seeds:
                 found.append(json.loads(json.dumps(value)))
+                idle = 0
     return out
 
 
