@@ -152,7 +152,7 @@ class RawHttp extends RawPeer {
     this.streams = [];
   }
 
-  post(message, sessionId) {
+  post(message, sessionId, retry = true) {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     if (this.connectionId) headers["acp-connection-id"] = this.connectionId;
     if (sessionId) headers["acp-session-id"] = sessionId;
@@ -170,7 +170,12 @@ class RawHttp extends RawPeer {
           else reject(new Error(`POST ${message.method ?? "response"}: ${res.statusCode} ${Buffer.concat(parts)}`));
         });
       });
-      req.on("error", reject);
+      req.on("error", (error) => {
+        // A kept-alive socket the server closed as we reused it (the server's keep-alive timeout
+        // ended it): the request never reached the server, send it again on a fresh socket.
+        if (retry && req.reusedSocket && error.code === "ECONNRESET") this.post(message, sessionId, false).then(resolve, reject);
+        else reject(error);
+      });
       req.end(body);
     });
   }

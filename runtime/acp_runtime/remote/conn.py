@@ -24,6 +24,7 @@ from .limits import (
     RemoteLimits,
     is_response,
     message_id,
+    notification_session_id,
     params_session_id,
     parse_message,
     result_session_id,
@@ -68,7 +69,8 @@ class RemoteConnection:
         self.setup_done = False  # ... and the client came back after it (setup_timeout)
         self._followed = False
         self.initialized_at = 0.0
-        self.created = self.last_activity = self.last_taken = asyncio.get_running_loop().time()
+        self._loop = asyncio.get_running_loop()
+        self.created = self.last_activity = self.last_taken = self._loop.time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
         self._connection: Connection | None = None
@@ -166,7 +168,7 @@ class RemoteConnection:
         self.buffered += delta
         self.budget.change_output(delta)
         if delta < 0:
-            self.last_taken = asyncio.get_running_loop().time()
+            self.last_taken = self._loop.time()
             self._progress()
 
     def _progress(self) -> None:
@@ -187,6 +189,11 @@ class RemoteConnection:
                 if message is not None and is_response(message):
                     self._note_response(message)
             self.connection_stream.push(frame)
+            return
+        session_id = notification_session_id(frame)
+        if session_id is not None:  # most of the output: updates, routed without parsing
+            self.hold(session_id)
+            self.session_stream(session_id).push(frame)
             return
         message = parse_message(frame)
         if message is None:
@@ -274,7 +281,7 @@ class RemoteConnection:
 
     def touch(self) -> None:
         """Note traffic (for the idle limit)."""
-        self.last_activity = asyncio.get_running_loop().time()
+        self.last_activity = self._loop.time()
 
     def client_came_back(self) -> None:
         """Note a client message after its ``initialize``: setup is over once that succeeded."""
@@ -283,7 +290,7 @@ class RemoteConnection:
 
     def _initialized(self) -> None:
         self.initialized = True
-        self.initialized_at = asyncio.get_running_loop().time()
+        self.initialized_at = self._loop.time()
         self.setup_done = self._followed
 
     # ------------------------------------------------------------------ closing
