@@ -44,6 +44,40 @@ StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
 class RemoteConnection:
     """One client's ACP connection: the agent it drives and the streams of its output."""
 
+    __slots__ = (  # thousands of these live at once: no per-instance dict
+        "registry",
+        "limits",
+        "id",
+        "transport",
+        "principal",
+        "closed",
+        "close_reason",
+        "buffered",
+        "progress",
+        "budget",
+        "inbound",
+        "connection_stream",
+        "sessions",
+        "held",
+        "unheld_streams",
+        "pending_routes",
+        "pending_attach",
+        "client_routes",
+        "initialize_id",
+        "initial",
+        "initialized",
+        "setup_done",
+        "_followed",
+        "initialized_at",
+        "_loop",
+        "created",
+        "last_activity",
+        "last_taken",
+        "_room",
+        "_agent_task",
+        "_connection",
+    )
+
     def __init__(self, registry: Registry, transport: Transport, principal: object) -> None:
         self.registry = registry
         self.limits: RemoteLimits = registry.limits

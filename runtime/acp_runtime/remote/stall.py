@@ -20,6 +20,16 @@ from collections.abc import Callable
 class StallWatch:
     """Cancels ``task`` when a batch it is sending makes no progress for ``stall`` seconds."""
 
+    __slots__ = (
+        "_task",
+        "_stall",
+        "_loop",
+        "_timer",
+        "_busy",
+        "_mark",
+        "expired",
+    )
+
     def __init__(self, task: asyncio.Task[object], stall: float) -> None:
         self._task = task
         self._stall = stall
@@ -73,6 +83,14 @@ class StallWatch:
 
 class Keepalive:
     """Calls ``wake`` whenever ``period`` seconds pass with nothing ``sent``."""
+
+    __slots__ = (
+        "_loop",
+        "_wake",
+        "_period",
+        "_last",
+        "_timer",
+    )
 
     def __init__(self, wake: Callable[[], None], period: float) -> None:
         self._loop = asyncio.get_running_loop()
