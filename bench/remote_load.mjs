@@ -142,7 +142,9 @@ class RawWs extends RawPeer {
   }
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// POSTs share at most 256 kept-alive sockets per load process: thousands opened at once would
+// overflow the server's accept queue (node's is 511) and be reset, which is the kernel's figure.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** Streamable HTTP: POST per message (200 for initialize, 202 otherwise), answers and updates on
  * the connection's SSE stream and on the session's, opened before the session's first prompt. */
