@@ -314,10 +314,16 @@ async def main(args: argparse.Namespace) -> None:
         flush=True,
     )
     results: list[Result] = []
+    failures: list[str] = []
     for n in [int(n) for n in args.connections.split(",")]:
         for transport in args.transports.split(","):
             for server in args.servers.split(","):
-                r = await run_load(server, transport, n, args)
+                try:
+                    r = await run_load(server, transport, n, args)
+                except (RuntimeError, TimeoutError, OSError) as exc:
+                    failures.append(f"{server} {transport} N={n}: {exc!r}"[:2000])
+                    print(f"FAILED {failures[-1]}", flush=True)
+                    continue
                 results.append(r)
                 print(
                     f"{r.server:4} {r.transport:4} N={n:5} {r.updates_per_s:8.0f} updates/s  "
@@ -342,8 +348,10 @@ async def main(args: argparse.Namespace) -> None:
                 f"p99 {row['p99']:.2f}  RSS/conn {rss}"
             )
     if args.json:
-        report = {"results": [asdict(r) for r in results], "ratios": rows}
+        report = {"results": [asdict(r) for r in results], "ratios": rows, "failures": failures}
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n", "utf-8")
+    if failures:
+        raise SystemExit(f"{len(failures)} run(s) failed (above)")
 
 
 if __name__ == "__main__":

@@ -142,7 +142,9 @@ class RawWs extends RawPeer {
   }
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// POSTs share at most 256 kept-alive sockets per load process: thousands opened at once would
+// overflow the server's accept queue (node's is 511) and be reset, which is the kernel's figure.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** Streamable HTTP: POST per message (200 for initialize, 202 otherwise), answers and updates on
  * the connection's SSE stream and on the session's, opened before the session's first prompt. */
@@ -152,7 +154,7 @@ class RawHttp extends RawPeer {
     this.streams = [];
   }
 
-  post(message, sessionId) {
+  post(message, sessionId, retry = true) {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     if (this.connectionId) headers["acp-connection-id"] = this.connectionId;
     if (sessionId) headers["acp-session-id"] = sessionId;
@@ -170,7 +172,12 @@ class RawHttp extends RawPeer {
           else reject(new Error(`POST ${message.method ?? "response"}: ${res.statusCode} ${Buffer.concat(parts)}`));
         });
       });
-      req.on("error", reject);
+      req.on("error", (error) => {
+        // A kept-alive socket the server closed as we reused it (the server's keep-alive timeout
+        // ended it): the request never reached the server, send it again on a fresh socket.
+        if (retry && req.reusedSocket && error.code === "ECONNRESET") this.post(message, sessionId, false).then(resolve, reject);
+        else reject(error);
+      });
       req.end(body);
     });
   }

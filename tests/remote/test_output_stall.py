@@ -1,14 +1,17 @@
 """The output stall alone cuts off a client that stops reading: the buffered-output limit is far
 away (the agent's whole output fits in it, so the agent never waits), and the server is blocked
 in sending to a socket nobody reads. WebSocket (the pump) and an SSE session stream, each over
-raw sockets on a real uvicorn so that the client can really stop reading."""
+raw sockets on a real uvicorn so that the client can really stop reading. Also the other timer
+of a stream, its keep-alive, and the routing of the runtime's notifications without parsing."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import httpx
+import pytest
 
 from tests.remote.support import STEP_TIMEOUT, EchoAgent, remote, uvicorn_server
 from tests.remote.test_limits import NEW, RawWebSocket, _gone, _new_session
@@ -69,3 +72,38 @@ async def test_an_sse_stream_that_stops_reading_is_cut_off_by_the_output_stall()
             assert not agent.flood_failed, "the buffered-output limit acted, not the stall"
         finally:
             writer.close()
+
+
+async def test_an_idle_sse_stream_gets_a_keep_alive_each_period(monkeypatch: Any) -> None:
+    from acp_runtime.remote import http as http_profile
+
+    monkeypatch.setattr(http_profile, "KEEPALIVE_SECONDS", 0.2)
+    app = remote.acp_asgi_app(EchoAgent())
+    async with uvicorn_server(app) as base, httpx.AsyncClient(base_url=f"http://{base}") as http:
+        conn = {"Acp-Connection-Id": await initialize(http), "Accept": "text/event-stream"}
+        comments = 0
+        async with http.stream("GET", "/acp", headers=conn) as stream:
+            lines = stream.aiter_lines()
+            while comments < 3:  # nothing else comes on this stream: each one is the period's
+                line = await asyncio.wait_for(anext(lines), STEP_TIMEOUT)
+                assert not line.startswith("data:"), line
+                comments += line == ": keep-alive"
+
+
+@pytest.mark.parametrize(
+    ("frame", "routed_to"),
+    [
+        # the runtime's notifications: routed by their session without parsing
+        (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","u":{}}}\n', "s1"),
+        # everything else is parsed: an escape, an id anywhere, sessionId not first
+        (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\\u0031"}}\n', None),
+        (b'{"jsonrpc":"2.0","method":"m","params":{"sessionId":"s1"},"id":3}\n', None),
+        (b'{"jsonrpc":"2.0","id":3,"method":"m","params":{"sessionId":"s1"}}\n', None),
+        (b'{"jsonrpc":"2.0","method":"m","params":{"other":1,"sessionId":"s1"}}\n', None),
+        (b'{"jsonrpc":"2.0","method":"m\\"","params":{"sessionId":"s1"}}\n', None),
+    ],
+)
+def test_notification_frames_routed_without_parsing(frame: bytes, routed_to: str | None) -> None:
+    from acp_runtime.remote.limits import notification_session_id
+
+    assert notification_session_id(frame) == routed_to

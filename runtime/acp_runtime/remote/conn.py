@@ -24,6 +24,7 @@ from .limits import (
     RemoteLimits,
     is_response,
     message_id,
+    notification_session_id,
     params_session_id,
     parse_message,
     result_session_id,
@@ -42,6 +43,40 @@ StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
 
 class RemoteConnection:
     """One client's ACP connection: the agent it drives and the streams of its output."""
+
+    __slots__ = (  # thousands of these live at once: no per-instance dict
+        "registry",
+        "limits",
+        "id",
+        "transport",
+        "principal",
+        "closed",
+        "close_reason",
+        "buffered",
+        "progress",
+        "budget",
+        "inbound",
+        "connection_stream",
+        "sessions",
+        "held",
+        "unheld_streams",
+        "pending_routes",
+        "pending_attach",
+        "client_routes",
+        "initialize_id",
+        "initial",
+        "initialized",
+        "setup_done",
+        "_followed",
+        "initialized_at",
+        "_loop",
+        "created",
+        "last_activity",
+        "last_taken",
+        "_room",
+        "_agent_task",
+        "_connection",
+    )
 
     def __init__(self, registry: Registry, transport: Transport, principal: object) -> None:
         self.registry = registry
@@ -68,7 +103,8 @@ class RemoteConnection:
         self.setup_done = False  # ... and the client came back after it (setup_timeout)
         self._followed = False
         self.initialized_at = 0.0
-        self.created = self.last_activity = self.last_taken = asyncio.get_running_loop().time()
+        self._loop = asyncio.get_running_loop()
+        self.created = self.last_activity = self.last_taken = self._loop.time()
         self._room: asyncio.Future[None] | None = None
         self._agent_task: asyncio.Task[None] | None = None
         self._connection: Connection | None = None
@@ -166,7 +202,7 @@ class RemoteConnection:
         self.buffered += delta
         self.budget.change_output(delta)
         if delta < 0:
-            self.last_taken = asyncio.get_running_loop().time()
+            self.last_taken = self._loop.time()
             self._progress()
 
     def _progress(self) -> None:
@@ -187,6 +223,11 @@ class RemoteConnection:
                 if message is not None and is_response(message):
                     self._note_response(message)
             self.connection_stream.push(frame)
+            return
+        session_id = notification_session_id(frame)
+        if session_id is not None:  # most of the output: updates, routed without parsing
+            self.hold(session_id)
+            self.session_stream(session_id).push(frame)
             return
         message = parse_message(frame)
         if message is None:
@@ -274,7 +315,7 @@ class RemoteConnection:
 
     def touch(self) -> None:
         """Note traffic (for the idle limit)."""
-        self.last_activity = asyncio.get_running_loop().time()
+        self.last_activity = self._loop.time()
 
     def client_came_back(self) -> None:
         """Note a client message after its ``initialize``: setup is over once that succeeded."""
@@ -283,7 +324,7 @@ class RemoteConnection:
 
     def _initialized(self) -> None:
         self.initialized = True
-        self.initialized_at = asyncio.get_running_loop().time()
+        self.initialized_at = self._loop.time()
         self.setup_done = self._followed
 
     # ------------------------------------------------------------------ closing

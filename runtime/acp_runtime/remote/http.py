@@ -34,7 +34,7 @@ from .limits import (
     message_id,
 )
 from .pipes import Mailbox
-from .stall import StallWatch
+from .stall import Keepalive, StallWatch
 
 if TYPE_CHECKING:
     from .server import RemoteApp
@@ -280,9 +280,10 @@ async def _stream(
     task = asyncio.current_task()
     assert task is not None
     watch = StallWatch(task, stall)  # one timer per stream, not one per chunk
+    keepalive = Keepalive(box.wake, KEEPALIVE_SECONDS)  # nor one per wait: [] when it is due
     try:
         while not gone.done():
-            frames = await box.take(KEEPALIVE_SECONDS, SSE_BATCH_BYTES)
+            frames = await box.take(None, SSE_BATCH_BYTES)
             if frames is None or gone.done():
                 break
             chunk = (
@@ -293,6 +294,7 @@ async def _stream(
             watch.begin()
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             watch.end()
+            keepalive.sent()
             if frames:
                 connection.touch()
         with contextlib.suppress(OSError, RuntimeError):
@@ -302,6 +304,7 @@ async def _stream(
             raise
         connection.close(f"output stalled for {stall} s")
     finally:
+        keepalive.stop()
         watch.stop()
         gone.cancel()
 

@@ -112,6 +112,32 @@ def parse_message(frame: bytes | str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+_PARAMS_SESSION_ID: Final = b',"params":{"sessionId":"'
+
+
+def notification_session_id(frame: bytes) -> str | None:
+    """``params.sessionId`` of a notification frame as the runtime writes it
+    (``{"jsonrpc":"2.0","method":"M","params":{"sessionId":"S",...``), found without parsing
+    it; None for any other frame (parse those): one with an ``"id":`` key anywhere (it may be a
+    request, whose id must be noted; inside a JSON string the quotes would be escaped), or an
+    escape in the method or the session id."""
+    if not frame.startswith(NOTIFICATION_PREFIX) or b'"id":' in frame:
+        return None
+    start = len(NOTIFICATION_PREFIX) + 1  # past the method's opening quote
+    end = frame.find(b'"', start)
+    if end < 0 or b"\\" in frame[start:end] or not frame.startswith(_PARAMS_SESSION_ID, end + 1):
+        return None
+    start = end + 1 + len(_PARAMS_SESSION_ID)
+    end = frame.find(b'"', start)
+    raw = frame[start:end]
+    if end < 0 or b"\\" in raw:
+        return None
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return None
+
+
 def params_session_id(message: dict[str, Any]) -> str | None:
     """``params.sessionId`` of a request or notification, when it is a string."""
     params = message.get("params")

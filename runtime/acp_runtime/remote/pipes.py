@@ -17,6 +17,15 @@ from collections.abc import Callable
 class InboundPipe:
     """Frames from the client, read by a ``Connection`` as a byte stream (``ReaderLike``)."""
 
+    __slots__ = (
+        "_frames",
+        "_waiter",
+        "_eof",
+        "_on_progress",
+        "_on_change",
+        "buffered",
+    )
+
     def __init__(
         self, on_progress: Callable[[], None], on_change: Callable[[int], None] | None = None
     ) -> None:
@@ -84,6 +93,14 @@ class InboundPipe:
 
 class Mailbox:
     """Frames waiting for one receiver; their bytes count against the connection's buffer."""
+
+    __slots__ = (
+        "frames",
+        "has_receiver",
+        "closed",
+        "_waiter",
+        "_on_change",
+    )
 
     def __init__(self, on_change: Callable[[int], None]) -> None:
         self.frames: deque[bytes] = deque()
