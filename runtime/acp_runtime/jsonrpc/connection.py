@@ -229,9 +229,9 @@ class Connection:
         """Whether intake must stop before the next line (asked between lines)."""
         if self._phase != "reading" and self._phase != "new":
             return True
-        if self._output.answers_backed_up() and not self.router:
+        if not self.router and self._output.answers_backed_up():
             return True
-        queued, serving = len(self._notifications), len(self._requests)
+        queued, serving = len(self._ledger), len(self._requests)
         verdict = self.limits.inbound(queued, serving, self._table.handler_waits > 0)
         if verdict == "overflow":
             self._end(

@@ -169,16 +169,16 @@ class Dispatcher:
             self._log.warning("parse", "notification with %s dropped", reason)
 
     def _message(self, message: dict[str, Any]) -> None:
-        raw_id = message.get("id")
-        reply_id = self._echoable(raw_id) if is_request_id(raw_id) else None
         problem = _request_problem(message, self._limits.max_id_chars)
         if problem is not None:
+            raw_id = message.get("id")
+            reply_id = self._echoable(raw_id) if is_request_id(raw_id) else None
             self._reply_error(reply_id, RpcError(INVALID_REQUEST, problem))
             return
         method: str = message["method"]
         params = message.get("params")
         try:
-            if "id" in message:
+            if "id" in message:  # checked above: an id within the limits, echoed as it came
                 self._request(message["id"], method, params)
             else:
                 self._notification(method, params)
@@ -186,7 +186,7 @@ class Dispatcher:
         except Exception:  # noqa: BLE001
             self._log.exception("dispatch", "dispatching %s failed", method)
             if "id" in message:
-                self._reply_error(reply_id, RpcError.internal_error())
+                self._reply_error(message["id"], RpcError.internal_error())
 
     def _response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -210,9 +210,10 @@ class Dispatcher:
     # ------------------------------------------------------------------ requests, notifications
 
     def _validate_params(self, spec: MethodSpec, params: Any) -> Any:
-        if spec.params is None:
+        tp = spec.params
+        if tp is None:
             return None  # the method takes no params: whatever was sent is ignored
-        return validate_value(spec.params, {} if params is None else params)
+        return validate_value(tp, {} if params is None else params)
 
     def _request(self, request_id: RequestId, method: str, params: Any) -> None:
         function: Callable[..., Awaitable[Any]]

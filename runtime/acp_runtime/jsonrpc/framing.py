@@ -292,7 +292,7 @@ def _is_model(tp: Any) -> TypeGuard[type[pydantic.BaseModel]]:
 
 def validate_value(tp: Any, data: Any) -> Any:
     """Validate plain JSON data into ``tp`` (a model class straight through its own validator)."""
-    if _is_model(tp):
+    if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):  # `_is_model`, inlined
         # The class attribute, looked up per call: pydantic replaces it when a model is rebuilt.
         return tp.__pydantic_validator__.validate_python(data)
     return _adapter(tp).validate_python(data)

@@ -50,7 +50,7 @@ class NotificationQueues:
         """Queue one notification for its handler."""
         job = (self._ledger.admit(key), key, method, function, args)
         if key is None:
-            task = asyncio.ensure_future(self._run(job))
+            task = asyncio.ensure_future(self._run(deque((job,))))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
             return
@@ -92,8 +92,7 @@ class NotificationQueues:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                while queue:
-                    await run(queue.popleft())
+                await run(queue)
                 if self._finishing:
                     return
                 # Idle: wait for the next notification with this key (or retirement).
@@ -122,22 +121,26 @@ class NotificationQueues:
         if not waiter.done():
             waiter.set_result(False)
 
-    async def _run(self, job: Job) -> None:
-        seq, key, method, function, args = job
-        token = ORIGIN.set(Origin(self._ledger, seq, key))
-        try:
-            await function(*args)
-        except NotImplementedError:
-            self._log.debug("unimplemented", "notification %s not implemented; ignored", method)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise
-            self._log.exception(
-                "handler", "notification handler for %s raised CancelledError", method
-            )
-        except Exception:  # noqa: BLE001 (logged with its traceback)
-            self._log.exception("handler", "notification handler for %s failed", method)
-        finally:
-            ORIGIN.reset(token)
-            self._ledger.done(seq)
+    async def _run(self, queue: deque[Job]) -> None:
+        """Handle the queued notifications one after another until none is left (one coroutine
+        for all of them: a message costs no coroutine of the queue's own)."""
+        ledger, log = self._ledger, self._log
+        while queue:
+            seq, key, method, function, args = queue.popleft()
+            token = ORIGIN.set(Origin(ledger, seq, key))
+            try:
+                await function(*args)
+            except NotImplementedError:
+                log.debug("unimplemented", "notification %s not implemented; ignored", method)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                log.exception(
+                    "handler", "notification handler for %s raised CancelledError", method
+                )
+            except Exception:  # noqa: BLE001 (logged with its traceback)
+                log.exception("handler", "notification handler for %s failed", method)
+            finally:
+                ORIGIN.reset(token)
+                ledger.done(seq)

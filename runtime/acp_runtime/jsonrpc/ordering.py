@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .log import PeerLog
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Origin:
     """The inbound handler a task runs for: a notification (``seq`` set) or a request."""
 

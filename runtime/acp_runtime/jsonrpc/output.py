@@ -169,7 +169,9 @@ class Output:
         and still holds some. Output backed up with our own requests only does not stop
         reading: the peer's answers to them are what lets it read on (else both ends would
         wait for each other)."""
-        return self.backed_up() and self.drained() < self._answers_end
+        # The cheap test first: while no answer is buffered (a flood of notifications to us),
+        # one look at the transport's buffer size tells.
+        return self.tells and self.drained() < self._answers_end and self.backed_up()
 
     async def room(self) -> None:
         """Wait (before writing) while more than ``Limits.max_output_bytes`` is buffered."""
