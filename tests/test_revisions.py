@@ -278,7 +278,7 @@ _GIT_DRAFTS = [
     or [pytest.param(None, marks=pytest.mark.skip(reason=ABSENT), id="absent")],
 )
 def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
-    case: Case, tmp_path: Path
+    case: Case, tmp_path: Path, mypy_cache: Path
 ) -> None:
     # the newest git draft in the test command, the older ones in nox -s slow
     out = _generated(case, tmp_path / "out")
@@ -299,7 +299,7 @@ def test_git_history_bindings_define_each_method_once_and_pass_mypy_strict(
             "mypy",
             "--strict",
             "--cache-dir",
-            str(tmp_path / "mypy"),
+            str(mypy_cache),
             case.package,
         ],
         cwd=out,

@@ -60,7 +60,7 @@ def test_run_examples_cannot_pass_silently() -> None:
 
 
 @pytest.mark.slow  # nox -s slow: the CI budget leaves it out
-def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path) -> None:
+def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path, mypy_cache: Path) -> None:
     """A user copying any example gets code both type checkers accept in strict mode, no ignores
     (item 9 of issue 34: the first example once did not)."""
     import json
@@ -74,7 +74,7 @@ def test_every_example_passes_mypy_and_pyright_strict(tmp_path: Path) -> None:
         files.append(path.name)
     assert not any("type: ignore" in (tmp_path / f).read_text(encoding="utf-8") for f in files)
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / ".mypy"), *files],
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(mypy_cache), *files],
         cwd=tmp_path,
         env={**python_env(), "MYPYPATH": str(ROOT / "generated")},
         capture_output=True,

@@ -17,7 +17,7 @@ ROOT = HERE.parents[1]
 USER_FILE = HERE / "typed_versions.py"
 
 
-def test_the_user_file_passes_mypy_strict(tmp_path: Path) -> None:
+def test_the_user_file_passes_mypy_strict(mypy_cache: Path) -> None:
     done = subprocess.run(
         [
             sys.executable,
@@ -26,7 +26,7 @@ def test_the_user_file_passes_mypy_strict(tmp_path: Path) -> None:
             "--strict",
             "--no-error-summary",
             "--cache-dir",
-            str(tmp_path),
+            str(mypy_cache),
             str(USER_FILE),
         ],
         check=False,
