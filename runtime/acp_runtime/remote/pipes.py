@@ -10,7 +10,6 @@ own.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Callable
 
 
@@ -29,7 +28,7 @@ class InboundPipe:
     def __init__(
         self, on_progress: Callable[[], None], on_change: Callable[[int], None] | None = None
     ) -> None:
-        self._frames: deque[bytes] = deque()
+        self._frames: list[bytes] = []  # not a deque: an idle one holds no 600-byte block
         self._waiter: asyncio.Future[None] | None = None
         self._eof = False
         self._on_progress = on_progress
@@ -75,15 +74,14 @@ class InboundPipe:
             finally:
                 self._waiter = None
         frames = self._frames
-        chunk = frames.popleft()
-        if frames and (n < 0 or len(chunk) < n):
-            parts = [chunk]
-            size = len(chunk)
-            while frames and (n < 0 or size + len(frames[0]) <= n):
-                part = frames.popleft()
-                parts.append(part)
-                size += len(part)
-            chunk = b"".join(parts)
+        chunk = frames[0]
+        count, size = 1, len(chunk)
+        while count < len(frames) and (n < 0 or size + len(frames[count]) <= n):
+            size += len(frames[count])
+            count += 1
+        if count > 1:
+            chunk = b"".join(frames[:count])
+        del frames[:count]
         self.buffered -= len(chunk)
         if self._on_change is not None:
             self._on_change(-len(chunk))
@@ -103,7 +101,7 @@ class Mailbox:
     )
 
     def __init__(self, on_change: Callable[[int], None]) -> None:
-        self.frames: deque[bytes] = deque()
+        self.frames: list[bytes] = []  # not a deque: an idle one holds no 600-byte block
         self.has_receiver = False
         self.closed = False
         self._waiter: asyncio.Future[None] | None = None
@@ -155,16 +153,21 @@ class Mailbox:
                 self._waiter = None
         if self.closed:
             return None
-        if max_bytes is None or not self.frames:
-            frames = list(self.frames)
-            self.frames.clear()
+        queued = self.frames
+        if max_bytes is None or not queued:
+            frames, self.frames = queued, []
+            size = sum(len(frame) for frame in frames)
         else:
-            frames = [self.frames.popleft()]
-            size = len(frames[0])
-            while self.frames and size + len(self.frames[0]) <= max_bytes:
-                size += len(self.frames[0])
-                frames.append(self.frames.popleft())
-        self._on_change(-sum(len(frame) for frame in frames))
+            count, size = 1, len(queued[0])
+            while count < len(queued) and size + len(queued[count]) <= max_bytes:
+                size += len(queued[count])
+                count += 1
+            if count == len(queued):
+                frames, self.frames = queued, []
+            else:
+                frames = queued[:count]
+                del queued[:count]
+        self._on_change(-size)
         return frames
 
 

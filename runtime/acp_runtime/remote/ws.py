@@ -63,18 +63,27 @@ async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send:
     ]
     await send({"type": "websocket.accept", "headers": accept_headers})
     app.start_agent(connection)
-    reader = asyncio.ensure_future(_read(app, connection, receive))
+    # The client's frames are read in this task and the output pumped in one other: a third
+    # task to read, and a wait on both, cost 2.5 KiB per connection. When the pump ends (the
+    # connection closed, or its client stalled) it cancels the read, stuck in `receive`.
+    this = asyncio.current_task()
+    assert this is not None
+    reading = True
     pump = asyncio.ensure_future(_pump(connection, send))
+    pump.add_done_callback(lambda _: this.cancel() if reading else None)
+    code: int | None
     try:
-        done, _ = await asyncio.wait([reader, pump], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        reader.cancel()
-        connection.close("WebSocket closed")
-        await asyncio.wait([reader, pump])
-    if reader in done and not reader.cancelled():
-        code = reader.result()
-    else:
+        code = await _read(app, connection, receive)
+    except asyncio.CancelledError:
+        # Ours alone (the pump ended, nobody else cancelled): take it back and close below.
+        if not (pump.done() and this.cancelling() == 1):
+            raise
+        this.uncancel()
         code = CLOSE_NORMAL if connection.close_reason == "agent finished" else CLOSE_LIMIT
+    finally:
+        reading = False
+        connection.close("WebSocket closed")
+        await asyncio.wait([pump])
     if code is not None:
         with contextlib.suppress(OSError, RuntimeError, TimeoutError):
             async with asyncio.timeout(1.0):
