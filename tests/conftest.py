@@ -16,10 +16,30 @@ from cli_support import GENERATED, MINIMAL_SCHEMA, ROOT, run_cli
 from acp_codegen.pins import PinFile, default_pin_path, load_pins
 from acp_codegen.sources import default_cache_dir, default_shared_dir
 
+# Modules holding the suite's longest tests (tens of seconds each: venv installs, type checks of
+# whole projects), run first. xdist hands tests out in collection order, so a long test collected
+# last (test_wheels.py sorts last) ran alone at the end while the other worker idled; started first,
+# the short tests fill in around them. Whole modules move, so their module fixtures are made once.
+RUN_FIRST = (
+    "tests/test_wheels.py",
+    "tests/scaffold/test_scaffold_projects.py",
+    "tests/upgrade/test_migrate.py",
+    "tests/bindings/test_typing.py",
+    "tests/test_golden.py",
+    "tests/scaffold/test_scaffold_cli.py",
+)
+
+
+def _run_order(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return RUN_FIRST.index(path) if path in RUN_FIRST else len(RUN_FIRST)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the tests marked `slow` (end-to-end variants that the CI budget of the README's test
-    command cannot hold) unless `nox -s slow` asks for them (ACP_SLOW_TESTS=1 or `-m slow`)."""
+    """Run the modules of the longest tests first (`RUN_FIRST`), and skip the tests marked `slow`
+    (end-to-end variants that the CI budget of the README's test command cannot hold) unless
+    `nox -s slow` asks for them (ACP_SLOW_TESTS=1 or `-m slow`)."""
+    items.sort(key=_run_order)  # stable: the order within and among the other modules stays
     if os.environ.get("ACP_SLOW_TESTS") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run `nox -s slow`")
