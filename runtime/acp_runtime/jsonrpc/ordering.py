@@ -82,6 +82,9 @@ class Ledger:
 
     def deliver_in_order(self, deliver: Callable[[], None], origin: Origin | None) -> None:
         """Call ``deliver`` once every notification received so far has been handled."""
+        if not self._open:
+            deliver()  # nothing received is still being handled: the common case, at once
+            return
         if origin is not None and origin.ledger is not self:
             origin = None  # a handler of another connection: it is not ours to wait for
         entry = _Delivery(self._next, origin, deliver)
