@@ -191,6 +191,47 @@ async def test_a_peer_that_stops_reading_ends_the_connection_with_a_reason() -> 
     writer.close()
 
 
+@pytest.mark.parametrize("bounds_stalls", [True, False])
+async def test_a_writer_that_bounds_its_own_stalls_is_not_timed_by_the_connection(
+    bounds_stalls: bool,
+) -> None:
+    # the remote transports' sinks cut a stalled client off themselves (`bounds_stalls`): the
+    # connection awaits their drain as it is; any other writer's drain gets write_stall_timeout
+    class SlowSink:
+        def __init__(self) -> None:
+            self.bounds_stalls = bounds_stalls
+            self.written = bytearray()
+            self.room = asyncio.Event()
+
+        def write(self, data: bytes) -> None:
+            self.written += data
+
+        async def drain(self) -> None:
+            await self.room.wait()
+
+        def close(self) -> None:
+            self.room.set()
+
+    limits = rpc.Limits(write_stall_timeout=0.2)
+    reader, writer = await pipe()
+    sink = SlowSink()
+    connection = rpc.Connection(None, {}, reader, sink, limits=limits)
+    run = asyncio.create_task(connection.run())
+    sent = asyncio.create_task(connection.notify("peer/x", {"n": 1}))
+    await asyncio.sleep(0.6)  # three of the connection's stall timeouts
+    if bounds_stalls:
+        assert not sent.done() and not connection.closed
+        sink.room.set()  # the sink's own drain ends
+        await asyncio.wait_for(sent, TIMEOUT)
+        assert b'"peer/x"' in sink.written and not connection.closed
+    else:
+        with pytest.raises(ConnectionError, match="not reading"):
+            await asyncio.wait_for(sent, TIMEOUT)
+    await asyncio.wait_for(connection.close(), TIMEOUT)
+    await asyncio.wait_for(run, TIMEOUT)
+    writer.close()
+
+
 async def test_close_is_bounded_by_close_timeout() -> None:
     class Stubborn:
         def __init__(self) -> None:

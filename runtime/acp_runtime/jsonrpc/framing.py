@@ -248,7 +248,11 @@ class ReaderLike(Protocol):
 
 
 class WriterLike(Protocol):
-    """Byte sink frames are written to; ``asyncio.StreamWriter`` fits."""
+    """Byte sink frames are written to; ``asyncio.StreamWriter`` fits.
+
+    A sink that cuts a peer off itself when its output stalls (its ``drain`` raising
+    ``ConnectionError``) may say so with a class attribute ``bounds_stalls = True``: the
+    connection then awaits its ``drain`` without a ``write_stall_timeout`` of its own."""
 
     def write(self, data: bytes) -> None:
         """Queue ``data`` for writing."""

@@ -44,6 +44,8 @@ StreamRunner = Callable[[ReaderLike, WriterLike], Awaitable[None]]
 class RemoteConnection:
     """One client's ACP connection: the agent it drives and the streams of its output."""
 
+    bounds_stalls = True  # `drain` cuts a client off after `max_output_stall` (WriterLike)
+
     __slots__ = (  # thousands of these live at once: no per-instance dict
         "registry",
         "limits",

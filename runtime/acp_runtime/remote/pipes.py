@@ -200,6 +200,8 @@ class QueuedSink:
 
     Subclasses implement ``_send_all``, taking frames with ``_next`` (None: closed)."""
 
+    bounds_stalls = True  # `drain` raises ConnectionError once the bound's timeout passes
+
     def __init__(self, bound: ByteBound) -> None:
         self._bound = bound
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
