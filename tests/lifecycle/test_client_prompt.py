@@ -95,3 +95,27 @@ async def test_the_same_handle_cancels_the_turn(version: int) -> None:
         assert result.stop_reason == "cancelled" and result.text == "hanging"
         after = await client.prompt(sid, "next")
         assert (after.stop_reason, after.text) == ("end_turn", "next ")
+
+
+async def test_an_awaited_turn_fails_as_soon_as_the_connection_closes() -> None:
+    # the turn waits on the connection's end as on its next update (it polled once a second)
+    acp = package(2)
+    client = make_client(acp)
+    script = str(HERE / "lifecycle_agent.py")
+    async with acp.spawn_agent(
+        sys.executable, script, PACKAGES[2], client=client, env=ENV
+    ) as agent:
+        sid = await open_session(acp, agent, 2)
+        turn = asyncio.ensure_future(client.prompt(sid, "hang"))
+        for _ in range(200):  # until the turn runs (a guard of 10 s, not a measurement)
+            if client.chunks_when_idle is not None:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)  # the answer with the message id is in
+        assert not turn.done()
+        await client.peer.connection.close()
+        for _ in range(10):  # a few turns of the event loop, no wall-clock wait
+            await asyncio.sleep(0)
+        assert turn.done()
+        with pytest.raises(ConnectionError, match="before the turn ended"):
+            turn.result()

@@ -110,6 +110,7 @@ class Connection:
         self._hurry = asyncio.Event()
         self._reason: str | None = None  # why the connection was ended from our side
         self._close_done: asyncio.Event | None = None
+        self._closed_event = asyncio.Event()  # set once `closed` is true
         self._ending: asyncio.Task[None] | None = None
         self._held: set[asyncio.Task[Any]] = set()
 
@@ -122,6 +123,11 @@ class Connection:
     def closed(self) -> bool:
         """Whether the connection has been closed (EOF, ``close()`` or a broken stream)."""
         return self._phase in ("closing", "closed")
+
+    async def wait_closed(self) -> None:
+        """Return once the connection is closed (``closed`` is true): what was received before
+        the end has been handled by then."""
+        await self._closed_event.wait()
 
     async def __aenter__(self) -> Self:
         """Start ``run()`` in a background task."""
@@ -320,6 +326,7 @@ class Connection:
             await self._drain_and_close(graceful)
         finally:
             self._phase = "closed"
+            self._closed_event.set()
             self._close_done.set()
 
     async def _drain_and_close(self, graceful: bool) -> None:
@@ -332,6 +339,7 @@ class Connection:
             timeout = self.limits.shutdown_timeout
             await finish_received(self._requests, self._notifications, timeout, self._hurry)
         self._phase = "closing"
+        self._closed_event.set()
         self._output.release(self._gone())  # writers waiting for the peer fail now
         parts = (self._table, self._requests, self._notifications, self._output)
         await wind_down(parts, self.limits, self._gone(), graceful=graceful)

@@ -24,7 +24,6 @@ from .wire import Dialect, dialect_of, text_block
 
 REQUEST_CANCELLED = -32800
 _USER_MESSAGE = frozenset({"user_message", "user_message_chunk"})
-_CLOSED_CHECK = 1.0  # seconds between checks that the connection is still open, while waiting
 
 
 @dataclass
@@ -193,7 +192,12 @@ async def _find(connection: Any, log: _Log, start: int, predicate: Any) -> int:
         if connection.closed:
             raise ConnectionError("connection closed before the turn ended")
         log.changed.clear()
-        try:  # woken by the next update; the check above runs at least once a second
-            await asyncio.wait_for(log.changed.wait(), _CLOSED_CHECK)
-        except TimeoutError:
-            pass
+        # woken by the next update, or by the end of the connection (updates received before
+        # it have been noted by then)
+        changed = asyncio.ensure_future(log.changed.wait())
+        ended = asyncio.ensure_future(connection.wait_closed())
+        try:
+            await asyncio.wait((changed, ended), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+            ended.cancel()
