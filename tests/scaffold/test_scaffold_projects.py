@@ -568,7 +568,11 @@ def test_the_client_runs_a_proxy_chain_as_its_agent(
     assert [block.get("text") for block in reported["content"]] == ["Use tabs.", "Hello chain!"]
 
 
-@pytest.mark.parametrize("kind", ["agent", "client"])
+@pytest.mark.parametrize(
+    # the agent's own suite also runs in tests/test_wheels.py (installed from the built wheels)
+    "kind",
+    [pytest.param("agent", marks=pytest.mark.slow), "client"],
+)
 def test_the_default_projects_pass_their_own_tests(projects: Uninstalled, kind: str) -> None:
     # what the README section's `pytest` lines run, with this venv (the section itself: nox -s slow)
     project = projects.agent_dir if kind == "agent" else projects.client_dir
