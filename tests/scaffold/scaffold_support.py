@@ -152,6 +152,20 @@ class Uninstalled:
         return [*self.python(self.client_dir), "-m", "my_client"]
 
 
+def run_project_tests(project: Path) -> subprocess.CompletedProcess[str]:
+    """A scaffolded project's own test suite, with this venv's Python."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
 def run_section(workdir: Path) -> OneMinute:
     """Run the README's "one minute" commands as written, one line at a time, in `workdir`."""
     env = tool_env()

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from scaffold_support import CliResult, run_cli, tree_bytes
+from scaffold_support import CliResult, run_cli, run_project_tests, tree_bytes
 
 from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, project_names
 
@@ -36,20 +36,6 @@ def assert_one_error_line(result: CliResult, code: str) -> None:
     assert result.stdout == "", result.describe()
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error[{code}]"), result.describe()
-
-
-def run_project_tests(project: Path) -> subprocess.CompletedProcess[str]:
-    """A scaffolded project's own test suite, with this venv's Python."""
-    env = {**os.environ, "PYTHONPATH": str(project)}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from scaffold_support import (
     OneMinute,
     Uninstalled,
     run_cli,
+    run_project_tests,
     run_section,
     scaffold_quickly,
     section_commands,
@@ -576,13 +577,5 @@ def test_the_client_runs_a_proxy_chain_as_its_agent(
 def test_the_default_projects_pass_their_own_tests(projects: Uninstalled, kind: str) -> None:
     # what the README section's `pytest` lines run, with this venv (the section itself: nox -s slow)
     project = projects.agent_dir if kind == "agent" else projects.client_dir
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"],
-        cwd=project,
-        env={**os.environ, "PYTHONPATH": str(project)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_project_tests(project)
     assert done.returncode == 0 and re.search(r"\b\d+ passed\b", done.stdout), done.stdout
