@@ -123,6 +123,16 @@ class RawWebSocket:
         return parsed
 
 
+async def send_a_prompt(ws: RawWebSocket, block: dict[str, Any]) -> None:
+    """Initialize, open a session and send one `session/prompt` of `block` (its output unread)."""
+    ws.send(INIT)
+    await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
+    ws.send(rpc(1, "session/new", NEW))
+    answer = await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
+    session = answer["result"]["sessionId"]  # type: ignore[index]
+    ws.send(rpc(2, "session/prompt", {"sessionId": session, "prompt": [block]}))
+
+
 async def test_client_that_stops_reading_is_cut_off_websocket() -> None:
     agent = EchoAgent()
     limits = remote.RemoteLimits(max_buffered_bytes=64 * 1024, max_output_stall=0.5)
@@ -130,12 +140,7 @@ async def test_client_that_stops_reading_is_cut_off_websocket() -> None:
     async with uvicorn_server(app) as base:
         ws = await RawWebSocket.open(base)
         try:
-            ws.send(INIT)
-            await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
-            ws.send(rpc(1, "session/new", NEW))
-            session = (await asyncio.wait_for(ws.recv(), STEP_TIMEOUT))["result"]["sessionId"]  # type: ignore[index]
-            text = {"type": "text", "text": "flood 1000000"}
-            ws.send(rpc(2, "session/prompt", {"sessionId": session, "prompt": [text]}))
+            await send_a_prompt(ws, {"type": "text", "text": "flood 1000000"})
             for _ in range(400):  # this client reads no more: the server gives up on it
                 if agent.flood_failed:
                     break
@@ -359,12 +364,7 @@ async def test_buffered_output_limit_alone_bounds_a_client_that_stops_reading(
         else:
             ws = await RawWebSocket.open(base)
             try:
-                ws.send(INIT)
-                await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
-                ws.send(rpc(1, "session/new", NEW))
-                answer = await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
-                session = answer["result"]["sessionId"]  # type: ignore[index]
-                ws.send(rpc(2, "session/prompt", {"sessionId": session, "prompt": [flood]}))
+                await send_a_prompt(ws, flood)
                 samples = await _watch_buffered(app, 1.5)  # this client reads no more
                 assert len(app.registry.connections) == 1 and not agent.flood_failed
             finally:

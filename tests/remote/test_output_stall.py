@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from tests.remote.support import STEP_TIMEOUT, EchoAgent, remote, uvicorn_server
-from tests.remote.test_limits import NEW, RawWebSocket, _gone, _new_session
-from tests.remote.test_routing import INIT, initialize, rpc
+from tests.remote.test_limits import RawWebSocket, _gone, _new_session, send_a_prompt
+from tests.remote.test_routing import initialize, rpc
 
 FLOOD = {"type": "text", "text": "flood 20000"}  # 20 MiB: more than loopback socket buffers hold
 LIMITS = remote.RemoteLimits(max_buffered_bytes=48 * 1024 * 1024, max_output_stall=0.5)
@@ -35,12 +35,7 @@ async def test_a_websocket_that_stops_reading_is_cut_off_by_the_output_stall() -
     async with uvicorn_server(app) as base:
         ws = await RawWebSocket.open(base)
         try:
-            ws.send(INIT)
-            await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
-            ws.send(rpc(1, "session/new", NEW))
-            answer = await asyncio.wait_for(ws.recv(), STEP_TIMEOUT)
-            session = answer["result"]["sessionId"]  # type: ignore[index]
-            ws.send(rpc(2, "session/prompt", {"sessionId": session, "prompt": [FLOOD]}))
+            await send_a_prompt(ws, FLOOD)
             await _cut_off(app)  # this client reads nothing more
             assert not agent.flood_failed, "the buffered-output limit acted, not the stall"
         finally:
