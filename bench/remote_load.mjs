@@ -53,6 +53,22 @@ const fail = async (error) => {
   process.exit(1);
 };
 
+/** `prompts` turns one after another: send the prompt, wait for the turn's end (the peer calls
+ * `turnDone` on its idle update), note each turn's latency. */
+async function runTurns(peer, latencies, sendPrompt) {
+  for (let i = 0; i < prompts; i += 1) {
+    let timer;
+    const idle = new Promise((resolve, reject) => {
+      peer.turnDone = resolve;
+      timer = setTimeout(() => reject(new Error(`turn not finished within ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+    });
+    const began = performance.now();
+    await sendPrompt();
+    await idle.finally(() => clearTimeout(timer));
+    latencies.push(performance.now() - began);
+  }
+}
+
 /** Shared by both raw clients: JSON-RPC ids, the answers awaited, the updates counted. */
 class RawPeer {
   constructor() {
@@ -104,19 +120,9 @@ class RawPeer {
     await this.attach();
   }
 
-  async drive(latencies) {
+  drive(latencies) {
     const prompt = [{ type: "text", text }];
-    for (let i = 0; i < prompts; i += 1) {
-      let timer;
-      const idle = new Promise((resolve, reject) => {
-        this.turnDone = resolve;
-        timer = setTimeout(() => reject(new Error(`turn not finished within ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
-      });
-      const began = performance.now();
-      await this.request("session/prompt", { sessionId: this.sessionId, prompt });
-      await idle.finally(() => clearTimeout(timer));
-      latencies.push(performance.now() - began);
-    }
+    return runTurns(this, latencies, () => this.request("session/prompt", { sessionId: this.sessionId, prompt }));
   }
 }
 
@@ -267,19 +273,9 @@ class SdkLoad {
     this.sessionId = created.sessionId;
   }
 
-  async drive(latencies) {
+  drive(latencies) {
     const request = { sessionId: this.sessionId, prompt: [{ type: "text", text }] };
-    for (let i = 0; i < prompts; i += 1) {
-      let timer;
-      const idle = new Promise((resolve, reject) => {
-        this.turnDone = resolve;
-        timer = setTimeout(() => reject(new Error(`turn not finished within ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
-      });
-      const began = performance.now();
-      await this.agent.request(acp.methods.agent.session.prompt, request);
-      await idle.finally(() => clearTimeout(timer));
-      latencies.push(performance.now() - began);
-    }
+    return runTurns(this, latencies, () => this.agent.request(acp.methods.agent.session.prompt, request));
   }
 
   async close() {
