@@ -33,38 +33,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+# the same PyPI echo agent as bench/startup.py's baseline (this directory is on sys.path when run)
+from startup import PACKAGE_AGENT
+
 BASELINE = "pypi acp"
-
-PACKAGE_AGENT = textwrap.dedent('''
-    """An echo agent on the PyPI package: answers initialize, new session, and echoes prompts."""
-    import asyncio
-    import acp
-    from acp.schema import AgentMessageChunk, TextContentBlock
-
-    class EchoAgent:
-        def on_connect(self, conn):
-            self.conn = conn
-
-        async def initialize(self, protocol_version, client_capabilities=None, client_info=None, **kw):
-            return acp.InitializeResponse(protocol_version=protocol_version)
-
-        async def new_session(self, cwd, mcp_servers=None, **kw):
-            return acp.NewSessionResponse(session_id="sess_echo")
-
-        async def prompt(self, prompt, session_id, **kw):
-            for block in prompt:
-                await self.conn.session_update(session_id=session_id, update=AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=TextContentBlock(type="text", text=getattr(block, "text", ""))))
-            return acp.PromptResponse(stop_reason="end_turn")
-
-    asyncio.run(acp.run_agent(EchoAgent()))
-    ''')
 
 INITIALIZE = {
     1: {
