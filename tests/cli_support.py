@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -121,3 +122,25 @@ def model_source(package: Path) -> str:
     return "\n".join(
         p.read_text(encoding="utf-8") for p in sorted((package / "_models").glob("*.py"))
     )
+
+
+PYTHON_BLOCK = re.compile(r"^```python(?: file=(\S+))?\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(doc: Path) -> list[tuple[str | None, str]]:
+    """A Markdown page's `python` blocks: (NAME of a `python file=NAME` block, else None; code)."""
+    return [
+        (m.group(1), m.group(2)) for m in PYTHON_BLOCK.finditer(doc.read_text(encoding="utf-8"))
+    ]
+
+
+def write_example(doc: Path, index: int, directory: Path) -> Path:
+    """Write the page's `file=NAME` blocks into `directory` and its block `index` next to them as
+    `example_<index>.py`; that script's path."""
+    blocks = python_blocks(doc)
+    for name, code in blocks:
+        if name:
+            (directory / name).write_text(code, encoding="utf-8")
+    script = directory / f"example_{index}.py"
+    script.write_text(blocks[index][1], encoding="utf-8")
+    return script

@@ -4,19 +4,18 @@
 from __future__ import annotations
 
 import ast
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from bindings_support import PYTHON, ROOT, python_env
+from cli_support import python_blocks, write_example
 
 DOC = ROOT / "docs" / "bindings.md"
-BLOCK = re.compile(r"^```python(?: file=(\S+))?\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def _blocks() -> list[tuple[str | None, str]]:
-    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+    return python_blocks(DOC)
 
 
 def test_the_guide_has_examples() -> None:
@@ -26,11 +25,7 @@ def test_the_guide_has_examples() -> None:
 
 @pytest.mark.parametrize("index", [i for i, (name, _) in enumerate(_blocks()) if name is None])
 def test_example_runs(index: int, tmp_path: Path) -> None:
-    for name, code in _blocks():
-        if name:
-            (tmp_path / name).write_text(code, encoding="utf-8")
-    script = tmp_path / f"example_{index}.py"
-    script.write_text(_blocks()[index][1], encoding="utf-8")
+    script = write_example(DOC, index, tmp_path)
     result = subprocess.run(
         [PYTHON, str(script)],
         cwd=tmp_path,

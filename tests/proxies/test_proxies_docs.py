@@ -3,20 +3,19 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from chain_support import ROOT, chain_env
+from cli_support import python_blocks, write_example
 
 DOC = ROOT / "docs" / "proxies.md"
-BLOCK = re.compile(r"^```python(?: file=(\S+))?\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def _blocks() -> list[tuple[str | None, str]]:
-    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+    return python_blocks(DOC)
 
 
 def test_the_guide_has_examples() -> None:
@@ -27,11 +26,7 @@ def test_the_guide_has_examples() -> None:
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("index", [i for i, (name, _) in enumerate(_blocks()) if name is None])
 def test_example_runs(index: int, tmp_path: Path) -> None:
-    for name, code in _blocks():
-        if name:
-            (tmp_path / name).write_text(code, encoding="utf-8")
-    script = tmp_path / f"example_{index}.py"
-    script.write_text(_blocks()[index][1], encoding="utf-8")
+    script = write_example(DOC, index, tmp_path)
     result = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
