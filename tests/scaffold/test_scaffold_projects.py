@@ -441,35 +441,22 @@ def test_scaffolded_code_is_mypy_strict_ruff_and_black_clean(
     env = {**os.environ, "MYPYPATH": str(project)}
     env.pop("PYTHONPATH", None)
     bin_dir = Path(sys.executable).parent
-    mypy = subprocess.run(
-        [str(bin_dir / "mypy"), "--strict", "--cache-dir", str(mypy_cache), *sources],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    ruff = subprocess.run(
-        [str(bin_dir / "ruff"), "check", "."],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
-    # the pinned black (line length 100) agrees with what the scaffold's formatter wrote
-    black = subprocess.run(
-        [str(bin_dir / "black"), "--check", "-l", "100", "-t", "py311", *sources],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert black.returncode == 0, black.stdout + black.stderr
+    for tool in (
+        ["mypy", "--strict", "--cache-dir", str(mypy_cache), *sources],
+        ["ruff", "check", "."],
+        # the pinned black (line length 100) agrees with what the scaffold's formatter wrote
+        ["black", "--check", "-l", "100", "-t", "py311", *sources],
+    ):
+        done = subprocess.run(
+            [str(bin_dir / tool[0]), *tool[1:]],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("version", [1, 2])
