@@ -114,10 +114,6 @@ class OneMinute:
         """The scaffolded, installed client project."""
         return self.workdir / "my-client"
 
-    def python(self, project: Path) -> list[str]:
-        """The Python of `project`'s own venv (the project is installed in it)."""
-        return [str(project / ".venv" / "bin" / "python")]
-
     @property
     def agent_command(self) -> list[str]:
         """The agent's console script in its own venv."""

@@ -60,9 +60,6 @@ def projects(quick_projects: tuple[Path, Path]) -> Uninstalled:
     return Uninstalled(*quick_projects)
 
 
-Projects = OneMinute | Uninstalled
-
-
 @pytest.fixture(scope="session")
 def quick_proxy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A proxy scaffolded with the defaults (not installed)."""
@@ -108,7 +105,7 @@ def collapsed(names: list[str]) -> list[str]:
 
 
 def run_client(
-    one: Projects, tmp_path: Path, prompt: str, *extra: str
+    one: Uninstalled, tmp_path: Path, prompt: str, *extra: str
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     """The installed client against the installed agent: the run and its transcript."""
     path = tmp_path / "transcript.jsonl"
@@ -176,7 +173,7 @@ def test_each_project_lives_in_its_own_venv(one_minute: OneMinute) -> None:
 
 
 def test_the_client_drives_the_agent_through_the_whole_lifecycle(
-    projects: Projects, tmp_path: Path
+    projects: Uninstalled, tmp_path: Path
 ) -> None:
     prompt = "Please ask permission, then echo me"
     done, recorded = run_client(projects, tmp_path, prompt, "--yes")
@@ -237,7 +234,7 @@ def test_the_client_drives_the_agent_through_the_whole_lifecycle(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
 def test_ctrl_c_cancels_the_turn_and_nothing_follows_the_cancelled_idle(
-    projects: Projects, tmp_path: Path
+    projects: Uninstalled, tmp_path: Path
 ) -> None:
     words = [f"w{i}" for i in range(300)]
     path = tmp_path / "transcript.jsonl"
@@ -276,7 +273,7 @@ def check_transcript(path: Path) -> None:
 
 
 def test_a_recorded_transcript_of_the_agent_passes_the_checker(
-    projects: Projects, tmp_path: Path
+    projects: Uninstalled, tmp_path: Path
 ) -> None:
     done, _ = run_client(projects, tmp_path, "check me, with permission", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -285,7 +282,7 @@ def test_a_recorded_transcript_of_the_agent_passes_the_checker(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs SIGINT")
 def test_a_cancelled_transcript_of_the_agent_passes_the_checker(
-    projects: Projects, tmp_path: Path
+    projects: Uninstalled, tmp_path: Path
 ) -> None:
     path = tmp_path / "transcript.jsonl"
     command = [
@@ -309,7 +306,7 @@ def test_a_cancelled_transcript_of_the_agent_passes_the_checker(
     check_transcript(path)
 
 
-def sdk_client(one: Projects, scenario: str) -> dict[str, Any]:
+def sdk_client(one: Uninstalled, scenario: str) -> dict[str, Any]:
     """Run tests/interop's SDK v2 client script against the installed agent; its JSON record."""
     node = shutil.which("node")
     if (
@@ -362,7 +359,7 @@ def as_transcript(record: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def test_the_agent_under_the_sdk_v2_client(projects: Projects, tmp_path: Path) -> None:
+def test_the_agent_under_the_sdk_v2_client(projects: Uninstalled, tmp_path: Path) -> None:
     record = sdk_client(projects, "lifecycle")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
@@ -399,7 +396,7 @@ def test_the_agent_under_the_sdk_v2_client(projects: Projects, tmp_path: Path) -
 
 
 def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(
-    projects: Projects,
+    projects: Uninstalled,
 ) -> None:
     record = sdk_client(projects, "cancel-permission")
     context = json.dumps(record, indent=1)[:20000]
@@ -417,7 +414,7 @@ def test_the_agent_withdraws_its_permission_request_when_the_sdk_client_cancels(
     ), context  # via $/cancel_request
 
 
-def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(projects: Projects) -> None:
+def test_a_held_prompt_withdrawn_by_the_sdk_client_is_refused(projects: Uninstalled) -> None:
     record = sdk_client(projects, "cancel-held-prompt")
     context = json.dumps(record, indent=1)[:20000]
     assert record["ok"], context
@@ -522,7 +519,7 @@ def test_the_agent_logs_no_traceback_when_its_client_dies_during_a_permission_re
 
 
 def test_the_client_runs_a_proxy_chain_as_its_agent(
-    projects: Projects, quick_proxy: Path, tmp_path: Path
+    projects: Uninstalled, quick_proxy: Path, tmp_path: Path
 ) -> None:
     # issue 36: the client's README way to run a chain, `python -m my_client PROMPT -- python -m
     # acp_runtime.proxies.cli --proxy CMD --agent CMD`, with the scaffolded agent behind the
