@@ -8,15 +8,16 @@ stderr, nothing written).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from acp_codegen.cli_help import epilog
 from acp_codegen.errors import CodegenError
-from acp_codegen.scaffold.bindings import default_protocols
-from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND, Kind
 from acp_codegen.ui import Reporter
+
+if TYPE_CHECKING:  # the rendering stack is imported when a project is scaffolded, not at CLI start
+    from acp_codegen.scaffold.bindings import Kind
 
 scaffold_app = typer.Typer(
     no_args_is_help=True,
@@ -112,6 +113,8 @@ def _run(
     ci_install_from: str | None,
 ) -> None:
     from acp_codegen.api import scaffold_project
+    from acp_codegen.scaffold.bindings import default_protocols
+    from acp_codegen.scaffold.project import INSTALL_COMMAND, TEST_COMMAND
     from acp_codegen.upgrade.ci_install import default_install_source, parse_install_from
 
     reporter = Reporter()
