@@ -97,3 +97,18 @@ def test_shell_completion_of_commands_options_and_pinned_targets() -> None:
     assert script.returncode == 0 and re.search(
         r"complete .*acp-codegen", script.stdout
     ), script.stderr
+
+
+def test_starting_the_cli_leaves_the_generator_stack_unimported() -> None:
+    # every command starts by importing the CLI; only `generate`, `scaffold` and friends need the
+    # IR, the templates and black, so they are imported inside those commands
+    probe = (
+        "import sys, acp_codegen.cli; "
+        "print(sorted({m.split('.')[0] if not m.startswith('acp_codegen') else m.rsplit('.', 1)[0]"
+        " for m in sys.modules if m.startswith(('acp_codegen.ir', 'acp_codegen.render', 'jinja2',"
+        " 'black', 'pydantic'))}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]", done.stdout
