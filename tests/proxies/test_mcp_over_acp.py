@@ -6,7 +6,11 @@ stdio shim); the generated client sees the tool's answer. Every part a process."
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +22,7 @@ sys.path.insert(0, str(GENERATED))
 import acp_v2_draft as acp  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
+_OUT: dict[str, Any] = {"capture_output": True, "text": True, "check": True}
 
 
 class Client(acp.Client):
@@ -54,3 +59,33 @@ async def test_the_conductor_bridges_for_an_agent_with_only_stdio_mcp() -> None:
     assert await asyncio.wait_for(process.wait(), 15) == 0
     # the agent started the bridge's stdio shim as an ordinary MCP server and called the tool
     assert client.said == ["calc: 42"]
+
+
+async def test_a_bridge_removes_what_killed_conductors_left_and_nothing_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a conductor killed by SIGKILL cannot remove its socket directory; the next bridge does
+    from acp_runtime.proxies.mcp_bridge import McpBridge
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **_OUT)
+    dead = tmp_path / f"acp-mcp-{int(gone.stdout)}-left"
+    dead.mkdir()
+    (dead / "bridge.sock").touch()
+    live = tmp_path / f"acp-mcp-{os.getpid()}-live"
+    live.mkdir()
+    unrelated = tmp_path / "acp-mcp-notapid"
+    unrelated.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    async def send(method: str, params: Any) -> Any:
+        raise AssertionError("no call")
+
+    bridge = McpBridge(send, 2)
+    await bridge.start()
+    ours = Path(bridge.path).parent
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [live.name, unrelated.name, ours.name]
+    )
+    assert ours.name.startswith(f"acp-mcp-{os.getpid()}-")
+    await bridge.close()
+    assert not ours.exists() and live.exists()

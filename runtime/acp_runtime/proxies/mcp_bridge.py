@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -31,6 +32,34 @@ __all__ = ["MCP_MESSAGE", "SHIM", "McpBridge", "supports_mcp_acp", "with_mcp_acp
 logger = logging.getLogger(__name__)
 
 SHIM = str(Path(__file__).with_name("mcp_shim.py"))
+# A bridge's socket lives in `<tmp>/acp-mcp-<pid>-<random>/`: the pid tells a later bridge whether
+# the directory's conductor is gone (killed before it could remove it).
+DIR_PREFIX = "acp-mcp-"
+
+
+def remove_orphaned_dirs(parent: str | None = None) -> list[str]:
+    """Remove the socket directories of bridges whose process is gone (a conductor killed by
+    SIGKILL cannot remove its own); the paths removed. Only this user's directories are looked
+    at, and one whose process is alive is kept (a reused pid keeps it too: never a live one's)."""
+    parent = parent or tempfile.gettempdir()
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            pid_text = entry.name[len(DIR_PREFIX) :].partition("-")[0]
+            if not (entry.name.startswith(DIR_PREFIX) and pid_text.isdigit()):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or not entry.is_dir(
+                    follow_symlinks=False
+                ):
+                    continue
+                os.kill(int(pid_text), 0)
+            except ProcessLookupError:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+            except OSError:  # alive but another user's (EPERM), or gone from under us
+                continue
+    return removed
 
 
 def with_mcp_acp(answer: Any) -> Any:
@@ -62,7 +91,8 @@ class McpBridge:
     def __init__(self, send: Callable[[str, Any], Awaitable[Any]], version: int | None) -> None:
         self._send = send
         self._version = version
-        self._dir = tempfile.mkdtemp(prefix="acp-mcp-")
+        remove_orphaned_dirs()
+        self._dir = tempfile.mkdtemp(prefix=f"{DIR_PREFIX}{os.getpid()}-")
         self.path = str(Path(self._dir, "bridge.sock"))
         self._server: asyncio.Server | None = None
         self._ids = itertools.count(1)
