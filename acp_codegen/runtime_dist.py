@@ -59,5 +59,7 @@ def _note() -> str:
         "it: regenerate to update it.\n\n"
         "To depend on the published runtime instead (one `pip install -U` away from every fix):\n"
         "delete this directory, remove it from your packaging, and add the dependency\n"
-        f"`acp-runtime{versions}` (the bindings are the same either way).\n"
+        f"`acp-runtime{versions}` (the bindings are the same either way). A project that\n"
+        "declares an `acp-conductor` script for this copy drops that line too: acp-runtime\n"
+        "installs its own.\n"
     )

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -301,6 +302,32 @@ def test_the_proxy_project_layout_and_its_own_tests(
     done = run_project_tests(project)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"\b2 passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+
+
+def test_the_readme_says_what_moving_off_the_vendored_runtime_removes(
+    made: dict[str, tuple[Path, CliResult]],
+) -> None:
+    # every packaging entry that exists for the vendored copy is named by the README's way to
+    # depend on acp-runtime instead (a left `acp-conductor` script would make two distributions
+    # install the same file)
+    for kind in ("agent", "proxy"):
+        project = made[kind][0]
+        pyproject = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+        readme = " ".join((project / "README.md").read_text(encoding="utf-8").split())
+        steps = readme.partition("To depend on the published runtime instead")[2]
+        steps = steps.partition("The bindings are the same either way")[0]
+        setuptools = pyproject["tool"]["setuptools"]
+        entries = [
+            *(["`packages`"] if "acp_runtime" in setuptools["packages"] else []),
+            *(["`package-data`"] if "acp_runtime" in setuptools["package-data"] else []),
+            *(
+                f"`{script}`"
+                for script, target in pyproject["project"]["scripts"].items()
+                if target.startswith("acp_runtime.")
+            ),
+        ]
+        assert len(entries) == (3 if kind == "proxy" else 2), entries
+        assert steps and [e for e in entries if e not in steps] == [], kind
 
 
 def test_a_proxy_needs_a_schema_with_the_proxy_methods(tmp_path: Path) -> None:
