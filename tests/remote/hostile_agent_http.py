@@ -24,7 +24,8 @@ INIT_RESULT = b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}'
 class Scenario:
     """What the agent does. ``initialize``: "ok", "endless" (200, a body with no end),
     "declared" (200, Content-Length of 1 GB), "error" (500, an error body with no end),
-    "escapes" (500, an error body of terminal escape sequences and a line break).
+    "escapes" (500, an error body of terminal escape sequences and a line break), "silent" (never
+    answers).
     ``stream``: "quiet" (an event stream that sends nothing) or "endless-line". ``sessions``:
     how many responses naming a new session the connection stream sends after the answer to
     the first request posted after initialize."""
@@ -82,6 +83,9 @@ async def _serve(
                 scenario.posted.append(message)
                 if message.get("method") == "initialize":
                     ids = {"Acp-Connection-Id": "c1", "Content-Type": "application/json"}
+                    if scenario.initialize == "silent":
+                        await reader.read()  # never answers; until the client hangs up
+                        return
                     if scenario.initialize == "ok":
                         writer.write(_head(200, {**ids, "Content-Length": str(len(INIT_RESULT))}))
                         writer.write(INIT_RESULT)

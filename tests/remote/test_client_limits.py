@@ -111,9 +111,41 @@ async def test_sessions_named_by_the_agent_open_at_most_max_session_streams() ->
         assert scenario.most_session_streams <= LIMITS.max_session_streams
 
 
+async def test_a_post_left_unanswered_fails_its_request_and_ends_the_connection() -> None:
+    scenario = Scenario(initialize="silent")
+    limits = remote.ClientLimits(request_timeout=0.5)
+    async with hostile_agent(scenario) as url, client(url, limits) as connection:
+        with pytest.raises(jsonrpc.RpcError) as refused:
+            await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)
+        await asyncio.wait_for(connection.wait_closed(), TIMEOUT)
+    assert "no answer within 0.5 s (ClientLimits.request_timeout)" in refused.value.message
+
+
+async def test_a_silent_stream_ends_the_connection_only_when_told_to(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the quiet agent sends no event and no keep-alive on the connection stream
+    for idle in (None, 0.5):
+        scenario = Scenario(stream="quiet")
+        limits = remote.ClientLimits(stream_idle_timeout=idle)
+        async with hostile_agent(scenario) as url, client(url, limits) as connection:
+            await asyncio.wait_for(connection.request("initialize", INIT, None), TIMEOUT)
+            closed = asyncio.ensure_future(connection.wait_closed())
+            done, _ = await asyncio.wait([closed], timeout=1.5 if idle is None else TIMEOUT)
+            assert bool(done) is (idle is not None), idle
+            closed.cancel()
+    assert "no event for 0.5 s (ClientLimits.stream_idle_timeout)" in caplog.text
+
+
 def test_client_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="ClientLimits.max_session_streams"):
         remote.ClientLimits(max_session_streams=0)
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "5"):
+        with pytest.raises(ValueError, match="ClientLimits.request_timeout must be a positive"):
+            remote.ClientLimits(request_timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ClientLimits.stream_idle_timeout"):
+        remote.ClientLimits(stream_idle_timeout=0)
+    assert remote.ClientLimits().stream_idle_timeout is None  # silent streams are allowed
 
 
 async def test_a_websocket_message_over_the_limit_ends_the_connection() -> None:

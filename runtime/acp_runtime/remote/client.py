@@ -205,7 +205,7 @@ async def open_http(
         http2=http2,
         verify=ssl if ssl is not None else True,
         http1=not (http2 and url.lower().startswith("http:")),  # h2c needs prior knowledge
-        timeout=httpx.Timeout(30.0, read=None),
+        timeout=httpx.Timeout(client_limits.request_timeout),  # streams: their own read timeout
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=16),
     )
     bound, pipe = _inbound(limits)

@@ -162,6 +162,8 @@ class HttpSink(QueuedSink):
 
     async def _post(self, line: bytes) -> bool:
         """POST one message; False when the connection is unusable from now on."""
+        import httpx
+
         message = parse_message(line) or {}
         headers = {"Content-Type": JSON_MIME, "Accept": JSON_MIME}
         if self.connection_id is None and message.get("method") != INITIALIZE_METHOD:
@@ -184,6 +186,23 @@ class HttpSink(QueuedSink):
             and message.get("method") not in CONNECTION_ROUTED_METHODS
         ):
             self._awaiting[request_id] = session_id
+        limits = self._client_limits
+        try:
+            return await self._exchange(message, line, headers, request_id)
+        except httpx.TimeoutException:
+            self._awaiting.pop(request_id, None)
+            self._fail(
+                message,
+                ClientLimitError(
+                    f"POST {self._url}: no answer within {limits.request_timeout:g} s",
+                    "request_timeout",
+                ),
+            )
+            return False  # whether the agent got the message is unknown: the connection ends
+
+    async def _exchange(
+        self, message: dict[str, Any], line: bytes, headers: dict[str, str], request_id: Any
+    ) -> bool:
         limits = self._client_limits
         async with self._client.stream("POST", self._url, content=line, headers=headers) as got:
             if got.status_code >= 300:
@@ -293,7 +312,10 @@ class HttpSink(QueuedSink):
         if session_id is not None:
             headers[HEADER_SESSION_ID] = session_id
         try:
-            async with self._client.stream("GET", self._url, headers=headers) as response:
+            timeout = httpx.Timeout(limits.request_timeout, read=limits.stream_idle_timeout)
+            async with self._client.stream(
+                "GET", self._url, headers=headers, timeout=timeout
+            ) as response:
                 if response.status_code != 200:
                     body = await read_start(response, limits.max_error_body_bytes)
                     raise RemoteHttpError("GET", self._url, response.status_code, body)
@@ -310,6 +332,10 @@ class HttpSink(QueuedSink):
                     self._feed(data)
                     await self._bound.wait(lambda: self._pipe.buffered)
         except (httpx.HTTPError, OSError) as exc:  # ClientLimitError and RemoteHttpError too
+            if isinstance(exc, httpx.ReadTimeout) and ready.done():
+                exc = ClientLimitError(
+                    f"no event for {limits.stream_idle_timeout:g} s", "stream_idle_timeout"
+                )
             if not ready.done():
                 ready.set_exception(exc)
                 ready.exception()  # retrieved: _open reports it

@@ -173,7 +173,8 @@ def is_response(message: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ClientLimits:
-    """What an agent can make our remote client hold (bytes; ``connect_*(client_limits=)``).
+    """What an agent can make our remote client hold, in bytes and seconds
+    (``connect_*(client_limits=)``).
 
     Past each one the client refuses with a ``ClientLimitError`` naming the limit: the request it
     concerned fails with it (a JSON-RPC error), or the stream it came on ends (the connection
@@ -187,11 +188,29 @@ class ClientLimits:
     """Session-scoped SSE streams open at once. A response naming a new session past it opens
     none; posting to a session past it closes the least recently used idle stream (it reopens
     on the session's next message), else fails the message."""
+    request_timeout: float = 30.0
+    """Seconds to connect, send an HTTP request (a POST, the closing DELETE, a stream's GET) and
+    read its answer; each read of a body waits at most this long for its next bytes. A POST
+    left unanswered fails its message and ends the connection (whether the agent got it is
+    unknown); closing never waits longer than this on the DELETE."""
+    stream_idle_timeout: float | None = None
+    """Seconds an SSE stream may stay silent (no event, no keep-alive comment) before it counts
+    as dead: the connection stream ends the connection, a session stream fails the requests
+    awaiting their answer on it. None (the default): streams may stay silent, as the transport
+    RFD leaves keep-alives to implementations (``serve_remote`` sends one every 15 s, so 60
+    suits it)."""
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            if not (isinstance(value, int) and value > 0):
+            if field.name.endswith("_timeout"):
+                if value is None and field.name == "stream_idle_timeout":
+                    continue
+                if not (isinstance(value, int | float) and not isinstance(value, bool)):
+                    raise ValueError(f"ClientLimits.{field.name} must be a positive number")
+                if not (math.isfinite(value) and value > 0):
+                    raise ValueError(f"ClientLimits.{field.name} must be a positive number")
+            elif not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
                 raise ValueError(f"ClientLimits.{field.name} must be a positive integer")
 
 
