@@ -29,6 +29,10 @@ Ratios are ours / ts for each transport and N, measured in the same run (on a sh
 only those mean much); the load average at each measurement is printed. Needs node, the packages
 of tests/remote (``npm install`` there, or any ``pytest tests/remote`` run) and psutil.
 
+A server ``ours:NAME=VALUE[:NAME=VALUE...]`` is ours run with those ``serve_remote`` options
+(``ours:loop=asyncio``, ``ours:loop=uvloop``): several in one ``--servers`` list are measured in
+the same run, each against the same ``ts``.
+
     python bench/remote.py [--connections 16,256] [--transports ws,http] [--workers 2]
         [--prompts 3] [--words 40] [--servers ours,ts] [--json PATH]
 """
@@ -89,13 +93,18 @@ def raise_fd_limit() -> int:
     return soft
 
 
-def serve_ours(port: int) -> None:
-    """Child process: our hardened server (``serve_remote``) on 127.0.0.1:port."""
+def serve_ours(port: int, options: list[str]) -> None:
+    """Child process: our hardened server (``serve_remote``) on 127.0.0.1:port, with ``options``
+    (``NAME=VALUE`` strings) passed to it."""
     from acp_runtime import remote
 
     from tests.remote.support import EchoAgent
 
-    remote.serve_remote(EchoAgent(), "127.0.0.1", port, log_level="warning")
+    extra: dict[str, Any] = {}
+    for option in options:
+        name, value = option.split("=", 1)
+        extra[name] = {"true": True, "false": False}.get(value, value)
+    remote.serve_remote(EchoAgent(), "127.0.0.1", port, log_level="warning", **extra)
 
 
 def free_port() -> int:
@@ -107,15 +116,16 @@ def free_port() -> int:
 
 async def start(server: str) -> tuple[asyncio.subprocess.Process, int]:
     """Start a server child; its process and port, once it accepts connections."""
-    if server == "ours":
+    if server.startswith("ours"):
         port = free_port()
         command = [sys.executable, str(Path(__file__).resolve()), "--serve-ours", str(port)]
+        command += [f"--ours-option={option}" for option in server.split(":")[1:]]
     else:
         command = ["node", str(REMOTE_DIR / "ts_server.mjs")]
     process = await asyncio.create_subprocess_exec(
         *command, cwd=REMOTE_DIR, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
     )
-    if server != "ours":
+    if not server.startswith("ours"):
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), STARTUP_TIMEOUT)
         return process, int(json.loads(line)["port"])
@@ -285,11 +295,12 @@ def ratios(results: list[Result]) -> list[dict[str, Any]]:
     rows = []
     for (server, transport, n), ours in found.items():
         ts = found.get(("ts", transport, n))
-        if server != "ours" or ts is None:
+        if not server.startswith("ours") or ts is None:
             continue
         rss = ours.rss_per_conn_kib / ts.rss_per_conn_kib if ts.rss_per_conn_kib > 0 else None
         rows.append(
             {
+                "server": server,
                 "transport": transport,
                 "connections": n,
                 "updates_per_s": ours.updates_per_s / ts.updates_per_s,
@@ -326,7 +337,7 @@ async def main(args: argparse.Namespace) -> None:
                     continue
                 results.append(r)
                 print(
-                    f"{r.server:4} {r.transport:4} N={n:5} {r.updates_per_s:8.0f} updates/s  "
+                    f"{r.server:18} {r.transport:4} N={n:5} {r.updates_per_s:8.0f} updates/s  "
                     f"p50 {r.p50_ms:7.1f} ms  p99 {r.p99_ms:7.1f} ms  "
                     f"RSS/conn {r.rss_per_conn_kib:6.1f} KiB  CPU server {r.server_cpu_pct:3.0f}% "
                     f"({r.updates_per_server_cpu_s:6.0f} updates/CPU-s) "
@@ -341,7 +352,7 @@ async def main(args: argparse.Namespace) -> None:
             rss = "n/a" if row["rss_per_conn"] is None else f"{row['rss_per_conn']:.2f}"
             per_cpu = row["updates_per_cpu_s"]
             print(
-                f"{row['transport']:4} N={row['connections']:5}  "
+                f"{row['server']:18} {row['transport']:4} N={row['connections']:5}  "
                 f"updates/s {row['updates_per_s']:.2f}  "
                 f"updates/CPU-s {'n/a' if per_cpu is None else f'{per_cpu:.2f}'}  "
                 f"p50 {row['p50']:.2f}  "
@@ -370,8 +381,9 @@ if __name__ == "__main__":
     parser.add_argument("--settle", type=float, default=0.5, help="seconds before reading RSS")
     parser.add_argument("--json", help="also write the results and ratios to this file")
     parser.add_argument("--serve-ours", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--ours-option", action="append", default=[], help=argparse.SUPPRESS)
     arguments, _ = parser.parse_known_args()  # `nox -s bench -- ...` passes other scripts' options
     if arguments.serve_ours:
-        serve_ours(arguments.serve_ours)
+        serve_ours(arguments.serve_ours, arguments.ours_option)
     else:
         asyncio.run(main(arguments))

@@ -248,17 +248,18 @@ def prompt(session_id: str, text: str) -> acp.PromptRequest:
 async def uvicorn_server(app: Any, **options: Any) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port); yields the base URL.
 
-    `options` go to `uvicorn.Config` (e.g. `ssl_certfile`, `ssl_keyfile`)."""
+    `options` go to `uvicorn.Config` (e.g. `ssl_certfile`, `ssl_keyfile`). WebSockets run on the
+    protocol `serve_remote` gives uvicorn (`remote.uvicorn_ws`)."""
     import uvicorn
+    from acp_runtime.remote.uvicorn_ws import websocket_protocol
 
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=0,
         log_level="warning",
-        ws="websockets-sansio",
         lifespan="on",
-        **options,
+        **{"ws": websocket_protocol(), **options},
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())

@@ -209,6 +209,8 @@ def serve_remote(
     certfile: str | None = None,
     keyfile: str | None = None,
     log_level: str = "info",
+    loop: str = "auto",
+    batch_ws_frames: bool = True,
     **app_options: Any,
 ) -> None:
     """Serve ``agent`` on ``host:port`` until SIGTERM or SIGINT (uvicorn; hypercorn when
@@ -217,7 +219,9 @@ def serve_remote(
     ``app_options`` are those of ``acp_asgi_app`` (``limits``, ``allowed_origins``,
     ``authenticate``, ...); ``serve_asgi`` runs an app made already. Silent and slow sockets are
     closed, the soft open-file limit is raised to the hard one and peer-caused log lines are
-    rate-limited (docs/remote.md, "Running on the internet").
+    rate-limited (docs/remote.md, "Running on the internet"). ``loop``: "asyncio", "uvloop" (the
+    ``remote-fast`` extra) or "auto", uvloop when installed (docs/remote.md, "Measuring").
+    ``batch_ws_frames``: the WebSocket frames of one loop turn leave in one write (``serve_asgi``).
     """
     serve_asgi(
         acp_asgi_app(agent, **app_options),
@@ -227,4 +231,6 @@ def serve_remote(
         certfile=certfile,
         keyfile=keyfile,
         log_level=log_level,
+        loop=loop,
+        batch_ws_frames=batch_ws_frames,
     )

@@ -7,7 +7,9 @@ socket that has not sent a request's headers). SIGTERM and SIGINT close every AC
 first, so that streams end and agents stop, then the server, all within ``shutdown_timeout``,
 and the process exits 0 (uvicorn would re-raise the signal). The soft limit on open files is
 raised to the hard one (a flood of sockets must not starve the process of descriptors), and the
-servers' loggers, asyncio's and ours are rate-limited (``ratelog``).
+servers' loggers, asyncio's and ours are rate-limited (``ratelog``). The event loop is asyncio's
+or uvloop's (``loop``; "auto", the default, takes uvloop when it is installed, as the
+``remote-fast`` extra does, and asyncio's otherwise).
 """
 
 from __future__ import annotations
@@ -24,10 +26,30 @@ from typing import Any
 from .asgi import ASGIApp
 from .limits import DEFAULT_LIMITS, RemoteLimits
 from .ratelog import rate_limit_loggers
+from .uvicorn_ws import websocket_protocol
 
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "asyncio", "hypercorn.error")
+LOOPS = ("auto", "asyncio", "uvloop")
+
+
+def loop_factory(loop: str = "auto") -> Callable[[], asyncio.AbstractEventLoop]:
+    """The event loop factory of ``loop`` ("auto": uvloop's when it imports, else asyncio's)."""
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(LOOPS)}, not {loop!r}")
+    if loop != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if loop == "uvloop":
+                raise RuntimeError(
+                    "loop='uvloop' needs uvloop: install the `remote-fast` extra"
+                ) from None
+        else:
+            factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+            return factory
+    return asyncio.new_event_loop
 
 
 def raise_open_file_limit() -> int:
@@ -49,21 +71,31 @@ def serve_asgi(
     certfile: str | None = None,
     keyfile: str | None = None,
     log_level: str = "info",
+    loop: str = "auto",
+    batch_ws_frames: bool = True,
 ) -> None:
     """Serve ``app`` until SIGTERM or SIGINT: uvicorn, or hypercorn for HTTP/2 (needs the ``remote``
     extra). The app's ``limits`` (a ``RemoteApp``'s) give the socket and shutdown timeouts.
+    ``loop``: "asyncio", "uvloop" (the ``remote-fast`` extra) or "auto" (uvloop if installed).
+    ``batch_ws_frames``: the WebSocket frames sent in one loop turn leave in one write (uvicorn;
+    False: one write per frame, as uvicorn's own protocol does; see ``remote.uvicorn_ws``).
 
     Without TLS hypercorn speaks HTTP/2 with prior knowledge (h2c) besides HTTP/1.1; with
     ``certfile``/``keyfile`` it negotiates h2 by ALPN, as browsers and most clients require.
     """
     limits: RemoteLimits = getattr(app, "limits", DEFAULT_LIMITS)
     close: Callable[[float], Awaitable[None]] | None = getattr(app, "close", None)
+    new_loop = loop_factory(loop)  # a wrong or missing loop fails before anything starts
     raise_open_file_limit()
     rate_limit_loggers(SERVER_LOGGERS)
     if http2:
-        asyncio.run(_serve_hypercorn(app, host, port, certfile, keyfile, log_level, limits, close))
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            runner.run(
+                _serve_hypercorn(app, host, port, certfile, keyfile, log_level, limits, close)
+            )
     else:
-        _serve_uvicorn(app, host, port, certfile, keyfile, log_level, limits, close)
+        ws = websocket_protocol(batch=batch_ws_frames)
+        _serve_uvicorn(app, host, port, (certfile, keyfile), log_level, limits, close, new_loop, ws)
 
 
 async def _close_app(close: Callable[[float], Awaitable[None]] | None, timeout: float) -> None:
@@ -81,11 +113,12 @@ def _serve_uvicorn(
     app: ASGIApp,
     host: str,
     port: int,
-    certfile: str | None,
-    keyfile: str | None,
+    tls: tuple[str | None, str | None],
     log_level: str,
     limits: RemoteLimits,
     close: Callable[[float], Awaitable[None]] | None,
+    new_loop: Callable[[], asyncio.AbstractEventLoop],
+    ws: type[asyncio.Protocol],
 ) -> None:
     try:
         import uvicorn
@@ -97,16 +130,17 @@ def _serve_uvicorn(
         host=host,
         port=port,
         log_level=log_level,
-        ssl_certfile=certfile,
-        ssl_keyfile=keyfile,
+        ssl_certfile=tls[0],
+        ssl_keyfile=tls[1],
         http=_guarded_h11(limits.header_timeout),
-        ws="websockets-sansio",
+        ws=ws,
         ws_max_size=limits.max_request_body_bytes,
         lifespan="on",
+        loop="none",  # the server's `run` makes the loop with `new_loop`
         # The app's close takes half the time; what the server still waits for, a fifth.
         timeout_graceful_shutdown=max(shutdown / 5, 0.1),  # type: ignore[arg-type]
     )
-    _Server(config, close, shutdown / 2).run()
+    _Server(config, close, shutdown / 2, new_loop).run()
 
 
 def _guarded_h11(header_timeout: float) -> type[asyncio.Protocol]:
@@ -165,10 +199,16 @@ def _uvicorn_server_class() -> type[Any]:
             config: uvicorn.Config,
             close: Callable[[float], Awaitable[None]] | None,
             close_timeout: float,
+            new_loop: Callable[[], asyncio.AbstractEventLoop],
         ) -> None:
             super().__init__(config)
             self._close_app = close
             self._close_timeout = close_timeout
+            self._new_loop = new_loop
+
+        def run(self, sockets: Any = None) -> None:
+            with asyncio.Runner(loop_factory=self._new_loop) as runner:
+                runner.run(self.serve(sockets=sockets))
 
         @contextlib.contextmanager
         def capture_signals(self) -> Generator[None, None, None]:
@@ -193,9 +233,12 @@ def _uvicorn_server_class() -> type[Any]:
 
 
 def _Server(
-    config: Any, close: Callable[[float], Awaitable[None]] | None, close_timeout: float
+    config: Any,
+    close: Callable[[float], Awaitable[None]] | None,
+    close_timeout: float,
+    new_loop: Callable[[], asyncio.AbstractEventLoop],
 ) -> Any:
-    return _uvicorn_server_class()(config, close, close_timeout)
+    return _uvicorn_server_class()(config, close, close_timeout, new_loop)
 
 
 async def _serve_hypercorn(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from .asgi import Receive, Refused, Scope, Send, affinity_header
+from .asgi import Message, Receive, Refused, Scope, Send, affinity_header
 from .budget import refusal, refused_id
 from .conn import RemoteConnection
 from .limits import (
@@ -42,6 +42,7 @@ CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_LIMIT = 1013
+GO_ON = 0  # not a close code: the next event
 PUMP_BATCH_BYTES = 256 * 1024  # output taken off the mailbox per batch: the rest stays counted
 
 
@@ -57,11 +58,16 @@ async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send:
     except Refused as exc:
         await _deny(scope, send, exc.status, exc.message)
         return
-    accept_headers = [
-        (HEADER_CONNECTION_ID.encode(), connection.id.encode()),
-        *affinity_header(app.affinity_cookie),
-    ]
-    await send({"type": "websocket.accept", "headers": accept_headers})
+    del headers  # not kept for the connection's life (0.6 KiB)
+    accept = {
+        "type": "websocket.accept",
+        "headers": [
+            (HEADER_CONNECTION_ID.encode(), connection.id.encode()),
+            *affinity_header(app.affinity_cookie),
+        ],
+    }
+    await send(accept)
+    del accept
     app.start_agent(connection)
     # The client's frames are read in this task and the output pumped in one other: a third
     # task to read, and a wait on both, cost 2.5 KiB per connection. When the pump ends (the
@@ -108,49 +114,57 @@ async def _deny(scope: Scope, send: Send, status: int, message: str) -> None:
 
 async def _read(app: RemoteApp, connection: RemoteConnection, receive: Receive) -> int | None:
     """Feed the client's text frames to the agent; the close code to answer with (None: gone)."""
-    limit = app.limits.max_request_body_bytes
     while not connection.closed:
-        event = await receive()
-        kind = event["type"]
-        if kind == "websocket.disconnect":
-            return None
-        if kind != "websocket.receive":
-            continue
-        text = event.get("text")
-        if text is None:
-            continue  # binary frames are ignored (the RFD)
-        data = text.encode()
-        if len(data) > limit:
-            return CLOSE_TOO_BIG
-        connection.touch()
-        message = parse_message(data)
-        if message is not None and refused_id(message, connection.limits):
-            if not is_response(message):  # the runtime's answer would name no id: answer here
-                problem = "Invalid Request: id longer than 256 characters or out of 64-bit range"
-                connection.connection_stream.push(pydantic_core.to_json(refusal(problem)) + b"\n")
-            continue
-        if (
-            message is not None
-            and message.get("method") == INITIALIZE_METHOD
-            and message_id(message) is not None
-            and not connection.initialized
-        ):
-            connection.initialize_id = message_id(message)  # until one succeeds, others may follow
-        elif connection.initialize_id is None:
-            logger.warning("first ACP WebSocket message must be an initialize request")
-            return CLOSE_PROTOCOL_ERROR
-        elif message is not None and not _admit(connection, message):
-            continue
-        else:
-            connection.client_came_back()
-        try:
-            if message is not None and not is_response(message) and "id" in message:
-                await connection.drain()  # a client that is not reading gets no more answers
-            await connection.room_for_input()
-            connection.inbound.feed(data.replace(b"\n", b" ") + b"\n")
-        except ConnectionError:
-            return CLOSE_LIMIT
+        # Each event is handled in a call of its own: while this waits for the next one, the
+        # last one's locals (event, text, bytes, parsed message: 1 KiB) are not kept.
+        code = await _event(app, connection, await receive())
+        if code != GO_ON:
+            return code
     return CLOSE_LIMIT
+
+
+async def _event(app: RemoteApp, connection: RemoteConnection, event: Message) -> int | None:
+    """Handle one ASGI event: ``GO_ON``, or the close code to answer with (None: gone)."""
+    kind = event["type"]
+    if kind == "websocket.disconnect":
+        return None
+    if kind != "websocket.receive":
+        return GO_ON
+    text = event.get("text")
+    if text is None:
+        return GO_ON  # binary frames are ignored (the RFD)
+    data = text.encode()
+    if len(data) > app.limits.max_request_body_bytes:
+        return CLOSE_TOO_BIG
+    connection.touch()
+    message = parse_message(data)
+    if message is not None and refused_id(message, connection.limits):
+        if not is_response(message):  # the runtime's answer would name no id: answer here
+            problem = "Invalid Request: id longer than 256 characters or out of 64-bit range"
+            connection.connection_stream.push(pydantic_core.to_json(refusal(problem)) + b"\n")
+        return GO_ON
+    if (
+        message is not None
+        and message.get("method") == INITIALIZE_METHOD
+        and message_id(message) is not None
+        and not connection.initialized
+    ):
+        connection.initialize_id = message_id(message)  # until one succeeds, others may follow
+    elif connection.initialize_id is None:
+        logger.warning("first ACP WebSocket message must be an initialize request")
+        return CLOSE_PROTOCOL_ERROR
+    elif message is not None and not _admit(connection, message):
+        return GO_ON
+    else:
+        connection.client_came_back()
+    try:
+        if message is not None and not is_response(message) and "id" in message:
+            await connection.drain()  # a client that is not reading gets no more answers
+        await connection.room_for_input()
+        connection.inbound.feed(data.replace(b"\n", b" ") + b"\n")
+    except ConnectionError:
+        return CLOSE_LIMIT
+    return GO_ON
 
 
 def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
