@@ -59,6 +59,8 @@ class Ledger:
         self._log = log
         self._next = 0
         self._open: dict[int, Hashable | None] = {}  # seq -> order key, in arrival order
+        self.open = self._open
+        """The notifications received and not yet handled, by sequence number (read-only)."""
         self._waiting: list[_Delivery] = []
         self.progress: Callable[[], None] = _nothing
         """Called when a notification is done (reading may resume)."""
