@@ -1,7 +1,8 @@
 """`serve_remote`'s event loop and WebSocket protocol (`remote.uvicorn_ws`), each through a real
 server process: the loop asked for is the one agents run on, the frames of one turn leave in a
 few TCP segments instead of one per frame, a WebSocket holds less memory than under uvicorn's own
-protocol, and the protocol's light queue and flag behave as asyncio's."""
+protocol, permessage-deflate is declined unless asked for, and the protocol's light queue and
+flag behave as asyncio's."""
 
 from __future__ import annotations
 
@@ -95,6 +96,27 @@ async def test_agents_run_on_the_event_loop_asked_for(loop: str) -> None:
 def test_an_unknown_loop_is_refused_before_serving() -> None:
     with pytest.raises(ValueError, match="loop must be one of auto, asyncio, uvloop"):
         remote.serve_remote(lambda: None, "127.0.0.1", _free_port(), loop="tokio")  # type: ignore[arg-type, return-value]
+
+
+@pytest.mark.parametrize("deflate", [False, True])
+async def test_permessage_deflate_is_declined_unless_asked_for(deflate: bool) -> None:
+    port = _free_port()
+    script = f"""
+        from tests.remote.support import EchoAgent, remote
+        remote.serve_remote(
+            EchoAgent(), "127.0.0.1", {port}, log_level="warning", ws_deflate={deflate!r}
+        )
+        """
+    async with serving(script, port):
+        # the client offers it, as browsers and the `ws` package do by default
+        async with connect(f"ws://127.0.0.1:{port}/acp", compression="deflate") as ws:
+            assert ws.response is not None
+            accepted = ws.response.headers.get("Sec-WebSocket-Extensions") or ""
+            info = {"name": "test", "version": "1"}
+            params = {"protocolVersion": 2, "info": info, "capabilities": {}}
+            answer = await request(ws, 1, "initialize", params)
+            assert answer["info"]["name"] == "py-echo-agent"  # compressed or not, it arrives
+    assert ("permessage-deflate" in accepted) == deflate, accepted
 
 
 def _segments_in(sock: socket.socket) -> int:
