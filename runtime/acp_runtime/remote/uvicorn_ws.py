@@ -5,15 +5,15 @@ Owns ``websocket_protocol``: a subclass of uvicorn's sans-I/O WebSocket protocol
 connections (docs/remote.md, "Measuring"):
 
 - **a system call per frame.** ASGI sends one message per frame and uvicorn writes each at once: a
-  third of our server's CPU under load. With ``batch``, ``websocket.send`` encodes the frame into
-  the protocol's output and one callback per loop turn writes all the turn queued in one
-  ``transport.write``, or at once when ``FLUSH_BYTES`` are waiting. The ``SEND_MANY`` extension
-  takes a batch of frames in one send (one await, no ``str`` per frame), and frames are encoded
-  here (a header of 2 to 10 bytes; websockets' encoder when permessage-deflate is on). Order holds (every other
-  write of uvicorn's, pings, pongs, close, takes the protocol's whole output, queued frames
-  first); at most ``FLUSH_BYTES`` wait unwritten, so the transport's buffer pauses sends as
-  before (past its high-water mark a send waits) and a client that stops reading is cut off as
-  before (sends wait, the output stall timer fires).
+  third of our server's CPU under load. With ``batch``, a send encodes its frames (a header of 2
+  to 10 bytes; websockets' encoder when permessage-deflate is on) into a list that one callback
+  per loop turn writes in one ``transport.write``, or at once when ``FLUSH_BYTES`` are waiting.
+  The ``SEND_MANY`` extension takes a batch of frames in one send (one await, no ``str`` per
+  frame). Data frames keep their order; uvicorn's pings and pongs may go between two of them
+  (as the RFC allows); the app's close goes after those queued; after the peer's close, or a
+  keep-alive timeout, those queued are dropped. At most ``FLUSH_BYTES`` wait unwritten, so the
+  transport's buffer pauses sends as before (past its high-water mark a send waits) and a client
+  that stops reading is cut off as before (sends wait, the output stall timer fires).
 - **memory per connection.** uvicorn gives each WebSocket an ``asyncio.Queue`` (four deques, 3
   KiB) for the events it receives and an ``asyncio.Event`` (one deque) for "writable", and keeps
   the handshake response. ``Inbox`` and ``Flag`` hold a list and make their waiters only when a
