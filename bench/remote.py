@@ -174,6 +174,7 @@ class Worker:
             str(args.words),
             str(args.opening),
             args.client,
+            "deflate" if args.deflate else "plain",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             limit=64 * 1024 * 1024,  # one line carries every latency
@@ -373,6 +374,11 @@ if __name__ == "__main__":
     parser.add_argument("--opening", type=int, default=16, help="connections each opens at once")
     parser.add_argument(
         "--client", default="raw", choices=("raw", "sdk"), help="what the load processes run"
+    )
+    parser.add_argument(
+        "--deflate",
+        action="store_true",
+        help="raw WebSocket clients offer permessage-deflate (as browsers do)",
     )
     parser.add_argument("--prompts", type=int, default=3)
     parser.add_argument("--words", type=int, default=40)

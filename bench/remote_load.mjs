@@ -2,7 +2,7 @@
 // WebSocket or Streamable HTTP, each with one session streaming PROMPTS prompts of WORDS words
 // (the echo agent sends one agent_message_chunk per word).
 //
-// usage: node remote_load.mjs ws|http URL CONNECTIONS PROMPTS WORDS [OPENING] [raw|sdk]
+// usage: node remote_load.mjs ws|http URL CONNECTIONS PROMPTS WORDS [OPENING] [raw|sdk] [deflate]
 //
 // CLIENT "raw" (the default) speaks the transport itself: `ws` text frames, or node:http POSTs
 // and SSE streams parsed by hand, one JSON.parse per message and no schema validation, so that
@@ -36,8 +36,11 @@ const { createWebSocketStream } = await load("@agentclientprotocol/sdk/experimen
 const { createHttpStream } = await load("@agentclientprotocol/sdk/experimental/http-client");
 
 const TURN_TIMEOUT_MS = 300_000;
-const [transport, url, connectionsArg, promptsArg, wordsArg, openingArg, clientArg] = process.argv.slice(2);
+const [transport, url, connectionsArg, promptsArg, wordsArg, openingArg, clientArg, deflateArg] = process.argv.slice(2);
 const client = clientArg ?? "raw";
+// "deflate": the raw WebSocket client offers permessage-deflate, as browsers and `ws` clients do
+// by default (the server decides whether to take it).
+const perMessageDeflate = deflateArg === "deflate";
 const connections = Number(connectionsArg);
 const prompts = Number(promptsArg);
 const words = Number(wordsArg);
@@ -130,7 +133,7 @@ class RawPeer {
 class RawWs extends RawPeer {
   connect() {
     return new Promise((resolve, reject) => {
-      this.ws = new WebSocket(url, { perMessageDeflate: false });
+      this.ws = new WebSocket(url, { perMessageDeflate });
       this.ws.on("open", resolve);
       this.ws.on("error", reject);
       this.ws.on("message", (data) => this.receive(data.toString()));

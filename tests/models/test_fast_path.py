@@ -113,6 +113,9 @@ def test_other_messages_take_the_full_path_with_the_same_result(
     assert both.to_json() == full.to_json()
     python = draft.UpdateSessionNotification.model_validate(json.loads(text))
     assert python.to_json() == full.to_json()
+    plain = validator.validate_plain(json.loads(text))  # the dispatcher's call: the same
+    assert type(plain.update) is type(full.update)
+    assert plain.to_json() == full.to_json()
 
 
 def test_invalid_input_reports_the_full_paths_errors(draft: ModuleType) -> None:
@@ -125,6 +128,9 @@ def test_invalid_input_reports_the_full_paths_errors(draft: ModuleType) -> None:
     with pytest.raises(ValidationError) as full:
         validator.full.validate_json(text)
     assert both.value.errors() == full.value.errors()
+    with pytest.raises(ValidationError) as plain:
+        validator.validate_plain(json.loads(text))
+    assert plain.value.errors() == full.value.errors()
 
 
 def test_construction_uses_the_full_path(draft: ModuleType) -> None:

@@ -1,7 +1,8 @@
 """`serve_remote`'s event loop and WebSocket protocol (`remote.uvicorn_ws`), each through a real
 server process: the loop asked for is the one agents run on, the frames of one turn leave in a
 few TCP segments instead of one per frame, a WebSocket holds less memory than under uvicorn's own
-protocol, and the protocol's light queue and flag behave as asyncio's."""
+protocol, permessage-deflate is declined unless asked for, and the protocol's light queue and
+flag behave as asyncio's."""
 
 from __future__ import annotations
 
@@ -97,6 +98,62 @@ def test_an_unknown_loop_is_refused_before_serving() -> None:
         remote.serve_remote(lambda: None, "127.0.0.1", _free_port(), loop="tokio")  # type: ignore[arg-type, return-value]
 
 
+@pytest.mark.parametrize("deflate", [False, True])
+async def test_permessage_deflate_is_declined_unless_asked_for(deflate: bool) -> None:
+    port = _free_port()
+    script = f"""
+        from tests.remote.support import EchoAgent, remote
+        remote.serve_remote(
+            EchoAgent(), "127.0.0.1", {port}, log_level="warning", ws_deflate={deflate!r}
+        )
+        """
+    async with serving(script, port):
+        # the client offers it, as browsers and the `ws` package do by default
+        async with connect(f"ws://127.0.0.1:{port}/acp", compression="deflate") as ws:
+            assert ws.response is not None
+            accepted = ws.response.headers.get("Sec-WebSocket-Extensions") or ""
+            info = {"name": "test", "version": "1"}
+            params = {"protocolVersion": 2, "info": info, "capabilities": {}}
+            answer = await request(ws, 1, "initialize", params)
+            assert answer["info"]["name"] == "py-echo-agent"  # compressed or not, it arrives
+    assert ("permessage-deflate" in accepted) == deflate, accepted
+
+
+async def _turn(ws: ClientConnection, session: str, words: list[str]) -> list[str]:
+    """Prompt the echo agent with ``words``; the chunks of its answer, once its turn ended."""
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": " ".join(words)}]}
+    message = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}
+    await ws.send(json.dumps(message))
+    chunks = []
+    while True:
+        update = json.loads(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT))
+        update = update.get("params", {}).get("update", {})
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            chunks.append(update["content"]["text"])
+        if update.get("state") == "idle":
+            return chunks
+
+
+@pytest.mark.parametrize(
+    "options", ["", "batch_ws_frames=False", "ws_deflate=True", "loop='asyncio'"]
+)
+async def test_frames_of_every_length_arrive_whole_and_in_order(options: str) -> None:
+    """Payloads under 126 bytes, under 64 KiB and over it (the three header sizes), one batch
+    over the write threshold, through each of the protocol's paths (batched frames, one frame
+    per send, frames websockets compresses)."""
+    port = _free_port()
+    script = f"""
+        from tests.remote.support import EchoAgent, remote
+        remote.serve_remote(EchoAgent(), "127.0.0.1", {port}, log_level="warning", {options})
+        """
+    words = ["a", "b" * 200, "c" * 70_000, *(f"w{i}" for i in range(100)), "d" * 65_535]
+    async with serving(script, port):
+        ws, session = await open_session(port)
+        assert await _turn(ws, session, words) == words
+        assert await _turn(ws, session, words[:3]) == words[:3]
+        await ws.close()
+
+
 def _segments_in(sock: socket.socket) -> int:
     # struct tcp_info (linux/tcp.h): tcpi_segs_in, a u32 at byte 140 (Linux 4.2 and later)
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
@@ -120,18 +177,7 @@ async def test_the_frames_of_a_turn_leave_in_a_few_writes(loop: str) -> None:
         ws, session = await open_session(port)
         sock = ws.transport.get_extra_info("socket")
         before = _segments_in(sock)
-        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": " ".join(words)}]}
-        await ws.send(
-            json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
-        )
-        chunks = []
-        while True:
-            message = json.loads(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT))
-            update = message.get("params", {}).get("update", {})
-            if update.get("sessionUpdate") == "agent_message_chunk":
-                chunks.append(update["content"]["text"])
-            if update.get("state") == "idle":
-                break
+        chunks = await _turn(ws, session, words)
         segments = _segments_in(sock) - before
         await ws.close()
     assert chunks == words

@@ -92,6 +92,8 @@ class Connection:
         self._table = RequestTable(self._ledger, log)
         self._requests = InboundRequests(self._ledger, self._reply, self._output.drain, log)
         self._notifications = NotificationQueues(self._ledger, log)
+        # What the inbound limits count, read between lines without a call each.
+        self._queued, self._serving = self._ledger.open, self._requests.inflight
         parts = (self._table, self._requests, self._notifications)
         dispatch = Dispatcher(handler, inbound, order_key, limits, parts, self._reply, log)
         intake = LineSplitter(
@@ -232,13 +234,18 @@ class Connection:
     # ------------------------------------------------------------------ reading
 
     def _must_pause(self) -> bool:
-        """Whether intake must stop before the next line (asked between lines)."""
-        if self._phase != "reading" and self._phase != "new":
+        """Whether intake must stop before the next line (asked between lines: kept short)."""
+        phase = self._phase
+        if phase != "reading" and phase != "new":
             return True
-        if not self.router and self._output.answers_backed_up():
+        output = self._output
+        if output.answers_unread and not self.router and output.answers_backed_up():
             return True
-        queued, serving = len(self._ledger), len(self._requests)
-        verdict = self.limits.inbound(queued, serving, self._table.handler_waits > 0)
+        limits = self.limits
+        queued, serving = len(self._queued), len(self._serving)
+        if queued < limits.max_queued_notifications and serving < limits.max_inflight_requests:
+            return False
+        verdict = limits.inbound(queued, serving, self._table.handler_waits > 0)
         if verdict == "overflow":
             self._end(
                 f"the peer sent {queued} notifications and {serving} requests without waiting "

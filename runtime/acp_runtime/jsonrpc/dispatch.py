@@ -38,7 +38,9 @@ from .framing import (
     RequestId,
     RpcError,
     _invalid_params,
+    default_order_key,
     encode_error,
+    plain_validator,
     validate_value,
 )
 from .limits import _SNIFF_BYTES, Limits
@@ -46,6 +48,10 @@ from .log import PeerLog
 from .notifications import NotificationQueues
 from .outbound import RequestTable
 from .requests import InboundRequests
+
+
+def _is_response(message: dict[str, Any]) -> bool:
+    return "method" not in message and ("result" in message or "error" in message)
 
 
 def _short(value: Any) -> str:
@@ -73,6 +79,8 @@ class Dispatcher:
         self._table, self._requests, self._notifications = parts
         self._reply = reply
         self._log = log
+        # Typed notifications seen so far: method -> (handler's name, params validator).
+        self._routes: dict[str, tuple[str, Callable[[Any], Any]]] = {}
 
     def _reply_error(self, request_id: RequestId | None, error: RpcError) -> None:
         self._reply(encode_error(request_id, error))
@@ -140,7 +148,7 @@ class Dispatcher:
             if line and not line.isspace():
                 self._unparseable(line, str(exc))
             return
-        if not isinstance(message, dict):
+        if type(message) is not dict:  # (the parser builds plain dicts)
             text = (
                 "Invalid Request: batches are not supported"
                 if isinstance(message, list)
@@ -148,10 +156,23 @@ class Dispatcher:
             )
             self._reply_error(None, RpcError(INVALID_REQUEST, text))
             return
-        is_response = "method" not in message and ("result" in message or "error" in message)
         if has_non_finite(line, message):
-            self._non_finite(message, is_response)
-        elif is_response:
+            self._non_finite(message, _is_response(message))
+            return
+        method = message.get("method")
+        if (
+            type(method) is str
+            and "id" not in message
+            and type(params := message.get("params")) is dict
+            and message.get("jsonrpc") == "2.0"
+        ):
+            # The common message, a well-formed notification with params: straight on (the
+            # envelope checks of `_request_problem` all pass for it).
+            try:
+                self._notification(method, params)
+            except Exception:  # noqa: BLE001 (as in `_message`)
+                self._log.exception("dispatch", "dispatching %s failed", method)
+        elif _is_response(message):
             self._response(message)
         else:
             self._message(message)
@@ -252,6 +273,44 @@ class Dispatcher:
         self._requests.start(request_id, method, function, args, spec)
 
     def _notification(self, method: str, params: Any) -> None:
+        route = self._routes.get(method)
+        if route is not None:  # a typed notification seen before: its handler and validator
+            name, validate = route
+            function = getattr(self._handler, name, None)
+            if function is not None:
+                try:
+                    value = validate({} if params is None else params)
+                except pydantic.ValidationError as exc:
+                    self._log.warning(
+                        "params", "invalid params for notification %s dropped: %s", method, exc
+                    )
+                    return
+                self._submit(method, params, function, (value,))
+                return
+        self._other_notification(method, params)
+
+    def _submit(
+        self,
+        method: str,
+        params: Any,
+        function: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+    ) -> None:
+        order_key = self._order_key
+        if order_key is default_order_key and type(params) is dict:
+            # `default_order_key`, inlined (the same result for a dict)
+            key = params.get("sessionId")
+            if not isinstance(key, str):
+                key = SHARED_ORDER_KEY
+        else:
+            try:
+                key = order_key(method, params)
+            except Exception:  # noqa: BLE001 (logged with its traceback)
+                self._log.exception("order-key", "order_key failed for %s", method)
+                key = SHARED_ORDER_KEY
+        self._notifications.submit(key, method, function, args)
+
+    def _other_notification(self, method: str, params: Any) -> None:
         if method == CANCEL_REQUEST_METHOD:
             request_id = params.get("requestId") if isinstance(params, dict) else None
             if not is_request_id(request_id):
@@ -279,8 +338,11 @@ class Dispatcher:
             if function is None:
                 self._log.debug("unhandled", "no handler for notification %s; ignored", method)
                 return
+            validate = plain_validator(spec.params)
+            if method != CANCEL_REQUEST_METHOD and len(self._routes) < len(self._inbound):
+                self._routes[method] = (spec.handler, validate)
             try:
-                value = self._validate_params(spec, params)
+                value = validate({} if params is None else params)
             except pydantic.ValidationError as exc:
                 self._log.warning(
                     "params", "invalid params for notification %s dropped: %s", method, exc
@@ -298,9 +360,4 @@ class Dispatcher:
         else:
             self._log.debug("unhandled", "unknown notification %s ignored", _short(method))
             return
-        try:
-            key = self._order_key(method, params)
-        except Exception:  # noqa: BLE001 (logged with its traceback)
-            self._log.exception("order-key", "order_key failed for %s", method)
-            key = SHARED_ORDER_KEY
-        self._notifications.submit(key, method, function, args)
+        self._submit(method, params, function, args)

@@ -302,6 +302,27 @@ def validate_value(tp: Any, data: Any) -> Any:
     return _adapter(tp).validate_python(data)
 
 
+def _no_params(data: Any) -> None:
+    return None
+
+
+def plain_validator(tp: Any) -> Callable[[Any], Any]:
+    """A function validating plain JSON data into ``tp`` (None: the method takes no params, and
+    whatever was sent is ignored), for a caller that validates into it again and again.
+
+    For a model class, its validator's ``validate_plain`` if it has one (one argument, no
+    options: the generated classes' validator offers it, cheaper than ``validate_python``), else
+    its ``validate_python``; taken once, so a model rebuilt later keeps its validator of then.
+    """
+    if tp is None:
+        return _no_params
+    if _is_model(tp):
+        validator = tp.__pydantic_validator__
+        plain: Callable[[Any], Any] | None = getattr(validator, "validate_plain", None)
+        return plain if plain is not None else validator.validate_python
+    return _adapter(tp).validate_python
+
+
 def to_jsonable(value: Any, declared: Any = None) -> Any:
     """Convert an outbound value (params or result) to plain JSON data."""
     if value is None:

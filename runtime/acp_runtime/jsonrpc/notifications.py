@@ -48,7 +48,11 @@ class NotificationQueues:
         args: tuple[Any, ...],
     ) -> None:
         """Queue one notification for its handler."""
-        job = (self._ledger.admit(key), key, method, function, args)
+        ledger = self._ledger
+        seq = ledger.next_seq  # `Ledger.admit`, inlined
+        ledger.next_seq = seq + 1
+        ledger.open[seq] = key
+        job = (seq, key, method, function, args)
         if key is None:
             task = asyncio.ensure_future(self._run(deque((job,))))
             self._background.add(task)
@@ -125,9 +129,12 @@ class NotificationQueues:
         """Handle the queued notifications one after another until none is left (one coroutine
         for all of them: a message costs no coroutine of the queue's own)."""
         ledger, log = self._ledger, self._log
+        set_origin, origin = ORIGIN.set, tuple.__new__
         while queue:
             seq, key, method, function, args = queue.popleft()
-            token = ORIGIN.set(Origin(ledger, seq, key))
+            # Not reset after: this task's context runs nothing else that reads it (the tasks a
+            # handler starts copy it as it is when they start).
+            set_origin(origin(Origin, (ledger, seq, key)))
             try:
                 await function(*args)
             except NotImplementedError:
@@ -142,5 +149,4 @@ class NotificationQueues:
             except Exception:  # noqa: BLE001 (logged with its traceback)
                 log.exception("handler", "notification handler for %s failed", method)
             finally:
-                ORIGIN.reset(token)
                 ledger.done(seq)

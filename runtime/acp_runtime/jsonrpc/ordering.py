@@ -18,13 +18,16 @@ import asyncio
 import contextvars
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .log import PeerLog
 
 
-@dataclass(slots=True)
-class Origin:
-    """The inbound handler a task runs for: a notification (``seq`` set) or a request."""
+class Origin(NamedTuple):
+    """The inbound handler a task runs for: a notification (``seq`` set) or a request.
+
+    A tuple: one is made per notification handled, ``tuple.__new__(Origin, (ledger, seq, key))``
+    without a call in Python."""
 
     ledger: Ledger
     seq: int | None
@@ -57,8 +60,11 @@ class Ledger:
     def __init__(self, timeout: float, log: PeerLog) -> None:
         self._timeout = timeout
         self._log = log
-        self._next = 0
+        self.next_seq = 0
+        """The sequence number of the next notification received."""
         self._open: dict[int, Hashable | None] = {}  # seq -> order key, in arrival order
+        self.open = self._open
+        """The notifications received and not yet handled, by sequence number (read-only)."""
         self._waiting: list[_Delivery] = []
         self.progress: Callable[[], None] = _nothing
         """Called when a notification is done (reading may resume)."""
@@ -68,8 +74,8 @@ class Ledger:
 
     def admit(self, key: Hashable | None) -> int:
         """Record a notification as received; returns its sequence number."""
-        seq = self._next
-        self._next = seq + 1
+        seq = self.next_seq
+        self.next_seq = seq + 1
         self._open[seq] = key
         return seq
 
@@ -87,7 +93,7 @@ class Ledger:
             return
         if origin is not None and origin.ledger is not self:
             origin = None  # a handler of another connection: it is not ours to wait for
-        entry = _Delivery(self._next, origin, deliver)
+        entry = _Delivery(self.next_seq, origin, deliver)
         if self._clear(entry):
             deliver()
             return

@@ -97,6 +97,9 @@ class Output:
         self._wake = asyncio.Event()  # set once waiting for the transport is pointless
         self._written = 0
         self._answers_end = 0  # where the last answer to the peer ends in what we wrote
+        self.answers_unread = False
+        """Whether an answer may still be in the transport's buffer (false once the peer has
+        taken up to `_answers_end`: what it took only grows, so until the next answer)."""
         self._drain_watch = DrainWatch(self, limits)
         self._watch: asyncio.Task[None] | None = None
 
@@ -160,6 +163,7 @@ class Output:
         self._written += len(frame)
         if answer:
             self._answers_end = self._written
+            self.answers_unread = True
         if self.tells and self.buffered() > 0:
             self._drain_watch.start()
 
@@ -172,9 +176,14 @@ class Output:
         and still holds some. Output backed up with our own requests only does not stop
         reading: the peer's answers to them are what lets it read on (else both ends would
         wait for each other)."""
-        # The cheap test first: while no answer is buffered (a flood of notifications to us),
-        # one look at the transport's buffer size tells.
-        return self.tells and self.drained() < self._answers_end and self.backed_up()
+        # The cheap test first: after every answer was taken (a flood of notifications to us),
+        # one attribute tells; then one look at the transport's buffer size.
+        if not self.answers_unread:
+            return False
+        if not self.tells or self.drained() >= self._answers_end:
+            self.answers_unread = False
+            return False
+        return self.backed_up()
 
     async def room(self) -> None:
         """Wait (before writing) while more than ``Limits.max_output_bytes`` is buffered."""

@@ -48,6 +48,8 @@ class InboundRequests:
         self._log = log
         # Requests being served: their task and method (None: an extension method).
         self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
+        self.inflight = self._inflight
+        """The same, read-only (its size is what ``Limits.max_inflight_requests`` bounds)."""
         # Cancelled ones that must still be answered (by their task, when it ends).
         self._cancelled: set[RequestId] = set()
         self.stopped = False

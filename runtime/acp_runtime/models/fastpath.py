@@ -206,6 +206,19 @@ class FastPathValidator:
                 pass
         return self._by_names(kwargs).validate_python(input, **kwargs)
 
+    def validate_plain(self, input: Any) -> Any:
+        """`validate_python(input)` with no options, for callers that validate message after
+        message (the JSON-RPC dispatcher, through `jsonrpc.framing.plain_validator`)."""
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self._warm()
+        if fast is not None:
+            try:
+                return fast.validate_python(input)
+            except ValidationError:
+                pass
+        return self.full.validate_python(input)
+
     def validate_strings(self, input: Any, **kwargs: Any) -> Any:
         """Validate input whose leaves are strings, with the full path only."""
         return self.full.validate_strings(input, **kwargs)

@@ -31,6 +31,7 @@ from .limits import (
     parse_message,
 )
 from .stall import StallWatch
+from .uvicorn_ws import SEND_MANY
 
 if TYPE_CHECKING:
     from .server import RemoteApp
@@ -75,7 +76,8 @@ async def handle_websocket(app: RemoteApp, scope: Scope, receive: Receive, send:
     this = asyncio.current_task()
     assert this is not None
     reading = True
-    pump = asyncio.ensure_future(_pump(connection, send))
+    many = SEND_MANY in scope.get("extensions", {})
+    pump = asyncio.ensure_future(_pump(connection, send, many))
     pump.add_done_callback(lambda _: this.cancel() if reading else None)
     code: int | None
     try:
@@ -167,6 +169,13 @@ async def _event(app: RemoteApp, connection: RemoteConnection, event: Message) -
     return GO_ON
 
 
+def _text(frame: bytes) -> bytes | memoryview:
+    """A frame's payload without its newline (no copy), checked as UTF-8 (a text frame's)."""
+    if not frame.isascii():
+        frame.decode()  # UnicodeDecodeError, as before the batch: nothing invalid is sent
+    return memoryview(frame)[:-1] if frame.endswith(b"\n") else frame
+
+
 def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
     """Refuse a second initialize and sessions this connection may not use (answered here)."""
     method = message.get("method")
@@ -198,8 +207,11 @@ def _admit(connection: RemoteConnection, message: dict[str, Any]) -> bool:
     return False
 
 
-async def _pump(connection: RemoteConnection, send: Send) -> None:
-    """Send the agent's output; a client that takes none of it for the stall limit is cut off."""
+async def _pump(connection: RemoteConnection, send: Send, many: bool) -> None:
+    """Send the agent's output; a client that takes none of it for the stall limit is cut off.
+
+    ``many``: the server takes a batch of frames in one send (``uvicorn_ws.SEND_MANY``, as
+    ``serve_remote``'s does), else one ``websocket.send`` per frame."""
     stall = connection.limits.max_output_stall
     box = connection.connection_stream
     box.has_receiver = True
@@ -212,10 +224,13 @@ async def _pump(connection: RemoteConnection, send: Send) -> None:
             if frames is None:
                 return
             watch.begin()
-            for frame in frames:
-                text = frame[:-1] if frame.endswith(b"\n") else frame
-                await send({"type": "websocket.send", "text": text.decode()})
-                watch.sent()
+            if many:
+                await send({"type": SEND_MANY, "texts": [_text(frame) for frame in frames]})
+            else:
+                for frame in frames:
+                    text = frame[:-1] if frame.endswith(b"\n") else frame
+                    await send({"type": "websocket.send", "text": text.decode()})
+                    watch.sent()
             watch.end()
     except asyncio.CancelledError:
         if not watch.swallow():
