@@ -4,10 +4,10 @@ Owns the handling of notifications once received: each is admitted to the orderi
 (which also counts them for ``Limits.max_queued_notifications``), queued under its order key and
 run by that key's worker task, one after another in arrival order; a key of None runs at once in
 a task of its own. A notification whose params are not validated yet (a typed one, see
-``Dispatcher``) is validated by its worker just before its handler runs. An idle worker waits on its entry in ``_idle`` (oldest first) for more; past
-``_IDLE_WORKERS_MAX`` idle keys the oldest retires and its key starts afresh on its next message.
-At the end of input workers finish their queues and exit (``finish``); ``drop_queued`` forgets
-what a shutdown could not wait for.
+``Dispatcher``) is validated by its worker just before its handler runs. An idle worker waits on
+its entry in ``_idle`` (oldest first) for more; past ``_IDLE_WORKERS_MAX`` idle keys the oldest
+retires and its key starts afresh on its next message. At the end of input workers finish their
+queues and exit (``finish``); ``drop_queued`` forgets what a shutdown could not wait for.
 """
 
 from __future__ import annotations
