@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import tracemalloc
 from typing import Any
 
@@ -276,6 +277,23 @@ async def test_notification_kind_mismatch_and_bad_params_are_dropped() -> None:
         await s.raw.expect_silence()
         await s.raw.assert_alive()
         assert s.handler.finished == ["alive"] and s.handler.notes == []
+
+
+async def test_bad_params_of_a_notification_seen_before_drop_only_it_in_its_turn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A typed notification seen before is validated by its worker, just before its handler runs:
+    # invalid params still drop that one only, and the ones around it keep their order.
+    async with served() as s:
+        with caplog.at_level(logging.WARNING):
+            for seq in (1, "two", 3, 4):
+                params = {"sessionId": "s", "seq": seq, "delay": 0.01 if seq == 1 else 0}
+                await s.raw.send_json({"jsonrpc": "2.0", "method": "note", "params": params})
+            await s.handler.wait_notes(3)
+        await s.raw.expect_silence()
+        await s.raw.assert_alive()
+        assert s.handler.notes == [("s", 1), ("s", 3), ("s", 4)]
+        assert "invalid params for notification note dropped" in caplog.text
 
 
 # ----------------------------------------------------------------------------- cancellation

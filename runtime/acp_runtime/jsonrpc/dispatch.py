@@ -278,14 +278,10 @@ class Dispatcher:
             name, validate = route
             function = getattr(self._handler, name, None)
             if function is not None:
-                try:
-                    value = validate({} if params is None else params)
-                except pydantic.ValidationError as exc:
-                    self._log.warning(
-                        "params", "invalid params for notification %s dropped: %s", method, exc
-                    )
-                    return
-                self._submit(method, params, function, (value,))
+                # Validated by its worker just before its handler runs: while a long read is cut
+                # into lines, what waits in the queues is the parsed JSON, not models (which
+                # the garbage collector would traverse again and again).
+                self._submit(method, params, function, {} if params is None else params, validate)
                 return
         self._other_notification(method, params)
 
@@ -294,7 +290,8 @@ class Dispatcher:
         method: str,
         params: Any,
         function: Callable[..., Awaitable[Any]],
-        args: tuple[Any, ...],
+        args: Any,
+        validate: Callable[[Any], Any] | None = None,
     ) -> None:
         order_key = self._order_key
         if order_key is default_order_key and type(params) is dict:
@@ -308,7 +305,7 @@ class Dispatcher:
             except Exception:  # noqa: BLE001 (logged with its traceback)
                 self._log.exception("order-key", "order_key failed for %s", method)
                 key = SHARED_ORDER_KEY
-        self._notifications.submit(key, method, function, args)
+        self._notifications.submit(key, method, function, args, validate)
 
     def _other_notification(self, method: str, params: Any) -> None:
         if method == CANCEL_REQUEST_METHOD:

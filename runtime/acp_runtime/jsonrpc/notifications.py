@@ -1,12 +1,13 @@
 """JSON-RPC 2.0 runtime, inbound notifications: queues per order key and their workers.
 
-Owns the handling of notifications once validated: each is admitted to the ordering ``Ledger``
+Owns the handling of notifications once received: each is admitted to the ordering ``Ledger``
 (which also counts them for ``Limits.max_queued_notifications``), queued under its order key and
 run by that key's worker task, one after another in arrival order; a key of None runs at once in
-a task of its own. An idle worker waits on its entry in ``_idle`` (oldest first) for more; past
-``_IDLE_WORKERS_MAX`` idle keys the oldest retires and its key starts afresh on its next message.
-At the end of input workers finish their queues and exit (``finish``); ``drop_queued`` forgets
-what a shutdown could not wait for.
+a task of its own. A notification whose params are not validated yet (a typed one, see
+``Dispatcher``) is validated by its worker just before its handler runs. An idle worker waits on
+its entry in ``_idle`` (oldest first) for more; past ``_IDLE_WORKERS_MAX`` idle keys the oldest
+retires and its key starts afresh on its next message. At the end of input workers finish their
+queues and exit (``finish``); ``drop_queued`` forgets what a shutdown could not wait for.
 """
 
 from __future__ import annotations
@@ -16,12 +17,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeAlias
 
+import pydantic
+
 from .limits import _IDLE_WORKERS_MAX
 from .log import PeerLog
 from .ordering import ORIGIN, Ledger, Origin
 
-Job: TypeAlias = tuple[int, Hashable | None, str, Callable[..., Awaitable[Any]], tuple[Any, ...]]
-"""A queued notification: (ledger sequence number, order key, method, handler, arguments)."""
+Job: TypeAlias = tuple[
+    int, Hashable | None, str, Callable[..., Awaitable[Any]], Any, Callable[[Any], Any] | None
+]
+"""A queued notification: (ledger sequence number, order key, method, handler, arguments,
+validator): without a validator the arguments are a tuple, else the params the validator makes
+the handler's one argument of."""
 
 
 class NotificationQueues:
@@ -45,14 +52,16 @@ class NotificationQueues:
         key: Hashable | None,
         method: str,
         function: Callable[..., Awaitable[Any]],
-        args: tuple[Any, ...],
+        args: Any,
+        validate: Callable[[Any], Any] | None = None,
     ) -> None:
-        """Queue one notification for its handler."""
+        """Queue one notification for its handler: ``function(*args)``, or with ``validate``
+        ``function(validate(args))`` (invalid params are then logged and dropped in turn)."""
         ledger = self._ledger
         seq = ledger.next_seq  # `Ledger.admit`, inlined
         ledger.next_seq = seq + 1
         ledger.open[seq] = key
-        job = (seq, key, method, function, args)
+        job: Job = (seq, key, method, function, args, validate)
         if key is None:
             task = asyncio.ensure_future(self._run(deque((job,))))
             self._background.add(task)
@@ -131,7 +140,20 @@ class NotificationQueues:
         ledger, log = self._ledger, self._log
         set_origin, origin = ORIGIN.set, tuple.__new__
         while queue:
-            seq, key, method, function, args = queue.popleft()
+            seq, key, method, function, args, validate = queue.popleft()
+            if validate is not None:
+                try:
+                    args = (validate(args),)
+                except pydantic.ValidationError as exc:
+                    log.warning(
+                        "params", "invalid params for notification %s dropped: %s", method, exc
+                    )
+                    ledger.done(seq)
+                    continue
+                except Exception:  # noqa: BLE001 (a validator failing: logged with its traceback)
+                    log.exception("dispatch", "dispatching %s failed", method)
+                    ledger.done(seq)
+                    continue
             # Not reset after: this task's context runs nothing else that reads it (the tasks a
             # handler starts copy it as it is when they start).
             set_origin(origin(Origin, (ledger, seq, key)))
