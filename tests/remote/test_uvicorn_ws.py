@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from acp_runtime.remote.uvicorn_ws import Flag, Inbox
+from acp_runtime.remote.uvicorn_ws import SEND_MANY, Flag, Inbox
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.remote.support import GENERATED, ROOT, STEP_TIMEOUT, remote
+from tests.remote.support import GENERATED, ROOT, STEP_TIMEOUT, EchoAgent, remote
 from tests.remote.test_serve import _free_port, _listening
 
 UVLOOP = importlib.util.find_spec("uvloop") is not None
@@ -245,3 +245,28 @@ async def test_flag_wakes_every_waiter_when_set() -> None:
         await waiter
     flag.set()  # no cancelled waiter left to wake
     assert await flag.wait()
+
+
+async def test_uvicorn_takes_the_protocol_by_its_import_string() -> None:
+    """`uvicorn module:app --ws acp_runtime.remote.uvicorn_ws:WebSocketProtocol`: the app sees
+    the protocol's batch extension (uvicorn's own protocol announces none)."""
+    from tests.remote.support import uvicorn_server
+
+    seen: list[dict[str, Any]] = []
+    app = remote.acp_asgi_app(EchoAgent())
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            seen.append(dict(scope["extensions"]))
+        await app(scope, receive, send)
+
+    for ws_option, announced in (
+        ("acp_runtime.remote.uvicorn_ws:WebSocketProtocol", True),
+        ("websockets-sansio", False),
+    ):
+        async with uvicorn_server(recording, ws=ws_option) as base:
+            port = int(base.rsplit(":", 1)[1])
+            ws, session = await open_session(port)
+            assert await _turn(ws, session, ["one", "two"]) == ["one", "two"]
+            await ws.close()
+        assert (SEND_MANY in seen.pop()) == announced

@@ -259,6 +259,8 @@ async def test_handler_exceptions() -> None:
         assert reply["error"]["code"] == rpc.INTERNAL_ERROR
         reply = await s.raw.call("weird", {"x": -1})  # validator raising a non-ValueError
         assert reply["error"] == {"code": rpc.INTERNAL_ERROR, "message": "Internal error"}
+        reply = await s.raw.call("weird", {"x": -2})  # again, on the method's cached route
+        assert reply["error"] == {"code": rpc.INTERNAL_ERROR, "message": "Internal error"}
         await s.raw.assert_alive()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Literal, Self, TypedDict
 
@@ -33,6 +33,7 @@ from .framing import (
     _request_frame,
     _to_json,
     default_order_key,
+    plain_validator,
     validate_value,
 )
 from .gone import PeerGoneError, quiet_when_peer_gone
@@ -54,6 +55,7 @@ from .requests import InboundRequests
 from .shutdown import finish_held, finish_received, wind_down
 
 Phase = Literal["new", "reading", "draining", "closing", "closed"]
+_RESULT_TYPES_MAX = 256  # result classes whose validator a connection keeps
 
 
 class ConnectionOptions(TypedDict, total=False):
@@ -115,6 +117,7 @@ class Connection:
         self._closed_event = asyncio.Event()  # set once `closed` is true
         self._ending: asyncio.Task[None] | None = None
         self._held: set[asyncio.Task[Any]] = set()
+        self._results: dict[type, Callable[[Any], Any]] = {}  # result validators by class
 
     @classmethod
     def from_streams(cls, *args: Any, **options: Any) -> Connection:
@@ -193,6 +196,13 @@ class Connection:
         if result_type is None:
             return raw
         try:
+            if isinstance(result_type, type):  # a class: its validator taken once
+                validate = self._results.get(result_type)
+                if validate is None:
+                    validate = plain_validator(result_type)
+                    if len(self._results) < _RESULT_TYPES_MAX:
+                        self._results[result_type] = validate
+                return validate(raw)
             return validate_value(result_type, raw)
         except pydantic.ValidationError as exc:
             raise ResultValidationError(method, exc) from exc

@@ -3,7 +3,8 @@
 Owns the step from one line to its effect, synchronously and in arrival order: parse it (a line
 that does not parse, or holds a non-finite number, is a parse error; its id and kind are
 recovered from its start where possible), tell requests, notifications and responses apart,
-validate a request's or notification's params against the method table (a handler with
+validate a request's or notification's params against the method table (a typed notification's
+by its worker once its method was seen: ``NotificationQueues``; a handler with
 ``unlisted_request`` / ``unlisted_notification`` gets every other method raw: a router's), and
 hand it on to ``InboundRequests``, ``NotificationQueues`` or ``RequestTable``. Errors the peer
 caused are answered with the JSON-RPC codes; responses are never answered, however broken. A
@@ -41,7 +42,6 @@ from .framing import (
     default_order_key,
     encode_error,
     plain_validator,
-    validate_value,
 )
 from .limits import _SNIFF_BYTES, Limits
 from .log import PeerLog
@@ -81,6 +81,8 @@ class Dispatcher:
         self._log = log
         # Typed notifications seen so far: method -> (handler's name, params validator).
         self._routes: dict[str, tuple[str, Callable[[Any], Any]]] = {}
+        # Typed requests seen so far: method -> (its spec, params validator).
+        self._request_routes: dict[str, tuple[MethodSpec, Callable[[Any], Any]]] = {}
 
     def _reply_error(self, request_id: RequestId | None, error: RpcError) -> None:
         self._reply(encode_error(request_id, error))
@@ -230,13 +232,19 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ requests, notifications
 
-    def _validate_params(self, spec: MethodSpec, params: Any) -> Any:
-        tp = spec.params
-        if tp is None:
-            return None  # the method takes no params: whatever was sent is ignored
-        return validate_value(tp, {} if params is None else params)
-
     def _request(self, request_id: RequestId, method: str, params: Any) -> None:
+        route = self._request_routes.get(method)
+        if route is not None:  # a typed request seen before: its spec and params validator
+            known, validate = route
+            found = getattr(self._handler, known.handler, None)
+            if found is not None:
+                try:
+                    value = validate({} if params is None else params)
+                except pydantic.ValidationError as exc:
+                    self._reply_error(request_id, _invalid_params(exc))
+                    return
+                self._requests.start(request_id, method, found, (value,), known)
+                return
         function: Callable[..., Awaitable[Any]]
         args: tuple[Any, ...]
         spec = self._inbound.get(method)
@@ -251,8 +259,11 @@ class Dispatcher:
             if found is None:
                 self._reply_error(request_id, RpcError.method_not_found(method))
                 return
+            validate = plain_validator(spec.params)
+            if len(self._request_routes) < len(self._inbound):
+                self._request_routes[method] = (spec, validate)
             try:
-                value = self._validate_params(spec, params)
+                value = validate({} if params is None else params)
             except pydantic.ValidationError as exc:
                 self._reply_error(request_id, _invalid_params(exc))
                 return

@@ -358,7 +358,8 @@ def _to_json(value: Any, declared: Any = None) -> bytes:
 
 def _is_finite_json(data: bytes) -> bool:
     """Whether JSON text holds no ``Infinity``/``NaN`` (only when it might is it parsed again)."""
-    if b"Infinity" not in data and b"NaN" not in data:
+    # `partition`, not `in` (which first tries the needle as an integer and formats an error)
+    if not data.partition(b"Infinity")[1] and not data.partition(b"NaN")[1]:
         return True
     try:
         pydantic_core.from_json(data, allow_inf_nan=False)

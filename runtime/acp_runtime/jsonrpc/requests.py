@@ -80,11 +80,7 @@ class InboundRequests:
             self._reply(encode_error(None, error))
             return
         task = asyncio.create_task(self._serve(request_id, method, function, args, spec))
-        task.add_done_callback(self._ended)
         self._inflight[request_id] = (task, spec)
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        self._ledger.progress()  # one request fewer: reading may resume
 
     async def _serve(
         self,
@@ -96,37 +92,42 @@ class InboundRequests:
     ) -> None:
         # A task cancelled before its first step never gets here: `cancel` answers for it.
         # Every other outcome is answered below, and the entry in `_inflight` is ours to remove.
-        ORIGIN.set(self._origin)
         try:
-            result = await function(*args)
-            frame = _result_frame(request_id, _to_json(result, spec.result if spec else None))
-        except RpcError as exc:
-            frame = encode_error(request_id, exc)
-        except NotImplementedError:
-            frame = encode_error(request_id, RpcError.method_not_found(method))
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                # A real cancellation: answer it if asked for, then let it end the task.
-                self._forget(request_id)
-                if request_id in self._cancelled:
-                    self._cancelled.discard(request_id)
-                    self._answer_cancelled(request_id, spec)
-                raise
-            self._log.exception("handler", "handler for %s raised CancelledError", method)
-            frame = encode_error(request_id, RpcError.internal_error())
-        except Exception:  # noqa: BLE001 (logged with its traceback)
-            # Logged here with its traceback; the peer learns only that it failed.
-            self._log.exception("handler", "handler for %s failed", method)
-            frame = encode_error(request_id, RpcError.internal_error())
-        # Done: a $/cancel_request arriving from here on is ignored.
-        self._forget(request_id)
-        self._cancelled.discard(request_id)
-        self._reply(frame)
-        try:
-            await self._flow()
-        except ConnectionError:
-            pass  # the connection is closing for this very reason
+            ORIGIN.set(self._origin)
+            try:
+                result = await function(*args)
+                frame = _result_frame(request_id, _to_json(result, spec.result if spec else None))
+            except RpcError as exc:
+                frame = encode_error(request_id, exc)
+            except NotImplementedError:
+                frame = encode_error(request_id, RpcError.method_not_found(method))
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # A real cancellation: answer it if asked for, then let it end the task.
+                    self._forget(request_id)
+                    if request_id in self._cancelled:
+                        self._cancelled.discard(request_id)
+                        self._answer_cancelled(request_id, spec)
+                    raise
+                self._log.exception("handler", "handler for %s raised CancelledError", method)
+                frame = encode_error(request_id, RpcError.internal_error())
+            except Exception:  # noqa: BLE001 (logged with its traceback)
+                # Logged here with its traceback; the peer learns only that it failed.
+                self._log.exception("handler", "handler for %s failed", method)
+                frame = encode_error(request_id, RpcError.internal_error())
+            # Done: a $/cancel_request arriving from here on is ignored.
+            self._forget(request_id)
+            self._cancelled.discard(request_id)
+            self._reply(frame)
+            try:
+                await self._flow()
+            except ConnectionError:
+                pass  # the connection is closing for this very reason
+        finally:
+            # One request fewer: reading may resume (said here, not by a done callback of the
+            # task, which would cost a turn of the loop a request).
+            self._ledger.progress()
 
     def _forget(self, request_id: RequestId) -> None:
         entry = self._inflight.get(request_id)
@@ -154,6 +155,7 @@ class InboundRequests:
             del self._inflight[request_id]
             task.cancel()
             self._answer_cancelled(request_id, spec)
+            self._ledger.progress()
             return True
         self._cancelled.add(request_id)
         task.cancel()

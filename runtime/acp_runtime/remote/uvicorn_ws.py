@@ -1,7 +1,9 @@
 """Remote ACP transport, server side: uvicorn's WebSocket protocol, lighter and batching its writes.
 
 Owns ``websocket_protocol``: a subclass of uvicorn's sans-I/O WebSocket protocol (``ws=
-"websockets-sansio"``) that ``serve_remote`` runs. Two costs of the original, measured at 1,024
+"websockets-sansio"``) that ``serve_remote`` runs; uvicorn's command line takes it as
+``--ws acp_runtime.remote.uvicorn_ws:WebSocketProtocol`` (made on first access: this module
+imports no uvicorn itself). Two costs of the original, measured at 1,024
 connections (docs/remote.md, "Measuring"):
 
 - **a system call per frame.** ASGI sends one message per frame and uvicorn writes each at once: a
@@ -216,3 +218,15 @@ def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
                 self.transport.write(b"".join(out))
 
     return ServerWebSocketProtocol
+
+
+_made: dict[str, type[asyncio.Protocol]] = {}
+
+
+def __getattr__(name: str) -> type[asyncio.Protocol]:
+    """``WebSocketProtocol``: ``websocket_protocol()``, made once, for ``uvicorn --ws``."""
+    if name != "WebSocketProtocol":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _made:
+        _made[name] = websocket_protocol()
+    return _made[name]
