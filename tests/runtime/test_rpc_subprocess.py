@@ -135,3 +135,21 @@ async def test_stdio_on_regular_files(child_env: dict[str, str], tmp_path: Path)
         (None, rpc.INVALID_REQUEST),
         (1, rpc.INVALID_REQUEST),
     ]
+
+
+def test_spawn_and_serve_on_uvloop(child_env: dict[str, str]) -> None:
+    # serve_remote and the conductor run on uvloop when it is installed (the `remote-fast`
+    # extra): its pipe transports are not asyncio's classes, and must be taken as they are
+    uvloop = pytest.importorskip("uvloop")
+
+    async def exchange() -> None:
+        connection, process = await rpc.spawn(
+            [sys.executable, SERVER], EchoClient(), client_table(rpc), env=child_env
+        )
+        async with connection:
+            echoed = await connection.request("echo", EchoParams(text="uv"), EchoResult)
+            assert echoed == EchoResult(text="uv")
+        assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(asyncio.wait_for(exchange(), TIMEOUT))

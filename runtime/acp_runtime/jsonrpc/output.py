@@ -19,6 +19,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from .framing import WriterLike
 from .gone import PeerGoneError
@@ -272,7 +273,9 @@ class Output:
 def _abort(transport: object) -> None:
     # A transport that is closing but still holds output has not reported its end yet (a
     # closing one with an empty buffer has, or will at once: aborting it again would report twice).
-    if isinstance(transport, asyncio.WriteTransport) and (
-        not transport.is_closing() or transport.get_write_buffer_size() > 0
-    ):
-        transport.abort()
+    # Duck-typed: uvloop's transports have these methods but are not asyncio.WriteTransport's.
+    if not all(hasattr(transport, m) for m in ("abort", "is_closing", "get_write_buffer_size")):
+        return
+    write = cast(asyncio.WriteTransport, transport)
+    if not write.is_closing() or write.get_write_buffer_size() > 0:
+        write.abort()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from .framing import ReaderLike, WriterLike
 from .limits import READ_CHUNK
@@ -91,8 +91,8 @@ class _PipeReader(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport (to pause and resume reading)."""
-        assert isinstance(transport, asyncio.ReadTransport)
-        self._transport = transport
+        # Duck-typed: uvloop's pipe transports have the methods but are not ReadTransport's
+        self._transport = cast(asyncio.ReadTransport, transport)
 
     def data_received(self, data: bytes) -> None:
         """Hand ``data`` to the attached connection, or buffer it for ``read``."""
