@@ -24,10 +24,13 @@ def _drain_check(writer: WriterLike) -> Callable[[], bool]:
     then reports the lost connection); anything else is always drained.
     """
     transport = getattr(writer, "transport", None)
-    if not isinstance(writer, asyncio.StreamWriter) or not isinstance(
-        transport, asyncio.WriteTransport
+    # the transport duck-typed: uvloop's have these methods but are not asyncio's classes
+    if not isinstance(writer, asyncio.StreamWriter) or not all(
+        hasattr(transport, m)
+        for m in ("get_write_buffer_limits", "get_write_buffer_size", "is_closing")
     ):
         return lambda: True
+    transport = cast(asyncio.WriteTransport, transport)
     high = transport.get_write_buffer_limits()[1]
     size = transport.get_write_buffer_size
     closing = transport.is_closing
