@@ -176,10 +176,13 @@ class Connection:
                 )
             )
         request_id, entry = self._table.open(method)
+        output = self._output
         try:
-            await self._output.room()
-            self._output.send(_request_frame(request_id, method, params_json))
-            await self._output.drain()
+            if output.full():
+                await output.room()
+            output.send(_request_frame(request_id, method, params_json))
+            if output.must_drain():
+                await output.drain()
             if limit is None:
                 raw = await entry.future
             else:
@@ -215,11 +218,14 @@ class Connection:
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification."""
         params_json = None if params is None else _to_json(params)
-        if self.closed:
+        if self._phase == "closing" or self._phase == "closed":  # `closed`, inlined
             raise self._gone()
-        await self._output.room()
-        self._output.send(_notification_frame(method, params_json))
-        await self._output.drain()
+        output = self._output
+        if output.full():
+            await output.room()
+        output.send(_notification_frame(method, params_json))
+        if output.must_drain():
+            await output.drain()
 
     async def cancel_request(self, request_id: RequestId) -> None:
         """Ask the peer to cancel one of our requests (``$/cancel_request``)."""
