@@ -92,7 +92,9 @@ class Connection:
         self._ledger = Ledger(limits.ordering_timeout, log)
         self._output = Output(writer, limits, self._output_lost)
         self._table = RequestTable(self._ledger, log)
-        self._requests = InboundRequests(self._ledger, self._reply, self._output.drain, log)
+        self._requests = InboundRequests(
+            self._ledger, self._reply, self._output.drain, log, self._output.must_drain
+        )
         self._notifications = NotificationQueues(self._ledger, log)
         # What the inbound limits count, read between lines without a call each.
         self._queued, self._serving = self._ledger.open, self._requests.inflight
