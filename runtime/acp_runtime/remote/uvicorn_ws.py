@@ -21,9 +21,10 @@ connections (docs/remote.md, "Measuring"):
   the handshake response. ``Inbox`` and ``Flag`` hold a list and make their waiters only when a
   reader waits; the response is dropped once sent.
 
-The subclass builds on attributes of uvicorn's class that are not its public interface (see
-``USES``): ``websocket_protocol`` checks that uvicorn's class still sets and defines them, and
-returns uvicorn's own class otherwise (a future uvicorn), with one warning naming its version.
+The subclass builds on attributes of uvicorn's class that are not its public interface
+(``USES_ATTRIBUTES``, ``USES_METHODS``): ``websocket_protocol`` checks that uvicorn's class still
+sets and defines them, and returns uvicorn's own class otherwise (a future uvicorn), with one
+warning naming its version.
 """
 
 from __future__ import annotations
@@ -38,13 +39,16 @@ SEND_MANY = "acp.websocket.send_many"
 """The ASGI extension (in ``scope["extensions"]``) and message type ``{"type": SEND_MANY,
 "texts": [...]}``: several text frames in one send, each a bytes-like of valid UTF-8 (the app
 checks), instead of one ``websocket.send`` (and one ``str``) per frame."""
-USES = (
-    ("conn", "writable", "queue", "close_sent", "initial_response", "handshake_complete"),
-    ("scope", "response", "transport", "loop", "disconnected"),
-    ("send", "receive", "handle_connect", "pause_writing", "resume_writing", "connection_lost"),
+USES_ATTRIBUTES = tuple(
+    "conn writable queue close_sent initial_response handshake_complete scope response transport"
+    " loop disconnected".split()
 )
-"""What the subclass takes from uvicorn's ``WebSocketsSansIOProtocol`` (uvicorn 0.52.1 to 0.55
-checked): the attributes its methods set (two tuples), then the methods it calls or relies on."""
+"""The attributes of uvicorn's ``WebSocketsSansIOProtocol`` the subclass reads or replaces, which
+uvicorn's methods set (checked with uvicorn 0.52.1 and 0.55.0)."""
+USES_METHODS = tuple(
+    "send receive handle_connect pause_writing resume_writing connection_lost".split()
+)
+"""Its methods the subclass calls or relies on (``pause_writing`` clears ``writable``...)."""
 
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
@@ -134,7 +138,7 @@ def websocket_protocol() -> type[asyncio.Protocol]:
     """The WebSocket protocol ``serve_remote`` gives uvicorn, made once: uvicorn's
     ``websockets-sansio`` with ``Inbox`` and ``Flag``, the handshake response dropped once sent,
     the frames of one loop turn in one write and the ``SEND_MANY`` extension. Uvicorn's own class,
-    with one warning, when it lacks what the subclass builds on (``USES``)."""
+    with one warning, when it lacks what the subclass builds on (``missing_from``)."""
     made = _made.get("WebSocketProtocol")
     if made is None:
         made = _made["WebSocketProtocol"] = _make_protocol()
@@ -142,7 +146,8 @@ def websocket_protocol() -> type[asyncio.Protocol]:
 
 
 def missing_from(base: type) -> list[str]:
-    """The names of ``USES`` that ``base`` (uvicorn's class) neither defines nor sets."""
+    """The names of ``USES_ATTRIBUTES`` that ``base`` (uvicorn's class) does not set, then those
+    of ``USES_METHODS`` it does not define."""
     defined: set[str] = set()
     assigned: set[str] = set()
     for klass in base.__mro__:
@@ -155,10 +160,9 @@ def missing_from(base: type) -> list[str]:
                 assigned.update(
                     str(op.argval) for op in dis.get_instructions(code) if op.opname == "STORE_ATTR"
                 )
-    attributes, more_attributes, methods = USES
     return [
-        *(name for name in (*attributes, *more_attributes) if name not in assigned),
-        *(name for name in methods if name not in defined),
+        *(name for name in USES_ATTRIBUTES if name not in assigned),
+        *(name for name in USES_METHODS if name not in defined),
     ]
 
 
