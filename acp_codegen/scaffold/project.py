@@ -107,7 +107,7 @@ DEPENDENCIES: Mapping[Kind, tuple[str, ...]] = {
 # acp-runtime, which tests/scaffold holds this to). The agent's `--listen` and the client's URL
 # targets import it only when used.
 REMOTE_DEPENDENCIES: tuple[str, ...] = (
-    "uvicorn>=0.30",
+    "uvicorn>=0.52.1",
     "hypercorn>=0.17",
     "websockets>=13.0",
     "httpx>=0.27",

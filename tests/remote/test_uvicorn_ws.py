@@ -1,8 +1,8 @@
 """`serve_remote`'s event loop and WebSocket protocol (`remote.uvicorn_ws`), each through a real
 server process: the loop asked for is the one agents run on, the frames of one turn leave in a
 few TCP segments instead of one per frame, a WebSocket holds less memory than under uvicorn's own
-protocol, permessage-deflate is declined unless asked for, and the protocol's light queue and
-flag behave as asyncio's."""
+protocol, permessage-deflate is declined unless asked for, the protocol's light queue and flag
+behave as asyncio's, and a uvicorn whose class lacks what the protocol builds on gets its own."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ LOOPS = [
 
 
 @contextlib.asynccontextmanager
-async def serving(script: str, port: int) -> AsyncIterator[asyncio.subprocess.Process]:
+async def serving(
+    script: str, port: int, stderr: int | None = None
+) -> AsyncIterator[asyncio.subprocess.Process]:
     """Run ``script`` (which calls ``serve_remote`` on ``port``) until the block ends."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(GENERATED)])}
     process = await asyncio.create_subprocess_exec(
@@ -43,6 +45,7 @@ async def serving(script: str, port: int) -> AsyncIterator[asyncio.subprocess.Pr
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
     )
     try:
         await _listening(port)
@@ -134,17 +137,34 @@ async def _turn(ws: ClientConnection, session: str, words: list[str]) -> list[st
             return chunks
 
 
-@pytest.mark.parametrize(
-    "options", ["", "batch_ws_frames=False", "ws_deflate=True", "loop='asyncio'"]
+SERVE_REMOTE = (
+    "remote.serve_remote(EchoAgent(), '127.0.0.1', {port}, log_level='warning', {options})"
 )
-async def test_frames_of_every_length_arrive_whole_and_in_order(options: str) -> None:
+# uvicorn's own protocol, one write per frame: the app's pump sends one ``websocket.send`` each
+UVICORNS_OWN = (
+    "import uvicorn; uvicorn.run(remote.acp_asgi_app(EchoAgent()), host='127.0.0.1', port={port},"
+    " log_level='warning', ws='websockets-sansio')"
+)
+
+
+@pytest.mark.parametrize(
+    "serve",
+    [
+        SERVE_REMOTE.format(port="{port}", options=""),
+        SERVE_REMOTE.format(port="{port}", options="ws_deflate=True"),
+        SERVE_REMOTE.format(port="{port}", options="loop='asyncio'"),
+        UVICORNS_OWN,
+    ],
+    ids=["batched", "deflate", "asyncio", "uvicorns-own"],
+)
+async def test_frames_of_every_length_arrive_whole_and_in_order(serve: str) -> None:
     """Payloads under 126 bytes, under 64 KiB and over it (the three header sizes), one batch
-    over the write threshold, through each of the protocol's paths (batched frames, one frame
-    per send, frames websockets compresses)."""
+    over the write threshold, through each path: batched frames (plain and compressed), and the
+    app's one send per frame under uvicorn's own protocol."""
     port = _free_port()
     script = f"""
         from tests.remote.support import EchoAgent, remote
-        remote.serve_remote(EchoAgent(), "127.0.0.1", {port}, log_level="warning", {options})
+        {serve.format(port=port)}
         """
     words = ["a", "b" * 200, "c" * 70_000, *(f"w{i}" for i in range(100)), "d" * 65_535]
     async with serving(script, port):
@@ -152,6 +172,95 @@ async def test_frames_of_every_length_arrive_whole_and_in_order(options: str) ->
         assert await _turn(ws, session, words) == words
         assert await _turn(ws, session, words[:3]) == words[:3]
         await ws.close()
+
+
+async def test_plain_sends_of_text_and_bytes_are_batched_in_order() -> None:
+    """An ASGI app's own ``websocket.send``s (text and bytes, the three header sizes) and a
+    ``SEND_MANY`` batch, sent in one loop turn, arrive whole and in order, then the close."""
+    from tests.remote.support import uvicorn_server
+
+    texts = ["a", "b" * 200, "c" * 70_000]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        for text in texts:
+            await send({"type": "websocket.send", "text": text})
+            await send({"type": "websocket.send", "bytes": text.encode()})
+        await send({"type": SEND_MANY, "texts": [b"x" * 300, b"y"]})
+        await send({"type": "websocket.close", "code": 4000})
+
+    async with uvicorn_server(app) as base:
+        async with connect(f"ws://{base}/", compression=None) as ws:
+            got = [await asyncio.wait_for(ws.recv(), STEP_TIMEOUT) for _ in range(8)]
+            await asyncio.wait_for(ws.wait_closed(), STEP_TIMEOUT)
+    pairs = [item for text in texts for item in (text, text.encode())]
+    assert got == [*pairs, "x" * 300, "y"]
+    assert ws.close_code == 4000
+
+
+FALLBACK = """
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol as W
+    from acp_runtime.remote import uvicorn_ws
+    from tests.remote.support import EchoAgent, remote
+    {patch}
+    app = remote.acp_asgi_app(EchoAgent())
+    async def recording(scope, receive, send):
+        if scope["type"] == "websocket":
+            print(uvicorn_ws.SEND_MANY in scope["extensions"], flush=True)
+        await app(scope, receive, send)
+    remote.serve_asgi(recording, "127.0.0.1", {port}, log_level="warning")
+    """
+WRAPPED_INIT = """
+    original = W.__init__
+    def init(self, *args, **kwargs):  # sets nothing itself: uvicorn's attributes look gone
+        original(self, *args, **kwargs)
+    W.__init__ = init
+    """
+
+
+@pytest.mark.parametrize(
+    ("patch", "missing"),
+    [
+        ("del W.resume_writing", "lacks resume_writing, which"),
+        (WRAPPED_INIT, "lacks conn, writable, queue"),
+        ("", None),
+    ],
+    ids=["a-method", "attributes", "as-installed"],
+)
+async def test_a_uvicorn_lacking_what_the_protocol_uses_serves_with_its_own(
+    patch: str, missing: str | None
+) -> None:
+    """A future uvicorn whose class no longer has what the subclass uses (patched here): the
+    server warns once, naming uvicorn's version, and serves with uvicorn's own protocol (no
+    ``SEND_MANY``); as installed, no warning and the batching protocol."""
+    import uvicorn
+
+    port = _free_port()
+    patch = textwrap.indent(textwrap.dedent(patch), "    ").strip()  # FALLBACK indents line 1
+    script = FALLBACK.format(port=port, patch=patch)
+    async with serving(script, port, stderr=asyncio.subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        announced = []
+        for _ in range(2):
+            ws, session = await open_session(port)
+            assert await _turn(ws, session, ["one", "two"]) == ["one", "two"]
+            await ws.close()
+            announced.append((await process.stdout.readline()).decode().strip())
+        process.terminate()
+        errors = (await asyncio.wait_for(process.stderr.read(), STEP_TIMEOUT)).decode()
+    assert announced == [str(missing is None)] * 2
+    warnings = [line for line in errors.splitlines() if "WebSocketsSansIOProtocol lacks" in line]
+    if missing is None:
+        assert warnings == [], errors
+    else:
+        assert len(warnings) == 1, errors
+        assert missing in warnings[0] and f"uvicorn {uvicorn.__version__}'s" in warnings[0]
 
 
 def _segments_in(sock: socket.socket) -> int:

@@ -92,7 +92,9 @@ class Connection:
         self._ledger = Ledger(limits.ordering_timeout, log)
         self._output = Output(writer, limits, self._output_lost)
         self._table = RequestTable(self._ledger, log)
-        self._requests = InboundRequests(self._ledger, self._reply, self._output.drain, log)
+        self._requests = InboundRequests(
+            self._ledger, self._reply, self._output.drain, log, self._output.must_drain
+        )
         self._notifications = NotificationQueues(self._ledger, log)
         # What the inbound limits count, read between lines without a call each.
         self._queued, self._serving = self._ledger.open, self._requests.inflight
@@ -176,10 +178,13 @@ class Connection:
                 )
             )
         request_id, entry = self._table.open(method)
+        output = self._output
         try:
-            await self._output.room()
-            self._output.send(_request_frame(request_id, method, params_json))
-            await self._output.drain()
+            if output.full():
+                await output.room()
+            output.send(_request_frame(request_id, method, params_json))
+            if output.must_drain():
+                await output.drain()
             if limit is None:
                 raw = await entry.future
             else:
@@ -215,11 +220,14 @@ class Connection:
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification."""
         params_json = None if params is None else _to_json(params)
-        if self.closed:
+        if self._phase == "closing" or self._phase == "closed":  # `closed`, inlined
             raise self._gone()
-        await self._output.room()
-        self._output.send(_notification_frame(method, params_json))
-        await self._output.drain()
+        output = self._output
+        if output.full():
+            await output.room()
+        output.send(_notification_frame(method, params_json))
+        if output.must_drain():
+            await output.drain()
 
     async def cancel_request(self, request_id: RequestId) -> None:
         """Ask the peer to cancel one of our requests (``$/cancel_request``)."""

@@ -73,6 +73,16 @@ class RequestTable:
             self._answered(entry)
         return entry
 
+    def renew(self, request_id: int, entry: Pending) -> bool:
+        """The caller's wait for ``entry`` was cancelled, which cancelled its future, and it
+        still wants the answer (``relay``): the entry gets a fresh future, which the answer
+        settles. False if the request is no longer pending (given up, closed)."""
+        if self._pending.get(request_id) is not entry:
+            return False
+        if entry.future.cancelled():
+            entry.future = asyncio.get_running_loop().create_future()
+        return True
+
     def give_up(self, request_id: int) -> bool:
         """The caller stopped waiting (cancelled, timed out): True if the peer should be told."""
         entry = self._pending.pop(request_id, None)

@@ -154,7 +154,7 @@ class Output:
     def send(self, frame: bytes, *, answer: bool = False) -> None:
         """Write one frame now (raises ``ConnectionError`` once the output is closed or lost);
         ``answer``: it answers the peer (see ``answers_backed_up``)."""
-        if not self.usable():
+        if self.closed or self.lost is not None:  # `usable()`, inlined
             raise self._unusable()
         try:
             self._writer.write(frame)
@@ -185,6 +185,15 @@ class Output:
             self.answers_unread = False
             return False
         return self.backed_up()
+
+    def full(self) -> bool:
+        """Whether a writer must wait in ``room()`` (asked first: most of the time it need not,
+        and a coroutine a message is not free)."""
+        return self.tells and self.buffered() > self._limits.max_output_bytes
+
+    def must_drain(self) -> bool:
+        """Whether ``drain()`` would wait (asked first, as ``full``)."""
+        return self._must_drain() and not self.closed
 
     async def room(self) -> None:
         """Wait (before writing) while more than ``Limits.max_output_bytes`` is buffered."""

@@ -39,20 +39,26 @@ async def relay(
     params_json = None if params is None else _to_json(params)
     table = connection._table
     request_id, entry = table.open(method)
+    output = connection._output
     try:
-        await connection._output.room()
-        connection._output.send(_request_frame(request_id, method, params_json))
-        await connection._output.drain()
-        return await asyncio.shield(entry.future)  # a cancellation must not cancel the answer
+        if output.full():
+            await output.room()
+        output.send(_request_frame(request_id, method, params_json))
+        if output.must_drain():
+            await output.drain()
+        # Awaited as it is (a shield costs a future and two callbacks a relayed request): a
+        # cancellation cancels the entry's future, and `renew` gives it a fresh one below.
+        return await entry.future
     except asyncio.CancelledError:
-        if connection.closed or entry.future.done() and entry.future.cancelled():
-            raise
-        frame = _notification_frame(CANCEL_REQUEST_METHOD, b'{"requestId":%d}' % request_id)
-        connection._reply(frame)
+        if connection.closed or not table.renew(request_id, entry):
+            raise  # closed, or given up: no answer can come
         task = asyncio.current_task()
+        if not entry.future.done():  # no answer yet: pass the cancellation on
+            frame = _notification_frame(CANCEL_REQUEST_METHOD, b'{"requestId":%d}' % request_id)
+            connection._reply(frame)
         try:
             async with asyncio.timeout(grace):
-                outcome = await asyncio.shield(entry.future)
+                outcome = await entry.future
         except TimeoutError:
             table.give_up(request_id)
             raise asyncio.CancelledError from None

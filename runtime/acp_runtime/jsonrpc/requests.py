@@ -31,6 +31,10 @@ from .log import PeerLog
 from .ordering import ORIGIN, Ledger, Origin
 
 
+def _always() -> bool:
+    return True
+
+
 class InboundRequests:
     """The peer's requests being served by one connection."""
 
@@ -40,11 +44,15 @@ class InboundRequests:
         reply: Callable[[bytes], None],
         flow: Callable[[], Awaitable[None]],
         log: PeerLog,
+        must_flow: Callable[[], bool] | None = None,
     ) -> None:
+        """``flow()`` waits until the answers written can be taken; ``must_flow()`` tells
+        whether it would wait (asked first: no coroutine an answer when it would not)."""
         self._origin = Origin(ledger, None, None)
         self._ledger = ledger
         self._reply = reply
         self._flow = flow
+        self._must_flow = _always if must_flow is None else must_flow
         self._log = log
         # Requests being served: their task and method (None: an extension method).
         self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
@@ -120,10 +128,11 @@ class InboundRequests:
             self._forget(request_id)
             self._cancelled.discard(request_id)
             self._reply(frame)
-            try:
-                await self._flow()
-            except ConnectionError:
-                pass  # the connection is closing for this very reason
+            if self._must_flow():
+                try:
+                    await self._flow()
+                except ConnectionError:
+                    pass  # the connection is closing for this very reason
         finally:
             # One request fewer: reading may resume (said here, not by a done callback of the
             # task, which would cost a turn of the loop a request).

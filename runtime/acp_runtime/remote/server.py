@@ -210,7 +210,6 @@ def serve_remote(
     keyfile: str | None = None,
     log_level: str = "info",
     loop: str = "auto",
-    batch_ws_frames: bool = True,
     ws_deflate: bool = False,
     **app_options: Any,
 ) -> None:
@@ -222,7 +221,7 @@ def serve_remote(
     closed, the soft open-file limit is raised to the hard one and peer-caused log lines are
     rate-limited (docs/remote.md, "Running on the internet"). ``loop``: "asyncio", "uvloop" (the
     ``remote-fast`` extra) or "auto", uvloop when installed (docs/remote.md, "Measuring").
-    ``batch_ws_frames``: the WebSocket frames of one loop turn leave in one write; ``ws_deflate``:
+    WebSocket frames of one loop turn leave in one write (``remote.uvicorn_ws``); ``ws_deflate``:
     accept permessage-deflate (off: 40 KiB per connection; see ``serve_asgi``).
     """
     serve_asgi(
@@ -234,6 +233,5 @@ def serve_remote(
         keyfile=keyfile,
         log_level=log_level,
         loop=loop,
-        batch_ws_frames=batch_ws_frames,
         ws_deflate=ws_deflate,
     )

@@ -72,14 +72,11 @@ def serve_asgi(
     keyfile: str | None = None,
     log_level: str = "info",
     loop: str = "auto",
-    batch_ws_frames: bool = True,
     ws_deflate: bool = False,
 ) -> None:
     """Serve ``app`` until SIGTERM or SIGINT: uvicorn, or hypercorn for HTTP/2 (needs the ``remote``
     extra). The app's ``limits`` (a ``RemoteApp``'s) give the socket and shutdown timeouts.
     ``loop``: "asyncio", "uvloop" (the ``remote-fast`` extra) or "auto" (uvloop if installed).
-    ``batch_ws_frames``: the WebSocket frames sent in one loop turn leave in one write (uvicorn;
-    False: one write per frame, as uvicorn's own protocol does; see ``remote.uvicorn_ws``).
     ``ws_deflate``: accept permessage-deflate when a WebSocket client offers it (uvicorn). Off by
     default, as in the TypeScript SDK's server (``ws``): its compression contexts took 40 KiB per
     connection (68.6 against 28 KiB at 1,024 connections of clients offering it, as browsers do).
@@ -98,7 +95,7 @@ def serve_asgi(
                 _serve_hypercorn(app, host, port, certfile, keyfile, log_level, limits, close)
             )
     else:
-        ws = websocket_protocol(batch=batch_ws_frames)
+        ws = websocket_protocol()  # frames of a loop turn in one write
         _serve_uvicorn(
             app, host, port, (certfile, keyfile), log_level, limits, close, new_loop, ws, ws_deflate
         )

@@ -7,11 +7,11 @@ imports no uvicorn itself). Two costs of the original, measured at 1,024
 connections (docs/remote.md, "Measuring"):
 
 - **a system call per frame.** ASGI sends one message per frame and uvicorn writes each at once: a
-  third of our server's CPU under load. With ``batch``, a send encodes its frames (a header of 2
-  to 10 bytes; websockets' encoder when permessage-deflate is on) into a list that one callback
-  per loop turn writes in one ``transport.write``, or at once when ``FLUSH_BYTES`` are waiting.
-  The ``SEND_MANY`` extension takes a batch of frames in one send (one await, no ``str`` per
-  frame). Data frames keep their order; uvicorn's pings and pongs may go between two of them
+  third of our server's CPU under load. Here a send encodes its frames with websockets' encoder,
+  as uvicorn's does (``conn.send_text``, then ``conn.data_to_send()``), into a list that one
+  callback per loop turn writes in one ``transport.write``, or at once when ``FLUSH_BYTES`` are
+  waiting. The ``SEND_MANY`` extension takes a batch of frames in one send (one await, no ``str``
+  per frame). Data frames keep their order; uvicorn's pings and pongs may go between two of them
   (as the RFC allows); the app's close goes after those queued; after the peer's close, or a
   keep-alive timeout, those queued are dropped. At most ``FLUSH_BYTES`` wait unwritten, so the
   transport's buffer pauses sends as before (past its high-water mark a send waits) and a client
@@ -20,12 +20,18 @@ connections (docs/remote.md, "Measuring"):
   KiB) for the events it receives and an ``asyncio.Event`` (one deque) for "writable", and keeps
   the handshake response. ``Inbox`` and ``Flag`` hold a list and make their waiters only when a
   reader waits; the response is dropped once sent.
+
+The subclass builds on attributes of uvicorn's class that are not its public interface
+(``USES_ATTRIBUTES``, ``USES_METHODS``): ``websocket_protocol`` checks that uvicorn's class still
+sets and defines them, and returns uvicorn's own class otherwise (a future uvicorn), with one
+warning naming its version.
 """
 
 from __future__ import annotations
 
 import asyncio
-import struct
+import dis
+import logging
 from typing import Any
 
 FLUSH_BYTES = 64 * 1024  # asyncio's default high-water mark of a transport's write buffer
@@ -33,8 +39,18 @@ SEND_MANY = "acp.websocket.send_many"
 """The ASGI extension (in ``scope["extensions"]``) and message type ``{"type": SEND_MANY,
 "texts": [...]}``: several text frames in one send, each a bytes-like of valid UTF-8 (the app
 checks), instead of one ``websocket.send`` (and one ``str``) per frame."""
-_HEADER_16 = struct.Struct("!BBH").pack
-_HEADER_64 = struct.Struct("!BBQ").pack
+USES_ATTRIBUTES = tuple(
+    "conn writable queue close_sent initial_response handshake_complete scope response transport"
+    " loop disconnected".split()
+)
+"""The attributes of uvicorn's ``WebSocketsSansIOProtocol`` the subclass reads or replaces, which
+uvicorn's methods set (checked with uvicorn 0.52.1 and 0.55.0)."""
+USES_METHODS = tuple(
+    "send receive handle_connect pause_writing resume_writing connection_lost".split()
+)
+"""Its methods the subclass calls or relies on (``pause_writing`` clears ``writable``...)."""
+
+logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 
 class Inbox:
@@ -115,29 +131,65 @@ class Flag:
         return True
 
 
-def frame_header(first_byte: int, size: int) -> bytes:
-    """The header of an unmasked WebSocket frame (a server's) of ``size`` payload bytes."""
-    if size < 126:
-        return bytes((first_byte, size))
-    if size < 65536:
-        return _HEADER_16(first_byte, 126, size)
-    return _HEADER_64(first_byte, 127, size)
+_made: dict[str, type[asyncio.Protocol]] = {}
 
 
-def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
-    """Uvicorn's ``websockets-sansio`` protocol with ``Inbox`` and ``Flag``, the handshake
-    response dropped once sent and, with ``batch``, the frames of one loop turn in one write and
-    the ``SEND_MANY`` extension."""
+def websocket_protocol() -> type[asyncio.Protocol]:
+    """The WebSocket protocol ``serve_remote`` gives uvicorn, made once: uvicorn's
+    ``websockets-sansio`` with ``Inbox`` and ``Flag``, the handshake response dropped once sent,
+    the frames of one loop turn in one write and the ``SEND_MANY`` extension. Uvicorn's own class,
+    with one warning, when it lacks what the subclass builds on (``missing_from``)."""
+    made = _made.get("WebSocketProtocol")
+    if made is None:
+        made = _made["WebSocketProtocol"] = _make_protocol()
+    return made
+
+
+def missing_from(base: type) -> list[str]:
+    """The names of ``USES_ATTRIBUTES`` that ``base`` (uvicorn's class) does not set, then those
+    of ``USES_METHODS`` it does not define."""
+    defined: set[str] = set()
+    assigned: set[str] = set()
+    for klass in base.__mro__:
+        if klass is object or klass.__module__.startswith("asyncio"):
+            break  # asyncio.Protocol's do-nothing methods are not uvicorn's
+        for name, value in vars(klass).items():
+            defined.add(name)
+            code = getattr(value, "__code__", None)
+            if code is not None:  # ``self.name = ...`` anywhere in the method
+                assigned.update(
+                    str(op.argval) for op in dis.get_instructions(code) if op.opname == "STORE_ATTR"
+                )
+    return [
+        *(name for name in USES_ATTRIBUTES if name not in assigned),
+        *(name for name in USES_METHODS if name not in defined),
+    ]
+
+
+def _make_protocol() -> type[asyncio.Protocol]:
+    import uvicorn
     from uvicorn.protocols.utils import ClientDisconnected
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    from websockets.exceptions import InvalidState
     from websockets.protocol import OPEN
+
+    missing = missing_from(WebSocketsSansIOProtocol)
+    if missing:
+        logger.warning(
+            "uvicorn %s's WebSocketsSansIOProtocol lacks %s, which acp_runtime's WebSocket "
+            "protocol builds on: serving WebSockets with uvicorn's own 'websockets-sansio' (one "
+            "write per frame, more memory per connection)",
+            uvicorn.__version__,
+            ", ".join(missing),
+        )
+        return WebSocketsSansIOProtocol
 
     class ServerWebSocketProtocol(WebSocketsSansIOProtocol):
         """One WebSocket of ``serve_remote``."""
 
         _flush_due = False
-        _pending = 0  # payload bytes encoded and not yet written
-        _out: list[bytes | memoryview] | None = None  # those frames, made when the first is
+        _pending = 0  # bytes encoded and not yet written
+        _out: list[bytes] | None = None  # those frames, made when the first is
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -147,14 +199,13 @@ def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
         def handle_connect(self, event: Any) -> None:
             super().handle_connect(event)
             scope = getattr(self, "scope", None)  # none when the handshake was refused
-            if batch and scope is not None:
+            if scope is not None:
                 scope["extensions"][SEND_MANY] = {}  # before the app's task first runs
 
         async def send(self, message: Any) -> None:
             kind = message["type"]
             if (
-                not batch
-                or (kind != "websocket.send" and kind != SEND_MANY)
+                (kind != "websocket.send" and kind != SEND_MANY)
                 or not self.handshake_complete
                 or self.close_sent
                 or self.initial_response is not None
@@ -168,13 +219,24 @@ def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
                 await self.writable.wait()
             if self.disconnected:
                 raise ClientDisconnected()
-            if kind == SEND_MANY:
-                for text in message["texts"]:
-                    self._queue(0x81, text)
-            elif message.get("bytes") is not None:
-                self._queue(0x82, message["bytes"])
+            conn = self.conn
+            try:  # websockets encodes each whole frame (FIN set), as under uvicorn's own send
+                if kind == SEND_MANY:
+                    for text in message["texts"]:
+                        conn.send_text(text)
+                elif message.get("bytes") is not None:
+                    conn.send_binary(message["bytes"])
+                else:
+                    conn.send_text((message.get("text") or "").encode())
+            except InvalidState:
+                raise ClientDisconnected() from None  # what uvicorn raises once the close began
+            frames = conn.data_to_send()
+            out = self._out
+            if out is None:
+                self._out = frames
             else:
-                self._queue(0x81, (message.get("text") or "").encode())
+                out.extend(frames)
+            self._pending += sum(map(len, frames))
             if self._pending >= FLUSH_BYTES:
                 # Written now: past the transport's high-water mark it pauses, and the next send
                 # waits (as uvicorn's does), so that a client that stops reading is noticed.
@@ -182,25 +244,6 @@ def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
             elif not self._flush_due:
                 self._flush_due = True
                 self.loop.call_soon(self._scheduled_flush)
-
-        def _queue(self, first_byte: int, payload: bytes | memoryview) -> None:
-            """Encode one whole frame (FIN set; 0x81 text, 0x82 binary) for the next write."""
-            conn = self.conn
-            if conn.state is not OPEN:
-                raise ClientDisconnected()  # what uvicorn raises once the close began
-            out = self._out
-            if out is None:
-                out = self._out = []
-            if conn.extensions:  # permessage-deflate (``ws_deflate``): websockets encodes
-                if first_byte == 0x81:
-                    conn.send_text(bytes(payload))
-                else:
-                    conn.send_binary(bytes(payload))
-                out.extend(conn.data_to_send())
-            else:
-                out.append(frame_header(first_byte, len(payload)))
-                out.append(payload)
-            self._pending += len(payload)
 
         def _scheduled_flush(self) -> None:
             self._flush_due = False
@@ -220,13 +263,8 @@ def websocket_protocol(batch: bool = True) -> type[asyncio.Protocol]:
     return ServerWebSocketProtocol
 
 
-_made: dict[str, type[asyncio.Protocol]] = {}
-
-
 def __getattr__(name: str) -> type[asyncio.Protocol]:
-    """``WebSocketProtocol``: ``websocket_protocol()``, made once, for ``uvicorn --ws``."""
+    """``WebSocketProtocol``: ``websocket_protocol()``, for ``uvicorn --ws``."""
     if name != "WebSocketProtocol":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _made:
-        _made[name] = websocket_protocol()
-    return _made[name]
+    return websocket_protocol()
