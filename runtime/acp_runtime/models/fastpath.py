@@ -174,9 +174,6 @@ class FastPathValidator:
         **more: Any,
     ) -> Any:
         """Validate Python data with the fast path, and with the full path if that fails."""
-        fast = self._fast
-        if fast is _UNBUILT:
-            fast = self._warm()
         if (
             strict is None
             and extra is None
@@ -188,12 +185,10 @@ class FastPathValidator:
             and by_name is None
             and not more
         ):  # the common call, kept short
-            if fast is not None:
-                try:
-                    return fast.validate_python(input)
-                except ValidationError:
-                    pass
-            return self.full.validate_python(input)
+            return self.validate_plain(input)
+        fast = self._fast
+        if fast is _UNBUILT:
+            fast = self._warm()
         kwargs = _given(
             strict, extra, context, self_instance, allow_partial, by_alias, by_name, more
         )

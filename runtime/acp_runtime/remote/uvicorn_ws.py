@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import dis
 import logging
+from collections.abc import Callable
 from typing import Any
 
 FLUSH_BYTES = 64 * 1024  # asyncio's default high-water mark of a transport's write buffer
@@ -53,22 +54,45 @@ USES_METHODS = tuple(
 logger = logging.getLogger(__name__.rpartition(".")[0])  # acp_runtime.remote
 
 
-class Inbox:
-    """A FIFO of received events for any number of waiting readers (uvicorn's ``queue``)."""
+class _Waiters:
+    """The readers waiting for something, made when the first one waits (no deque each)."""
 
-    __slots__ = ("_items", "_waiters")
+    __slots__ = ("_waiters",)
 
     def __init__(self) -> None:
-        self._items: list[Any] = []
-        self._waiters: list[asyncio.Future[None]] | None = None  # made when a reader first waits
+        self._waiters: list[asyncio.Future[None]] | None = None
 
-    def put_nowait(self, item: Any) -> None:
-        """Queue ``item`` and wake the readers."""
-        self._items.append(item)
+    def _wake(self) -> None:
         if self._waiters:
             for waiter in self._waiters:
                 if not waiter.done():
                     waiter.set_result(None)
+
+    async def _wait_until(self, ready: Callable[[], bool]) -> None:
+        while not ready():
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if self._waiters is None:
+                self._waiters = []
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiters.remove(waiter)
+
+
+class Inbox(_Waiters):
+    """A FIFO of received events for any number of waiting readers (uvicorn's ``queue``)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._items: list[Any] = []
+
+    def put_nowait(self, item: Any) -> None:
+        """Queue ``item`` and wake the readers."""
+        self._items.append(item)
+        self._wake()
 
     def empty(self) -> bool:
         """Whether nothing is queued."""
@@ -80,26 +104,19 @@ class Inbox:
 
     async def get(self) -> Any:
         """The oldest item, once there is one."""
-        while not self._items:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            if self._waiters is None:
-                self._waiters = []
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                self._waiters.remove(waiter)
+        if not self._items:
+            await self._wait_until(lambda: bool(self._items))
         return self._items.pop(0)
 
 
-class Flag:
+class Flag(_Waiters):
     """A set/clear flag that can be waited for (uvicorn's ``writable``), no deque of its own."""
 
-    __slots__ = ("_set", "_waiters")
+    __slots__ = ("_set",)
 
     def __init__(self) -> None:
+        super().__init__()
         self._set = True
-        self._waiters: list[asyncio.Future[None]] | None = None
 
     def is_set(self) -> bool:
         """Whether the flag is set."""
@@ -108,10 +125,7 @@ class Flag:
     def set(self) -> None:
         """Set it and wake the waiters."""
         self._set = True
-        if self._waiters:
-            for waiter in self._waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+        self._wake()
 
     def clear(self) -> None:
         """Clear it."""
@@ -119,15 +133,7 @@ class Flag:
 
     async def wait(self) -> bool:
         """Return (True) once the flag is set."""
-        while not self._set:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            if self._waiters is None:
-                self._waiters = []
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                self._waiters.remove(waiter)
+        await self._wait_until(self.is_set)
         return True
 
 
