@@ -14,8 +14,9 @@ fi
 # imports again and again, 567 s instead of 445 s.)
 .venv/bin/python -m pip install --quiet --disable-pip-version-check \
   --config-settings editable_mode=compat -e ./runtime -e '.[test]'
-# One worker more than there are CPUs (`-n 0` runs in this process): the tests wait on subprocesses
-# and sockets for ~15 % of their time, which one more worker fills (2 CPUs: 445 s with 3
-# workers, 472 s with 2). A hung test fails after 10 minutes instead of hanging CI.
-WORKERS=$(( $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 ))
+# Two workers more than there are CPUs (`-n 0` runs in this process): the tests wait on
+# subprocesses and sockets for a good part of their time, which more workers fill (2 CPUs: 472 s
+# with 2 workers, 445-457 s with 3 at 183 % CPU). A hung test fails after 10 minutes instead of
+# hanging CI.
+WORKERS=$(( $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 2 ))
 exec .venv/bin/python -m pytest -n "$WORKERS" --timeout=600 "$@"
