@@ -91,6 +91,46 @@ async def test_push_reader_trailing_line_at_eof_and_read_compat() -> None:
     assert await reader.read() == b""
 
 
+async def test_a_pipe_is_read_into_buffers_the_heap_serves() -> None:
+    """asyncio reads a pipe 256 KiB at a time: a buffer that big is mapped, shrunk and unmapped
+    by the allocator for every read (three system calls per message when messages come one at a
+    time, a third of a round trip's CPU). The runtime's pipes read at most 64 KiB, what a pipe
+    holds, and a line longer than that still arrives whole."""
+    import tracemalloc
+
+    reader, writer = await push_pipe()
+    writer.write(b"x" * 100)
+    await writer.drain()
+    await asyncio.sleep(0.02)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        await asyncio.sleep(0)
+        assert await reader.read() == b"x" * 100
+        writer.write(b"y" * 100)
+        await writer.drain()
+        for _ in range(50):  # the read happens in the transport's callback
+            await asyncio.sleep(0.001)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert await reader.read() == b"y" * 100
+    assert peak < pipes.PIPE_READ_BYTES + 16 * 1024, f"{peak} bytes allocated to read 100"
+
+    long_line = b"z" * (3 * pipes.PIPE_READ_BYTES) + b"\n"
+    async with served_push() as s:
+        await s.raw.send(
+            long_line[:-1].join(
+                [b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"', b'"}}\n']
+            )
+        )
+        assert await s.raw.recv() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"text": long_line[:-1].decode()},
+        }
+
+
 async def test_notifications_ordered_per_key_across_many_keys() -> None:
     # More keys than idle workers are kept: retired workers come back in order.
     keys = [f"s{i}" for i in range(limits._IDLE_WORKERS_MAX + 40)]
