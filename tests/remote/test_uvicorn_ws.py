@@ -319,6 +319,33 @@ async def test_a_websocket_holds_less_memory_than_under_uvicorns_protocol() -> N
     assert per_connection < 30, f"{per_connection:.1f} KiB per connection"
 
 
+async def test_sockets_are_read_into_buffers_the_heap_serves() -> None:
+    """asyncio reads a socket 256 KiB at a time, a buffer the allocator maps, shrinks and unmaps
+    on every read (three system calls per message at 1,024 connections: 1.21-1.39x the TS
+    server's updates/s before, 1.62-1.80x after). The server reads at most 64 KiB: the peak of
+    Python memory while a WebSocket sets up a session stays far below 256 KiB."""
+    port = _free_port()
+    script = f"""
+        import tracemalloc
+        from tests.remote.support import EchoAgent, remote
+        def agent():
+            current, peak = tracemalloc.get_traced_memory()
+            print(peak - current, flush=True)
+            tracemalloc.reset_peak()
+            return EchoAgent()
+        tracemalloc.start()
+        remote.serve_remote(agent, "127.0.0.1", {port}, log_level="warning", loop="asyncio")
+        """
+    async with serving(script, port) as process:
+        assert process.stdout is not None
+        held = [await open_session(port) for _ in range(6)]
+        peaks = [int(await process.stdout.readline()) for _ in range(6)]
+        for ws, _ in held:
+            await ws.close()
+    # The first two warm up; each later reading covers a whole connection's setup.
+    assert max(peaks[2:]) < 160 * 1024, peaks
+
+
 async def test_inbox_hands_items_in_order_to_any_number_of_readers() -> None:
     inbox = Inbox()
     inbox.put_nowait(1)

@@ -43,6 +43,18 @@ def _drain_check(writer: WriterLike) -> Callable[[], bool]:
     return check
 
 
+def read_from_the_heap(transport: asyncio.BaseTransport) -> None:
+    """Make asyncio's pipe or socket `transport` read at most `PIPE_READ_BYTES` at a time.
+
+    asyncio reads `max_size` (256 KiB) bytes at a time: the allocator maps a buffer that big,
+    shrinks it to what came and unmaps it, three system calls per read, which is per message
+    when messages come one at a time (a third of a round trip's CPU over a pipe). A pipe holds
+    64 KiB (Linux's default): reads of that size come from the heap and lose nothing. Other
+    transports (uvloop's, TLS) have their own buffers and are left alone."""
+    if type(getattr(transport, "max_size", None)) is int:
+        setattr(transport, "max_size", PIPE_READ_BYTES)  # noqa: B010 (not in its type)
+
+
 class _FileReader:
     """Blocking reads from a regular file (stdin redirected from a file), in a thread."""
 
@@ -98,12 +110,7 @@ class _PipeReader(asyncio.Protocol):
         """Keep the transport (to pause and resume reading)."""
         # Duck-typed: uvloop's pipe transports have the methods but are not ReadTransport's
         self._transport = cast(asyncio.ReadTransport, transport)
-        if type(getattr(transport, "max_size", None)) is int:
-            # asyncio's pipe transport reads `max_size` (256 KiB) bytes at a time: a buffer
-            # that big is mapped, shrunk and unmapped by the allocator on every read, three
-            # system calls per message when messages come one at a time. A pipe holds 64 KiB
-            # (Linux's default): reads of that size come from the heap and lose nothing.
-            setattr(transport, "max_size", PIPE_READ_BYTES)  # noqa: B010 (not in its type)
+        read_from_the_heap(transport)
 
     def data_received(self, data: bytes) -> None:
         """Hand ``data`` to the attached connection, or buffer it for ``read``."""

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
+from ..jsonrpc.pipes import read_from_the_heap
 from .asgi import ASGIApp
 from .limits import DEFAULT_LIMITS, RemoteLimits
 from .ratelog import rate_limit_loggers
@@ -158,6 +159,7 @@ def _guarded_h11(header_timeout: float) -> type[asyncio.Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            read_from_the_heap(transport)  # (the WebSocket after an upgrade reads through it too)
             self._arm()
 
         def _arm(self) -> None:
