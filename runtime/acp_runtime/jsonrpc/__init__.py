@@ -97,7 +97,7 @@ from .limits import (
     Timeout,
     timeout_block,
 )
-from .pipes import open_pipe_reader, open_pipe_writer
+from .pipes import open_pipe_reader, open_pipe_writer, read_from_the_heap
 from .relay import relay
 from .stdio import connect_stdio, serve_stdio, spawn
 
@@ -138,6 +138,7 @@ __all__ = [
     "open_pipe_reader",
     "open_pipe_writer",
     "quiet_when_peer_gone",
+    "read_from_the_heap",
     "relay",
     "serve_stdio",
     "spawn",

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from ..jsonrpc.pipes import read_from_the_heap
+from ..jsonrpc import read_from_the_heap
 from .asgi import ASGIApp
 from .limits import DEFAULT_LIMITS, RemoteLimits
 from .ratelog import rate_limit_loggers
