@@ -150,16 +150,21 @@ class ReadLoop:
 
     async def run(self) -> None:
         """Read to the end of input (the last line without a newline included)."""
-        reader = self._reader
+        reader, output, feed = self._reader, self._output, self._intake.feed
+
+        def take(chunk: bytes) -> None:
+            output.input_since_write = True  # our next frame may answer it: written at once
+            feed(chunk)
+
         if isinstance(reader, _PipeReader):
             # Chunks are handed over straight from the transport's callback (no task hop).
-            await reader.attach(self._intake.feed, self._blocked, self.catch_up)
+            await reader.attach(take, self._blocked, self.catch_up)
         else:
             while True:
                 chunk = await reader.read(READ_CHUNK)
                 if not chunk:
                     break
-                self._intake.feed(chunk)
+                take(chunk)
                 await self.catch_up()
                 if not self._output.tells:
                     await self._output.drain()  # our answers to that chunk

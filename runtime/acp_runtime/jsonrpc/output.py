@@ -11,6 +11,13 @@ every later write raises ``ConnectionError`` naming the reason. Writers that can
 requests and notifications) wait while more than ``Limits.max_output_bytes`` is buffered, so
 concurrent large frames to a reading peer are all delivered. ``release`` (the connection is
 closing) ends every wait at once; closing is bounded by ``close_timeout``.
+
+Bursts are written together. The first frame after input arrived (an answer, the next request
+of a conversation) is written at once; a frame with no input since the previous write (a flood
+of notifications, the second answer to one chunk of requests) is held and written with the rest
+of its burst when the event loop next turns, or once ``CORK_BYTES`` are held. One write instead
+of one per frame saves a system call per message and, where the peer shares the CPU, a wake-up
+of the peer per message; a round trip is never delayed.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from .gone import PeerGoneError
 from .limits import Limits
 from .log import logger
 from .pipes import _drain_check
+
+CORK_BYTES: int = 16 * 1024
+"""Bytes held at most before they are written (a burst that never lets the loop turn)."""
 
 
 class DrainWatch:
@@ -103,6 +113,11 @@ class Output:
         taken up to `_answers_end`: what it took only grows, so until the next answer)."""
         self._drain_watch = DrainWatch(self, limits)
         self._watch: asyncio.Task[None] | None = None
+        self.input_since_write = True
+        """Whether input arrived since the last write (set by the reading side): the next
+        frame is then written at once, else it is held for its burst's write."""
+        self._held: list[bytes] | None = None  # a burst's frames, written by `flush`
+        self._held_bytes = 0
 
     def start(self) -> None:
         """Watch for the peer closing its end (for writers that can tell: ``wait_closed``)."""
@@ -152,10 +167,27 @@ class Output:
         return PeerGoneError("connection closed")
 
     def send(self, frame: bytes, *, answer: bool = False) -> None:
-        """Write one frame now (raises ``ConnectionError`` once the output is closed or lost);
-        ``answer``: it answers the peer (see ``answers_backed_up``)."""
+        """Write one frame, now or with the rest of its burst before the event loop next
+        waits (raises ``ConnectionError`` once the output is closed or lost); ``answer``: it
+        answers the peer (see ``answers_backed_up``)."""
         if self.closed or self.lost is not None:  # `usable()`, inlined
             raise self._unusable()
+        held = self._held
+        if held is None and self.tells:
+            if self.input_since_write:
+                self.input_since_write = False
+            else:
+                held = self._held = []
+                asyncio.get_running_loop().call_soon(self.flush)
+        if held is not None:
+            held.append(frame)
+            self._held_bytes += len(frame)
+            if answer:
+                self._answers_end = self._written + self._held_bytes
+                self.answers_unread = True
+            if self._held_bytes >= CORK_BYTES:
+                self.flush()
+            return
         try:
             self._writer.write(frame)
         except (OSError, RuntimeError) as exc:
@@ -166,6 +198,25 @@ class Output:
             self._answers_end = self._written
             self.answers_unread = True
         if self.tells and self.buffered() > 0:
+            self._drain_watch.start()
+
+    def flush(self) -> None:
+        """Write the frames a burst holds, if any (a failure loses the output, as in ``send``)."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        data = held[0] if len(held) == 1 else b"".join(held)
+        self._held_bytes = 0
+        if self.lost is not None:
+            return  # nobody to write to
+        try:
+            self._writer.write(data)
+        except (OSError, RuntimeError) as exc:
+            self.lose(f"writing failed: {exc}", stalled=False)
+            return
+        self._written += len(data)
+        if self.buffered() > 0:
             self._drain_watch.start()
 
     def backed_up(self) -> bool:
@@ -253,6 +304,7 @@ class Output:
         """Close the writer: flush for at most ``timeout`` seconds, then abort the transport."""
         if self.closed:
             return
+        self.flush()
         self.closed = True  # the watch ends with the writer (cancelling it would cancel the
         # writer's own close waiter, which it awaits)
         self._wake.set()
