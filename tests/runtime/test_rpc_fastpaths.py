@@ -131,6 +131,37 @@ async def test_a_pipe_is_read_into_buffers_the_heap_serves() -> None:
         }
 
 
+async def test_a_round_trip_does_not_ask_asyncio_for_the_running_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On CPython 3.11 every ``asyncio.get_running_loop()`` (and ``create_task``, and
+    ``current_task()`` without a loop) is a ``getpid`` system call: a connection asks once, not
+    three times a round trip."""
+    from rpc_peers import pair
+
+    asked: list[str] = []
+
+    def counting(name: str) -> Any:
+        real = getattr(asyncio, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if name != "current_task" or not args:  # with a loop it needs no look-up
+                asked.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    async with pair() as p:
+        for _ in range(5):  # warm-up: the first round trips may ask
+            await p.client.request("echo", EchoParams(text="w"), EchoResult)
+        for name in ("get_running_loop", "create_task", "current_task", "ensure_future"):
+            monkeypatch.setattr(asyncio, name, counting(name))
+        for _ in range(50):
+            await p.client.request("echo", EchoParams(text="x"), EchoResult)
+        monkeypatch.undo()
+    assert len(asked) <= 5, asked
+
+
 async def test_notifications_ordered_per_key_across_many_keys() -> None:
     # More keys than idle workers are kept: retired workers come back in order.
     keys = [f"s{i}" for i in range(limits._IDLE_WORKERS_MAX + 40)]

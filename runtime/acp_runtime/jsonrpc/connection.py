@@ -47,6 +47,7 @@ from .limits import (
     request_limit,
 )
 from .log import PeerLog, logger
+from .loop import LoopRef
 from .notifications import NotificationQueues
 from .ordering import Ledger
 from .outbound import RequestTable
@@ -91,9 +92,10 @@ class Connection:
         log = self._log = PeerLog()
         self._ledger = Ledger(limits.ordering_timeout, log)
         self._output = Output(writer, limits, self._output_lost)
-        self._table = RequestTable(self._ledger, log)
+        loop = LoopRef()
+        self._table = RequestTable(self._ledger, log, loop)
         self._requests = InboundRequests(
-            self._ledger, self._reply, self._output.drain, log, self._output.must_drain
+            self._ledger, self._reply, self._output.drain, log, self._output.must_drain, loop
         )
         self._notifications = NotificationQueues(self._ledger, log)
         # What the inbound limits count, read between lines without a call each.

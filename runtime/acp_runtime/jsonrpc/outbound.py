@@ -17,6 +17,7 @@ from typing import Any
 from .framing import RequestId, RpcError
 from .limits import _ABANDONED_MAX
 from .log import PeerLog
+from .loop import LoopRef
 from .ordering import ORIGIN, Ledger, Origin
 
 
@@ -34,9 +35,10 @@ class Pending:
 class RequestTable:
     """Our outbound requests by id."""
 
-    def __init__(self, ledger: Ledger, log: PeerLog) -> None:
+    def __init__(self, ledger: Ledger, log: PeerLog, loop: LoopRef) -> None:
         self._ledger = ledger
         self._log = log
+        self._loop = loop
         self._next_id = 0
         self._pending: dict[int, Pending] = {}
         self._abandoned: set[RequestId] = set()
@@ -53,7 +55,7 @@ class RequestTable:
         origin = ORIGIN.get()
         if origin is not None and origin.ledger is not self._ledger:
             origin = None
-        entry = Pending(method, asyncio.get_running_loop().create_future(), origin)
+        entry = Pending(method, self._loop().create_future(), origin)
         self._pending[request_id] = entry
         if origin is not None:
             self.handler_waits += 1
@@ -80,7 +82,7 @@ class RequestTable:
         if self._pending.get(request_id) is not entry:
             return False
         if entry.future.cancelled():
-            entry.future = asyncio.get_running_loop().create_future()
+            entry.future = self._loop().create_future()
         return True
 
     def give_up(self, request_id: int) -> bool:

@@ -28,6 +28,7 @@ from .framing import (
     encode_error,
 )
 from .log import PeerLog
+from .loop import LoopRef
 from .ordering import ORIGIN, Ledger, Origin
 
 
@@ -45,6 +46,7 @@ class InboundRequests:
         flow: Callable[[], Awaitable[None]],
         log: PeerLog,
         must_flow: Callable[[], bool] | None = None,
+        loop: LoopRef | None = None,
     ) -> None:
         """``flow()`` waits until the answers written can be taken; ``must_flow()`` tells
         whether it would wait (asked first: no coroutine an answer when it would not)."""
@@ -54,6 +56,7 @@ class InboundRequests:
         self._flow = flow
         self._must_flow = _always if must_flow is None else must_flow
         self._log = log
+        self._loop = LoopRef() if loop is None else loop
         # Requests being served: their task and method (None: an extension method).
         self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
         self.inflight = self._inflight
@@ -87,7 +90,7 @@ class InboundRequests:
             )
             self._reply(encode_error(None, error))
             return
-        task = asyncio.create_task(self._serve(request_id, method, function, args, spec))
+        task = self._loop().create_task(self._serve(request_id, method, function, args, spec))
         self._inflight[request_id] = (task, spec)
 
     async def _serve(
@@ -140,7 +143,7 @@ class InboundRequests:
 
     def _forget(self, request_id: RequestId) -> None:
         entry = self._inflight.get(request_id)
-        if entry is not None and entry[0] is asyncio.current_task():
+        if entry is not None and entry[0] is asyncio.current_task(self._loop()):
             del self._inflight[request_id]
 
     def _answer_cancelled(self, request_id: RequestId, spec: MethodSpec | None) -> None:
