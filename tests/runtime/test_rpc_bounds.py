@@ -232,6 +232,51 @@ async def test_a_writer_that_bounds_its_own_stalls_is_not_timed_by_the_connectio
     writer.close()
 
 
+async def test_a_writer_that_tells_when_it_must_be_drained_is_drained_only_then() -> None:
+    # the remote transports' sinks say when they are full (`must_drain()`): a message sent
+    # while there is room costs no drain (no coroutine a message); once full, sends wait
+    class Sink:
+        bounds_stalls = True
+
+        def __init__(self) -> None:
+            self.written = bytearray()
+            self.full = False
+            self.drains = 0
+            self.room = asyncio.Event()
+
+        def write(self, data: bytes) -> None:
+            self.written += data
+
+        def must_drain(self) -> bool:
+            return self.full
+
+        async def drain(self) -> None:
+            self.drains += 1
+            await self.room.wait()
+            self.full = False
+
+        def close(self) -> None:
+            self.room.set()
+
+    reader, writer = await pipe()
+    sink = Sink()
+    connection = rpc.Connection(None, {}, reader, sink)
+    run = asyncio.create_task(connection.run())
+    for n in range(20):
+        await asyncio.wait_for(connection.notify("peer/x", {"n": n}), TIMEOUT)
+    assert sink.drains == 0 and sink.written.count(b'"peer/x"') == 20
+    sink.full = True
+    sent = asyncio.create_task(connection.notify("peer/x", {"n": 20}))
+    await asyncio.sleep(0.05)
+    assert not sent.done() and sink.drains >= 1
+    sink.room.set()
+    await asyncio.wait_for(sent, TIMEOUT)
+    assert sink.written.count(b'"peer/x"') == 21
+    await asyncio.wait_for(connection.close(), TIMEOUT)
+    await asyncio.wait_for(run, TIMEOUT)
+    writer.close()
+
+
 async def test_close_is_bounded_by_close_timeout() -> None:
     class Stubborn:
         def __init__(self) -> None:

@@ -23,8 +23,12 @@ def _drain_check(writer: WriterLike) -> Callable[[], bool]:
 
     An ``asyncio.StreamWriter`` only needs it once its transport buffer is above the high-water
     mark (that is when ``drain()`` would block) or when the transport is closing (``drain()``
-    then reports the lost connection); anything else is always drained.
+    then reports the lost connection); a writer with a ``must_drain()`` method of its own (the
+    remote transports' sinks) tells; anything else is always drained.
     """
+    own: Callable[[], bool] | None = getattr(writer, "must_drain", None)
+    if callable(own):
+        return own
     transport = getattr(writer, "transport", None)
     # the transport duck-typed: uvloop's have these methods but are not asyncio's classes
     if not isinstance(writer, asyncio.StreamWriter) or not all(

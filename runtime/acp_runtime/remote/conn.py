@@ -144,12 +144,21 @@ class RemoteConnection:
             self._route(data[start:end] if start or end < len(data) else data)
             start = end
 
+    def must_drain(self) -> bool:
+        """Whether ``drain`` would wait or fail (asked by the agent's connection after each
+        message: no coroutine a message while there is room)."""
+        return (
+            self.buffered >= self.limits.max_buffered_bytes
+            or self.closed
+            or self.budget.output_full
+        )
+
     async def drain(self) -> None:
         """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
         spent; cut it off if it stalls."""
         limit = self.limits.max_buffered_bytes
         if self.buffered < limit and not self.closed and not self.budget.output_full:
-            return  # room (the common case: once per message the agent sends)
+            return  # room
         await self._wait_room(
             # Not the agent's unread input: its own writes waiting on that would deadlock.
             lambda: self.buffered >= limit,
