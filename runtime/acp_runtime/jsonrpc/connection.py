@@ -95,7 +95,7 @@ class Connection:
         loop = LoopRef()
         self._table = RequestTable(self._ledger, log, loop)
         self._requests = InboundRequests(
-            self._ledger, self._reply, self._output.drain, log, self._output.must_drain, loop
+            self._ledger, self._reply, self._output.drain, log, loop, self._output.must_drain
         )
         self._notifications = NotificationQueues(self._ledger, log)
         # What the inbound limits count, read between lines without a call each.

@@ -23,6 +23,7 @@ of the peer per message; a round trip is never delayed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -188,35 +189,33 @@ class Output:
             if self._held_bytes >= CORK_BYTES:
                 self.flush()
             return
-        try:
-            self._writer.write(frame)
-        except (OSError, RuntimeError) as exc:
-            self.lose(f"writing failed: {exc}", stalled=False)
-            raise self._unusable() from exc
-        self._written += len(frame)
+        self._write(frame)
         if answer:
             self._answers_end = self._written
             self.answers_unread = True
-        if self.tells and self.buffered() > 0:
-            self._drain_watch.start()
 
     def flush(self) -> None:
-        """Write the frames a burst holds, if any (a failure loses the output, as in ``send``)."""
+        """Write the frames a burst holds, if any (a failure loses the output, as in ``send``,
+        without raising: nobody waits on the burst)."""
         held = self._held
         if held is None:
             return
         self._held = None
-        data = held[0] if len(held) == 1 else b"".join(held)
         self._held_bytes = 0
         if self.lost is not None:
             return  # nobody to write to
+        with contextlib.suppress(ConnectionError):
+            self._write(held[0] if len(held) == 1 else b"".join(held))
+
+    def _write(self, data: bytes) -> None:
+        """Write ``data`` to the writer now; a failure loses the output and raises."""
         try:
             self._writer.write(data)
         except (OSError, RuntimeError) as exc:
             self.lose(f"writing failed: {exc}", stalled=False)
-            return
+            raise self._unusable() from exc
         self._written += len(data)
-        if self.buffered() > 0:
+        if self.tells and self.buffered() > 0:
             self._drain_watch.start()
 
     def backed_up(self) -> bool:

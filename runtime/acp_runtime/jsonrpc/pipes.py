@@ -16,6 +16,7 @@ from .framing import ReaderLike, WriterLike
 from .limits import READ_CHUNK
 
 PIPE_READ_BYTES = 64 * 1024
+"""The most asyncio's pipe and socket transports read at a time (``read_from_the_heap``)."""
 
 
 def _drain_check(writer: WriterLike) -> Callable[[], bool]:

@@ -45,8 +45,8 @@ class InboundRequests:
         reply: Callable[[bytes], None],
         flow: Callable[[], Awaitable[None]],
         log: PeerLog,
+        loop: LoopRef,
         must_flow: Callable[[], bool] | None = None,
-        loop: LoopRef | None = None,
     ) -> None:
         """``flow()`` waits until the answers written can be taken; ``must_flow()`` tells
         whether it would wait (asked first: no coroutine an answer when it would not)."""
@@ -56,7 +56,7 @@ class InboundRequests:
         self._flow = flow
         self._must_flow = _always if must_flow is None else must_flow
         self._log = log
-        self._loop = LoopRef() if loop is None else loop
+        self._loop = loop
         # Requests being served: their task and method (None: an extension method).
         self._inflight: dict[RequestId, tuple[asyncio.Task[None], MethodSpec | None]] = {}
         self.inflight = self._inflight

@@ -156,9 +156,9 @@ class RemoteConnection:
     async def drain(self) -> None:
         """Wait while the client holds ``max_buffered_bytes`` unread or the server's budget is
         spent; cut it off if it stalls."""
-        limit = self.limits.max_buffered_bytes
-        if self.buffered < limit and not self.closed and not self.budget.output_full:
+        if not self.must_drain():
             return  # room
+        limit = self.limits.max_buffered_bytes
         await self._wait_room(
             # Not the agent's unread input: its own writes waiting on that would deadlock.
             lambda: self.buffered >= limit,
