@@ -89,3 +89,48 @@ async def test_a_bridge_removes_what_killed_conductors_left_and_nothing_live(
     assert ours.name.startswith(f"acp-mcp-{os.getpid()}-")
     await bridge.close()
     assert not ours.exists() and live.exists()
+
+
+async def test_binding_failures_are_outer_errors_with_the_reference_sdks_codes() -> None:
+    # an unknown server id, a requestId already active for the server, a server that stopped
+    # while a request waited: outer ACP errors (the TypeScript SDK's -33001, -32602, -33002),
+    # never an answer that looks like the tool's own
+    from acp_runtime.jsonrpc import RpcError
+    from acp_runtime.proxies.mcp_acp import BACKEND_FAILED, SERVER_UNAVAILABLE, McpProvider
+    from mcp.server.mcpserver import MCPServer
+
+    slow = MCPServer("slow")
+    running, gate = asyncio.Event(), asyncio.Event()
+
+    @slow.tool()
+    async def wait() -> str:
+        """Wait for the gate."""
+        running.set()
+        await gate.wait()
+        return "done"
+
+    provider = McpProvider()
+    server_id = provider.add("slow", slow)
+    mcp_meta = {"protocolVersion": "2026-07-28", "clientCapabilities": {}}
+    meta = {"_meta": {f"io.modelcontextprotocol/{k}": v for k, v in mcp_meta.items()}}
+    with pytest.raises(RpcError) as unknown:
+        await provider.handle({"serverId": "nobody", "requestId": "1", "method": "tools/list"})
+    assert unknown.value.code == SERVER_UNAVAILABLE == -33001
+    call = {
+        "serverId": server_id,
+        "requestId": "r1",
+        "method": "tools/call",
+        "params": {"name": "wait", "arguments": {}, **meta},
+    }
+    first = asyncio.create_task(provider.handle(call))
+    await asyncio.wait_for(running.wait(), 10)
+    with pytest.raises(RpcError) as twice:
+        await provider.handle(call)
+    assert twice.value.code == -32602
+    await provider.close()
+    with pytest.raises(RpcError) as stopped:
+        await asyncio.wait_for(first, 10)
+    assert stopped.value.code == BACKEND_FAILED == -33002
+    with pytest.raises(RpcError) as after:
+        await provider.handle({**call, "requestId": "r2"})
+    assert after.value.code == BACKEND_FAILED

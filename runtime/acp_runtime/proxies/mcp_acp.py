@@ -12,6 +12,13 @@ them. Needs the `mcp` extra (`pip install 'acp-runtime[mcp]'`); nothing MCP is m
   the client session sends becomes an `mcp/message` request on `connection`, its answer the MCP
   response; `deliver(params)` takes the provider's `mcp/message` notifications.
 
+The binding's own failures are outer ACP errors: a server id nobody here provides -33001, a
+`requestId` already active for the server -32602, a server that stopped before answering -33002
+(the reference TypeScript SDK's codes); an MCP error of the server is an inner one, in a
+successful answer. MCP 2026-07-28 requests (no handshake; the revision, client capabilities and
+info in each request's `_meta`, as that SDK sends them) and the earlier handshake revisions both
+reach the server as sent.
+
 The pinned schema carries no MCP notification from the consumer to the provider: the provider
 completes the MCP handshake itself (it sends the server `notifications/initialized` once its
 `initialize` is answered); other consumer notifications are dropped.
@@ -50,6 +57,13 @@ except ImportError as exc:  # pragma: no cover (the extra is installed in the te
 logger = logging.getLogger(__name__)
 
 MCP_MESSAGE = "mcp/message"
+SERVER_UNAVAILABLE = -33001
+"""The outer error of an `mcp/message` for a server id nobody here provides."""
+BACKEND_FAILED = -33002
+"""The outer error of an `mcp/message` whose MCP server stopped without an MCP outcome."""
+# The pinned schema names no codes for the binding's own failures; these are the reference
+# TypeScript SDK's (`McpBindingErrorCode` of @agentclientprotocol/sdk 2.4.0), so that a consumer
+# built on it tells them apart from inner MCP errors, which travel in a successful answer.
 Notify = Callable[[str, Any], Awaitable[None]]
 """How a provider sends a notification to the consumer: (ACP method, params)."""
 
@@ -82,12 +96,17 @@ class _Served:
         if self._started is None:
             self._started = asyncio.ensure_future(self._start())
         write = await asyncio.shield(self._started)
+        if any(active == request_id for _, active in self._waiting.values()):
+            raise RpcError(INVALID_PARAMS, f"requestId {request_id!r} is already active")
         local = next(self._ids)
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[local] = (answer, request_id)
         try:
             message = JSONRPCRequest(jsonrpc="2.0", id=local, method=method, params=params)
-            await write.send(SessionMessage(message))
+            try:
+                await write.send(SessionMessage(message))
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                raise self._stopped() from None
             outcome = await answer
         finally:
             self._waiting.pop(local, None)
@@ -99,7 +118,18 @@ class _Served:
             await write.send(SessionMessage(done))
         return {"result": outcome.result}
 
+    def _stopped(self) -> RpcError:
+        return RpcError(BACKEND_FAILED, f"the MCP server {self.server_id!r} has stopped")
+
     async def _read(self, read: Any, write: Any) -> None:
+        try:
+            await self._serve(read, write)
+        finally:  # the server is gone: nothing waiting gets an MCP outcome now
+            for answer, _ in self._waiting.values():
+                if not answer.done():
+                    answer.set_exception(self._stopped())
+
+    async def _serve(self, read: Any, write: Any) -> None:
         async for item in read:
             if isinstance(item, Exception):
                 logger.warning("MCP server %s: %s", self.server_id, item)
@@ -169,7 +199,7 @@ class McpProvider:
             raise RpcError(INVALID_PARAMS, "Invalid params: mcp/message needs a string `method`")
         served = self._served.get(params.get("serverId"))  # type: ignore[arg-type]
         if served is None:
-            raise RpcError(INVALID_PARAMS, f"no ACP MCP server {params.get('serverId')!r} here")
+            raise RpcError(SERVER_UNAVAILABLE, f"no ACP MCP server {params.get('serverId')!r} here")
         served.notify = self.notify
         return await served.request(
             str(params.get("requestId")), params["method"], params.get("params")

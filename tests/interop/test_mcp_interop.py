@@ -1,0 +1,99 @@
+"""MCP over ACP with peers nobody here wrote: the reference TypeScript SDK's own MCP-over-ACP
+binding (`McpOverAcpCaller` in an agent, `mcp_agent.mjs`; `McpOverAcpProvider` in a client,
+`mcp_client.mjs`), which speaks MCP 2026-07-28 inside `mcp/message`, against ours (an `mcp` SDK
+server a proxy provides, `Proxy.provide_mcp`; an `mcp` SDK client session, `mcp_over_acp`; the
+conductor's relay and its stdio bridge). Every part a process over real pipes.
+
+- the SDK agent calls a tool our proxy serves, through our conductor;
+- our agent calls a tool the SDK client serves;
+- the SDK agent calls a tool the SDK client serves, through our conductor and a pass-through
+  proxy (the conductor relays `mcp/message` both ways, untouched), and our stdio-only agent calls
+  it through the conductor's bridge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+INTEROP = Path(__file__).resolve().parent
+ROOT = INTEROP.parents[1]
+PROXIES = ROOT / "tests" / "proxies"
+CONDUCTOR = str(Path(sys.executable).with_name("acp-conductor"))
+TIMEOUT = 60.0
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(PROXIES)])}
+
+
+def _ours(name: str) -> str:
+    return shlex.join([sys.executable, str(PROXIES / name)])
+
+
+def _chain(agent: str, *proxies: str) -> list[str]:
+    command = [CONDUCTOR]
+    for proxy in proxies:
+        command += ["--proxy", proxy]
+    return [*command, "--agent", agent, "--grace", "2"]
+
+
+def _record(argv: list[str]) -> dict[str, Any]:
+    """Run a driver script (its stdout is one JSON record) and check that it went well."""
+    done = subprocess.run(
+        argv, cwd=INTEROP, env=_env(), capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    try:
+        record: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    except (ValueError, IndexError):
+        pytest.fail(f"{argv[1]}: no JSON record\n{done.stdout}\n--- stderr\n{done.stderr}")
+    assert record.get("ok", True), f"{record['error']}\n--- stderr\n{done.stderr}"
+    assert done.returncode == 0, done.stderr
+    return record
+
+
+def test_the_sdk_agent_calls_a_tool_our_proxy_serves(node: str) -> None:
+    agent = shlex.join([node, str(INTEROP / "mcp_agent.mjs")])
+    chain = _chain(agent, _ours("tools_proxy.py"))
+    script = [sys.executable, str(PROXIES / "prompt_once.py"), "add 2 40", "mul 2 3", "--", *chain]
+    record = _record(script)
+    # the SDK's caller found the server our proxy added to session/new, listed its tools
+    # (ours: an `mcp` SDK MCPServer) and called one; an unknown tool is the SDK agent's own answer
+    assert record["said"] == ["calc: 42", "calc: no tool mul"]
+
+
+def test_our_agent_calls_a_tool_the_sdk_client_serves(node: str) -> None:
+    record = _record([node, "mcp_client.mjs", sys.executable, str(PROXIES / "mcp_agent.py")])
+    assert record["said"] == ["add: 42"]
+    # our `mcp` SDK client session speaks the revision the SDK's binding requires
+    assert [m["method"] for m in record["mcp"]] == ["server/discover", "tools/list", "tools/call"]
+    assert {m["protocolVersion"] for m in record["mcp"]} == {"2026-07-28"}
+
+
+@pytest.mark.parametrize("agent", ["sdk agent, native", "our stdio-only agent, bridged"])
+def test_a_tool_the_sdk_client_serves_reaches_the_agent_through_our_conductor(
+    node: str, agent: str
+) -> None:
+    if agent.startswith("sdk"):
+        chain = _chain(shlex.join([node, "mcp_agent.mjs"]), _ours("passthrough_proxy.py"))
+        prompts = ["--prompt", "add 2 40", "--prompt", "mul 2 3"]
+        expected = ["calc: 42", "calc: no tool mul"]
+    else:
+        chain = _chain(_ours("stdio_mcp_agent.py"))
+        prompts, expected = [], ["calc: 42"]
+    record = _record([node, "mcp_client.mjs", *prompts, *chain])
+    assert record["said"] == expected
+    assert "tools/call" in [m["method"] for m in record["mcp"]]
+    # the chain said it supports ACP MCP servers, natively or through its bridge
+    assert record["initialize"]["capabilities"]["session"]["mcp"]["acp"] == {}
