@@ -209,3 +209,56 @@ async def test_a_flood_of_updates_does_not_lock_the_chain() -> None:
         updates = [p["update"]["n"] for m, p in client.notes if m == "session/update"]
         assert updates == list(range(6000))
     assert await asyncio.wait_for(process.wait(), 15) == 0
+
+
+@pytest.mark.parametrize(
+    "talking", ["talking_proxy.py", "object:talking_proxy:TalkingProxy"], ids=["process", "inside"]
+)
+async def test_a_proxy_answers_and_sends_messages_of_its_own(talking: str) -> None:
+    client = RawClient()
+    command = conductor([talking, "passthrough_proxy.py"])
+    connection, process = await spawn(command, client, {}, env=chain_env())
+    async with connection:
+        await connection.request("initialize", {"protocolVersion": 2}, None)
+        # answered by the proxy itself: the agent (which mirrors every request) never sees it
+        local = await connection.request("_proxy/version", {"x": 1}, None)
+        assert local == {"proxy": "talking", "asked": {"x": 1}}
+        answer = await connection.request(
+            "session/prompt", {"sessionId": "s1", "prompt": [], "_updates": 1}, None
+        )
+        seen = await connection.request("_seen", None, None)
+    assert await asyncio.wait_for(process.wait(), 15) == 0
+    # its own request to each side came back with that side's answer
+    assert answer["proxyAsked"] == {
+        "agent": {"method": "_probe", "params": {"q": 1}},
+        "client": PERMISSION,  # what the RawClient answers every request with
+    }
+    assert ("_proxy/ask", {"q": 2}) in client.requests
+    # its own notification reached the client before the agent's updates of that prompt
+    updates = [params["update"] for method, params in client.notes if method == "session/update"]
+    assert updates[0] == {"sessionUpdate": "agent_message_chunk", "from": "proxy"}
+    assert updates[1]["n"] == 0
+    # and its own notification reached the agent, through the pass-through proxy behind it
+    assert ["_proxy/hello", {"sessionId": "s1"}] in seen
+
+
+async def test_a_proxy_that_exits_ends_the_chain_and_its_waiting_request_says_so(
+    tmp_path: Path,
+) -> None:
+    client = RawClient()
+    command = conductor(["passthrough_proxy.py", "talking_proxy.py"])
+    connection, process = await spawn(command, client, {}, env=chain_env(PROXY_PIDS=str(tmp_path)))
+    async with connection:
+        await connection.request("initialize", {"protocolVersion": 2}, None)
+        with pytest.raises(RpcError) as gone:
+            await connection.request("_proxy/exit", None, None)
+    # the request waiting on the proxies is answered -32603, naming the one that died (not
+    # proxy 1, which held the request and was stopped because of it)
+    assert gone.value.code == -32603
+    assert (
+        gone.value.message.startswith("the proxy 2 (") and "talking_proxy.py" in gone.value.message
+    )
+    assert await asyncio.wait_for(process.wait(), 15) == 1
+    for pid in [int(p.name) for p in tmp_path.iterdir()]:  # the other proxy was stopped
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -18,7 +18,8 @@ notification and is routed like one.
 
 Lifetimes follow `spawn_agent`'s: when the client hangs up, or any component exits, the chain
 ends: each component's stdin is closed, then it gets `grace` seconds, SIGTERM, `grace` seconds,
-SIGKILL; requests still waiting on a component that is gone are answered -32603 saying so.
+SIGKILL; requests still waiting on a component that is gone are answered -32603 saying so (naming
+the component whose exit ended the chain, not one stopped because of it).
 
 Without an agent the conductor is itself a proxy (the RFD's proxy mode, for nested chains): it
 expects `proxy/initialize`, and what its last proxy sends on goes to its own conductor.
@@ -38,6 +39,7 @@ from typing import Any, cast
 
 from ..jsonrpc import (
     DEFAULT_LIMITS,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     LIMIT_TIMEOUT,
     Connection,
@@ -122,6 +124,7 @@ class Conductor:
         self._front: Connection | None = None
         self._started = False
         self._bridge: McpBridge | None = None
+        self._ended_by: str | None = None  # the component whose exit ended the chain
         self.bridge_mcp = bridge_mcp
 
     # ------------------------------------------------------------------ routing
@@ -138,7 +141,7 @@ class Conductor:
             try:
                 return await relay(self._front, PROXY_SUCCESSOR, wrap(method, params))
             except PeerGoneError as exc:
-                raise gone("conductor in front", exc) from None
+                raise self._gone("conductor in front", exc) from None
         hop = self._hops[index]
         if method == INITIALIZE and hop.proxy:
             method = PROXY_INITIALIZE  # the component learns from it that it has a successor
@@ -149,7 +152,7 @@ class Conductor:
         try:
             result = await relay(self._connection(index), method, params)
         except PeerGoneError as exc:
-            raise gone(hop.name, exc) from None
+            raise self._gone(hop.name, exc) from None
         if method == INITIALIZE and not hop.proxy and self.bridge_mcp:
             result = await self._bridge_if_needed(result)
         return result
@@ -197,7 +200,7 @@ class Conductor:
                 return await local.unlisted_request(PROXY_SUCCESSOR, wrap(method, params))
             return await relay(self._connection(index - 1), PROXY_SUCCESSOR, wrap(method, params))
         except PeerGoneError as exc:
-            raise gone("client" if index == 0 else self._hops[index - 1].name, exc) from None
+            raise self._gone("client" if index == 0 else self._hops[index - 1].name, exc) from None
 
     async def notify_up(self, index: int, method: str, params: Any) -> None:
         """Deliver a notification from component `index` to its predecessor."""
@@ -211,6 +214,15 @@ class Conductor:
                 await self._connection(index - 1).notify(PROXY_SUCCESSOR, wrap(method, params))
         except PeerGoneError:
             pass
+
+    def _gone(self, role: str, exc: PeerGoneError) -> RpcError:
+        """The error a request answers when the component it waited on has gone: naming the
+        component whose exit ended the chain, when another one's did (the others are stopped
+        then, and "proxy 1 is gone" would hide that proxy 2 died)."""
+        ended = self._ended_by
+        if ended is not None and ended != role:
+            return RpcError(INTERNAL_ERROR, f"the {ended} has exited: the chain is shut down")
+        return gone(role, exc)
 
     # ------------------------------------------------------------------ running
 
@@ -260,6 +272,9 @@ class Conductor:
                 runs[asyncio.create_task(hop.connection.run())] = hop
         try:
             done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
+            ended = [runs[task] for task in done if runs[task] is not None]
+            if ended and len(ended) == len(done):  # a component, not the client, left first
+                self._ended_by = cast(_Hop, ended[0]).name
         finally:
             # Components first: requests waiting on them fail now, and their handlers answer
             # the client before its connection closes.
