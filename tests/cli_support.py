@@ -3,8 +3,9 @@
 A plain module (on pytest's `pythonpath`), not conftest.py: `from cli_support import ...` resolves to
 whichever conftest.py was imported last once several test directories have one.
 
-The CLI is always run as a subprocess (`sys.executable -m acp_codegen ...`) so that tests see what a
-user sees: exit status, stdout and stderr, with stdout not a terminal.
+The CLI is always run as a process of its own (`python -m acp_codegen ...`, forked from a warm one
+that imported it already, see cli_fork.py) so that tests see what a user sees: exit status, stdout
+and stderr, with stdout not a terminal.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cli_fork import run_acp_codegen
 
 from acp_codegen.sources import project_root
 
@@ -57,16 +58,8 @@ def run_cli(
     merged.pop("FORCE_COLOR", None)
     merged.update(env or {})
     argv = tuple(str(a) for a in args)
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_codegen", *argv],
-        cwd=cwd or ROOT,
-        env=merged,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return CliResult(argv, done.returncode, done.stdout, done.stderr)
+    status, out, err = run_acp_codegen(list(argv), cwd or ROOT, merged, timeout)
+    return CliResult(argv, status, out, err)
 
 
 def tree_bytes(directory: Path) -> dict[str, bytes]:

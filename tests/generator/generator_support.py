@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cli_fork import run_acp_codegen
 from cli_support import MINIMAL_SCHEMA
 
 from acp_codegen.sources import default_shared_dir, project_root
@@ -71,16 +72,8 @@ def _env() -> dict[str, str]:
 def cli(*args: str | os.PathLike[str], cwd: Path) -> Run:
     """Run `acp-codegen ARGS` (as `python -m acp_codegen`) and capture the result."""
     argv = tuple(map(str, args))
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_codegen", *argv],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    return Run(argv, done.returncode, done.stdout, done.stderr)
+    status, out, err = run_acp_codegen(list(argv), cwd, _env(), 600)
+    return Run(argv, status, out, err)
 
 
 def write_schema(tmp_path: Path, schema: Schema | str, name: str = "hostile.json") -> Path:
