@@ -4,14 +4,25 @@
 // (`capabilities.session.mcp.acp`), keeps the `"type": "acp"` servers each `session/new`
 // declares, and answers every prompt by calling the tool named in the prompt's first word on each
 // of them with the integers that follow ("add 2 40"): one agent_message_chunk per server,
-// "NAME: TEXT" for the tool's first text block, "NAME: mcp error CODE" for an inner MCP error,
+// "NAME: TEXT" for the tool's first text block (with " (progress 1,2,...)" when the server sent
+// progress notifications for the call, which asks for them with a `progressToken`), "NAME: mcp error CODE" for an inner MCP error,
 // "NAME: acp error CODE" when the `mcp/message` request itself failed; then idle / end_turn.
 //
-// usage: node mcp_agent.mjs
+// usage: node mcp_agent.mjs [--frames PATH]
+//   --frames PATH: append every raw JSON-RPC frame ({"dir": "in"|"out", "msg": ...}) to PATH.
 
+import { appendFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
+
+import { frameRecord, tapReadable, tapWritable } from "./frames.mjs";
+
+const framesIndex = process.argv.indexOf("--frames");
+const framesPath = framesIndex >= 0 ? process.argv[framesIndex + 1] : null;
+const logFrame = (direction) => (line) => {
+  if (framesPath) appendFileSync(framesPath, JSON.stringify(frameRecord(direction, line)) + "\n");
+};
 
 const mcp = new acp.McpOverAcpCaller({ clientInfo: { name: "sdk-mcp-agent", version: "1.0.0" } });
 let nextId = 1;
@@ -22,19 +33,26 @@ const update = (sessionId, update) =>
   connection.client.notify(acp.methods.client.session.update, { sessionId, update });
 
 async function call(server, tool, numbers) {
-  const names = ["a", "b", "c", "d"];
-  const args = Object.fromEntries(numbers.map((n, i) => [names[i], n]));
   try {
     const listed = await mcp.request(connection.client, server.serverId, "tools/list", {});
     if ("error" in listed) return `mcp error ${listed.error.code}`;
-    if (!listed.result.tools.some((t) => t.name === tool)) return `no tool ${tool}`;
-    const outcome = await mcp.request(connection.client, server.serverId, "tools/call", {
-      name: tool,
-      arguments: args,
-    });
+    const found = listed.result.tools.find((t) => t.name === tool);
+    if (!found) return `no tool ${tool}`;
+    // the numbers go to the tool's parameters in the order its input schema lists them
+    const names = Object.keys(found.inputSchema?.properties ?? {});
+    const args = Object.fromEntries(numbers.map((n, i) => [names[i], n]));
+    const progress = [];
+    const outcome = await mcp.request(
+      connection.client,
+      server.serverId,
+      "tools/call",
+      { name: tool, arguments: args, _meta: { progressToken: `p${nextId++}` } },
+      { onNotification: (note) => progress.push(note.params?.progress) },
+    );
     if ("error" in outcome) return `mcp error ${outcome.error.code}`;
     const text = outcome.result.content.find((block) => block.type === "text");
-    return text ? text.text : JSON.stringify(outcome.result);
+    const said = text ? text.text : JSON.stringify(outcome.result);
+    return progress.length ? `${said} (progress ${progress.join(",")})` : said;
   } catch (error) {
     if (error instanceof acp.RequestError) return `acp error ${error.code}`;
     throw error;
@@ -84,7 +102,10 @@ const app = acp
 
 /** @type {acp.AgentConnection} */
 const connection = app.connect(
-  acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)),
+  acp.ndJsonStream(
+    tapWritable(Writable.toWeb(process.stdout), logFrame("out")),
+    tapReadable(Readable.toWeb(process.stdin), logFrame("in")),
+  ),
 );
 
 await connection.closed;

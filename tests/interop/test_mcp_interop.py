@@ -4,7 +4,8 @@ binding (`McpOverAcpCaller` in an agent, `mcp_agent.mjs`; `McpOverAcpProvider` i
 server a proxy provides, `Proxy.provide_mcp`; an `mcp` SDK client session, `mcp_over_acp`; the
 conductor's relay and its stdio bridge). Every part a process over real pipes.
 
-- the SDK agent calls a tool our proxy serves, through our conductor;
+- the SDK agent calls a tool our proxy serves, through our conductor (and gets the tool's
+  progress notifications);
 - our agent calls a tool the SDK client serves;
 - the SDK agent calls a tool the SDK client serves, through our conductor and a pass-through
   proxy (the conductor relays `mcp/message` both ways, untouched), and our stdio-only agent calls
@@ -63,14 +64,40 @@ def _record(argv: list[str]) -> dict[str, Any]:
     return record
 
 
-def test_the_sdk_agent_calls_a_tool_our_proxy_serves(node: str) -> None:
-    agent = shlex.join([node, str(INTEROP / "mcp_agent.mjs")])
+def test_the_sdk_agent_calls_a_tool_our_proxy_serves(node: str, tmp_path: Path) -> None:
+    frames = tmp_path / "frames.jsonl"
+    agent = shlex.join([node, str(INTEROP / "mcp_agent.mjs"), "--frames", str(frames)])
     chain = _chain(agent, _ours("tools_proxy.py"))
-    script = [sys.executable, str(PROXIES / "prompt_once.py"), "add 2 40", "mul 2 3", "--", *chain]
-    record = _record(script)
+    prompts = ["add 2 40", "mul 2 3", "count 3"]
+    record = _record([sys.executable, str(PROXIES / "prompt_once.py"), *prompts, "--", *chain])
     # the SDK's caller found the server our proxy added to session/new, listed its tools
     # (ours: an `mcp` SDK MCPServer) and called one; an unknown tool is the SDK agent's own answer
-    assert record["said"] == ["calc: 42", "calc: no tool mul"]
+    assert record["said"][:2] == ["calc: 42", "calc: no tool mul"]
+    assert record["said"][2].startswith("calc: 3")
+    # the tool's progress (asked for with a progressToken) reached the SDK agent as mcp/message
+    # notifications of that request, in order, before its answer. (How many of them the SDK's
+    # caller hands to its listener is its own affair: it drops those it has not processed when
+    # the answer settles the request, often all but the first.)
+    received = [json.loads(line) for line in frames.read_text().splitlines()]
+    received = [f["msg"] for f in received if f["dir"] == "in"]
+    calls = [m for m in _sent(frames) if m.get("params", {}).get("method") == "tools/call"]
+    last = calls[-1]
+    progress = [
+        m["params"]["params"]["progress"]
+        for m in received
+        if m.get("method") == "mcp/message"
+        and m["params"]["requestId"] == last["params"]["requestId"]
+    ]
+    answered = next(
+        i for i, m in enumerate(received) if m.get("id") == last["id"] and "method" not in m
+    )
+    notes = [i for i, m in enumerate(received) if m.get("method") == "mcp/message"]
+    assert progress == [1, 2, 3] and max(notes) < answered
+
+
+def _sent(frames: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in frames.read_text().splitlines()]
+    return [r["msg"] for r in records if r["dir"] == "out" and "msg" in r]
 
 
 def test_our_agent_calls_a_tool_the_sdk_client_serves(node: str) -> None:

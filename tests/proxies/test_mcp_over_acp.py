@@ -43,7 +43,7 @@ async def test_an_agent_calls_a_tool_a_proxy_provides() -> None:
         session = await agent.session_new(cwd="/tmp", mcp_servers=[])
         await agent.session_prompt(session.session_id, ["use the tools"])
     assert await asyncio.wait_for(process.wait(), 15) == 0
-    assert client.said == ["add: 42"]
+    assert client.said == ["add,count: 42"]
 
 
 async def test_the_conductor_bridges_for_an_agent_with_only_stdio_mcp() -> None:
