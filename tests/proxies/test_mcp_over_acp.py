@@ -43,7 +43,8 @@ async def test_an_agent_calls_a_tool_a_proxy_provides() -> None:
         session = await agent.session_new(cwd="/tmp", mcp_servers=[])
         await agent.session_prompt(session.session_id, ["use the tools"])
     assert await asyncio.wait_for(process.wait(), 15) == 0
-    assert client.said == ["add,count: 42"]
+    # and the tool's progress came back to the agent's MCP client session, in order
+    assert client.said == ["add,count: 42 (progress 1,2,3)"]
 
 
 async def test_the_conductor_bridges_for_an_agent_with_only_stdio_mcp() -> None:

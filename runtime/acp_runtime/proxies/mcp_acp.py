@@ -10,7 +10,8 @@ them. Needs the `mcp` extra (`pip install 'acp-runtime[mcp]'`); nothing MCP is m
   about an active request go back as `mcp/message` notifications.
 - `mcp_over_acp(connection, server_id)` (an agent): a transport for `mcp.Client`: each MCP request
   the client session sends becomes an `mcp/message` request on `connection`, its answer the MCP
-  response; `deliver(params)` takes the provider's `mcp/message` notifications.
+  response; `deliver_mcp(connection, params)` (in the agent's `mcp_message` handler) hands the
+  provider's `mcp/message` notifications to the session whose request they are about.
 
 The binding's own failures are outer ACP errors: a server id nobody here provides -33001, a
 `requestId` already active for the server -32602, a server that stopped before answering -33002
@@ -31,6 +32,7 @@ import contextlib
 import itertools
 import logging
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -217,12 +219,22 @@ class McpOverAcp:
         self._connection = connection
         self._server_id = server_id
         self._to_client: Any = None
+        # The MCP client numbers its requests from 1; the requestIds on the connection must be
+        # unique per server while active, whatever other sessions to it are open: a prefix of
+        # our own (which also tells our notifications from theirs).
+        self._prefix = f"{uuid.uuid4().hex[:12]}:"
+
+    def takes(self, params: Any) -> bool:
+        """Whether an `mcp/message` notification is about one of this session's requests."""
+        return (
+            isinstance(params, dict)
+            and params.get("serverId") == self._server_id
+            and str(params.get("requestId", "")).startswith(self._prefix)
+        )
 
     async def deliver(self, params: Any) -> None:
-        """Hand over one `mcp/message` notification the provider sent for this server."""
-        if self._to_client is None or not isinstance(params, dict):
-            return
-        if params.get("serverId") != self._server_id:
+        """Hand over one `mcp/message` notification the provider sent for this session."""
+        if self._to_client is None or not self.takes(params):
             return
         message = JSONRPCNotification(
             jsonrpc="2.0", method=params["method"], params=params.get("params")
@@ -262,7 +274,7 @@ class McpOverAcp:
     async def _call(self, message: Any) -> None:
         params: dict[str, Any] = {
             "serverId": self._server_id,
-            "requestId": str(message.id),
+            "requestId": f"{self._prefix}{message.id}",
             "method": message.method,
         }
         if message.params is not None:
@@ -286,21 +298,42 @@ class McpOverAcp:
             await self._to_client.send(SessionMessage(reply))
 
 
+_open: weakref.WeakKeyDictionary[Any, set[McpOverAcp]] = weakref.WeakKeyDictionary()
+"""The `mcp_over_acp` sessions open on each connection (`deliver_mcp` hands them notifications)."""
+
+
+async def deliver_mcp(connection: Any, params: Any) -> None:
+    """Hand an `mcp/message` notification received on `connection` (its raw params) to the
+    `mcp_over_acp` session whose request it is about: an agent's `mcp_message` notification
+    handler is `await deliver_mcp(self.peer.connection, params.to_dict())`. Progress and other
+    notifications of a request then reach the `mcp` client session (its `progress_callback`...);
+    one about no open request is dropped, as the schema says."""
+    for transport in list(_open.get(connection, ())):
+        if transport.takes(params):
+            await transport.deliver(params)
+            return
+
+
 @contextlib.asynccontextmanager
 async def mcp_over_acp(connection: Connection, server_id: str) -> AsyncIterator[Any]:
     """An `mcp.Client` session to the ACP MCP server `server_id` that the peer on `connection`
     provides: `async with mcp_over_acp(self.peer.connection, sid) as mcp: await
-    mcp.call_tool(...)`. The session's `acp` attribute takes the provider's notifications
-    (`deliver`)."""
+    mcp.call_tool(...)`. The provider's notifications about its requests reach it through
+    `deliver_mcp` (the agent's `mcp_message` handler)."""
     from mcp import Client
 
     transport = McpOverAcp(connection, server_id)
-    async with transport.streams() as streams:
+    sessions = _open.setdefault(connection, set())
+    sessions.add(transport)
+    try:
+        async with transport.streams() as streams:
 
-        @contextlib.asynccontextmanager
-        async def connect() -> AsyncIterator[Any]:
-            yield streams
+            @contextlib.asynccontextmanager
+            async def connect() -> AsyncIterator[Any]:
+                yield streams
 
-        async with Client(connect()) as client:
-            client.acp = transport  # type: ignore[attr-defined]
-            yield client
+            async with Client(connect()) as client:
+                client.acp = transport  # type: ignore[attr-defined]
+                yield client
+    finally:
+        sessions.discard(transport)
