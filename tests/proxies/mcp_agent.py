@@ -44,7 +44,9 @@ class McpAgent(acp.Agent):
                 if "count" in names:
                     told: list[float] = []
 
-                    async def progress(done: float, total: float | None, note: str | None) -> None:
+                    async def progress(
+                        done: float, total: float | None, note: str | None, told: list[float] = told
+                    ) -> None:
                         told.append(done)
 
                     await mcp.call_tool("count", {"n": 3}, progress_callback=progress)
