@@ -4,9 +4,11 @@ subprocess would be: its own pid, `ARGS` in `sys.argv`, the caller's cwd, enviro
 stdin `/dev/null`, stdout and stderr pipes (not terminals), and the CLI's own entry (`cli.main`,
 which ends the process with its status). Only the imports happened before the arguments were known.
 
-That difference matters only for what is decided at interpreter start or at import, so a run whose
-environment differs from the warm process's in such a variable (`PYTHON*`, the locale, the
-terminal's: `STARTUP_KEYS`) is a fresh subprocess, as is every run when `ACP_TESTS_FRESH_CLI=1`.
+That difference matters only for what is decided at interpreter start or at import, so runs whose
+environments differ in such a variable (`PYTHON*`, the locale, the terminal's: `STARTUP_KEYS`) get
+warm processes of their own; a run with an explicit `PYTHONHASHSEED` gets a fresh subprocess, as
+does every run when `ACP_TESTS_FRESH_CLI=1`. (The children of one warm process share its hash
+secret: a test that compares runs under different hash seeds sets them explicitly.)
 The CLI's imports themselves (which commands import what, how fast it exits) are tested with
 fresh subprocesses (tests/test_fast_exit.py, tests/test_cli_help.py).
 
@@ -25,18 +27,38 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-STARTUP_KEYS = ("PYTHON", "LANG", "LC_", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")
+STARTUP_KEYS = (
+    "PYTHON",
+    "LANG",
+    "LC_",
+    "TERM",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TYPER_",
+)
 """Environment variables (prefixes) read at interpreter start or at import: a run that sets them
 otherwise than the warm process gets a fresh subprocess."""
 
 _SERVER = r"""
 import json, os, socket, sys, traceback
 
+import importlib, pkgutil
+
+import acp_codegen
 import acp_codegen.cli  # what `python -m acp_codegen` imports before it reads its arguments
+
+# and what its commands import when they run (lazily, so that `--help` stays quick): the toolkit's
+# every module, which is what most runs would import again
+for module in pkgutil.walk_packages(acp_codegen.__path__, "acp_codegen."):
+    if not module.name.endswith("__main__"):
+        importlib.import_module(module.name)
 
 channel = socket.socket(fileno=int(sys.argv[1]))
 while True:
@@ -98,9 +120,7 @@ class _Warm:
     ) -> tuple[int, str, str]:
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
-        umask = os.umask(0o022)  # the only way to read it: set, then put back
-        os.umask(umask)
-        request = {"args": args, "cwd": str(cwd), "env": dict(env), "umask": umask}
+        request = {"args": args, "cwd": str(cwd), "env": dict(env), "umask": _umask()}
         try:
             socket.send_fds(self.channel, [json.dumps(request).encode()], [out_write, err_write])
         finally:
@@ -114,13 +134,18 @@ class _Warm:
             out, err = _read_both(out_read, err_read, deadline)
             self.channel.settimeout(max(0.001, deadline - time.monotonic()))
             status: int = json.loads(self.channel.recv(4096))["status"]
-        except (TimeoutError, subprocess.TimeoutExpired):
+        except BaseException as exc:
+            # The child is stopped and the warm process dropped by our caller: the channel's
+            # replies would now be out of step with the requests.
             if pid is not None:
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             for fd in (out_read, err_read):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            raise subprocess.TimeoutExpired(["acp-codegen", *args], timeout) from None
+            if isinstance(exc, (TimeoutError, subprocess.TimeoutExpired)):
+                raise subprocess.TimeoutExpired(["acp-codegen", *args], timeout) from None
+            raise
         return status, _text(out), _text(err)
 
     def close(self) -> None:
@@ -159,25 +184,37 @@ def _text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_warm: _Warm | None = None
+def _umask() -> int:
+    """This process's umask, read without setting it (threads may be running)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    raise OSError("no Umask line in /proc/self/status")
+
+
+_warm: dict[tuple[tuple[str, str], ...], _Warm] = {}
+"""The warm processes of this test process, by the startup variables they were started with."""
+_lock = threading.Lock()  # one run at a time through a warm process (threads may call)
 
 
 def run_acp_codegen(
     args: list[str], cwd: Path, env: Mapping[str, str], timeout: float
 ) -> tuple[int, str, str]:
     """Run the CLI with `args` in `cwd` with exactly `env`: (exit status, stdout, stderr)."""
-    global _warm
     fresh = env.get("ACP_TESTS_FRESH_CLI") == "1" or os.environ.get("ACP_TESTS_FRESH_CLI") == "1"
-    if not fresh:
-        if _warm is None or _warm.process.poll() is not None:
-            _warm = _Warm(env, cwd)
-            atexit.register(_warm.close)
-        if _startup(_warm.env) == _startup(env):
+    # An explicit hash seed is about interpreter start: always a fresh interpreter.
+    if not fresh and "PYTHONHASHSEED" not in env:
+        key = tuple(sorted(_startup(env).items()))
+        with _lock:
+            warm = _warm.get(key)
+            if warm is None or warm.process.poll() is not None:
+                warm = _warm[key] = _Warm(env, cwd)
+                atexit.register(warm.close)
             try:
-                return _warm.run(args, cwd, env, timeout)
-            except subprocess.TimeoutExpired:
-                _warm.close()  # it still reports the killed child: start afresh next time
-                _warm = None
+                return warm.run(args, cwd, env, timeout)
+            except BaseException:
+                del _warm[key]  # its replies may be out of step now: start afresh next time
+                warm.close()
                 raise
     done = subprocess.run(
         [sys.executable, "-m", "acp_codegen", *args],

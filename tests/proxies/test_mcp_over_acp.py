@@ -126,7 +126,7 @@ async def test_binding_failures_are_outer_errors_with_the_reference_sdks_codes()
     first = asyncio.create_task(provider.handle(call))
     await asyncio.wait_for(running.wait(), 10)
     with pytest.raises(RpcError) as twice:
-        await provider.handle(call)
+        await asyncio.wait_for(provider.handle(call), 10)
     assert twice.value.code == -32602
     await provider.close()
     with pytest.raises(RpcError) as stopped:
@@ -135,3 +135,29 @@ async def test_binding_failures_are_outer_errors_with_the_reference_sdks_codes()
     with pytest.raises(RpcError) as after:
         await provider.handle({**call, "requestId": "r2"})
     assert after.value.code == BACKEND_FAILED
+
+
+async def test_a_server_that_fails_to_start_answers_every_request_with_an_outer_error() -> None:
+    # its lifespan raises: the server never serves and never closes its streams (requests
+    # used to wait for ever)
+    import contextlib
+
+    from acp_runtime.jsonrpc import RpcError
+    from acp_runtime.proxies.mcp_acp import BACKEND_FAILED, McpProvider
+    from mcp.server.mcpserver import MCPServer
+
+    @contextlib.asynccontextmanager
+    async def no_database(server: Any) -> Any:
+        raise RuntimeError("no database")
+        yield
+
+    provider = McpProvider()
+    server_id = provider.add("broken", MCPServer("broken", lifespan=no_database))
+    for request_id in ("1", "2"):
+        with pytest.raises(RpcError) as failed:
+            await asyncio.wait_for(
+                provider.handle({"serverId": server_id, "requestId": request_id, "method": "ping"}),
+                10,
+            )
+        assert failed.value.code == BACKEND_FAILED
+    await provider.close()

@@ -272,9 +272,9 @@ class Conductor:
                 runs[asyncio.create_task(hop.connection.run())] = hop
         try:
             done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
-            ended = [runs[task] for task in done if runs[task] is not None]
-            if ended and len(ended) == len(done):  # a component, not the client, left first
-                self._ended_by = cast(_Hop, ended[0]).name
+            ended = [runs[task] for task in done]
+            if None not in ended:  # a component, not the client, left first (the first in order)
+                self._ended_by = next(h.name for h in self._hops if any(h is e for e in ended))
         finally:
             # Components first: requests waiting on them fail now, and their handlers answer
             # the client before its connection closes.

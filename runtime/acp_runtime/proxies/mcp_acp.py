@@ -81,23 +81,36 @@ class _Served:
         self._started: asyncio.Future[Any] | None = None
         self._stack = contextlib.AsyncExitStack()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._stopped = False
         self.notify: Notify | None = None
 
     async def _start(self) -> Any:
         streams = await self._stack.enter_async_context(create_client_server_memory_streams())
         (client_read, client_write), (server_read, server_write) = streams
         options = self._server.create_initialization_options()
-        self._tasks.append(
-            asyncio.create_task(self._server.run(server_read, server_write, options))
-        )
-        self._tasks.append(asyncio.create_task(self._read(client_read, client_write)))
+        for task in (
+            asyncio.create_task(self._server.run(server_read, server_write, options)),
+            asyncio.create_task(self._read(client_read, client_write)),
+        ):
+            # Either one ending (the server failing in its lifespan, say, with its streams
+            # still open) means no MCP outcome will come: fail what waits, refuse what comes.
+            task.add_done_callback(self._stop)
+            self._tasks.append(task)
         return client_write
+
+    def _stop(self, _: object = None) -> None:
+        self._stopped = True
+        for answer, _id in self._waiting.values():
+            if not answer.done():
+                answer.set_exception(self._stopped_error())
 
     async def request(self, request_id: str, method: str, params: Any) -> dict[str, Any]:
         """One inner MCP request: its `MessageMcpResponse`."""
         if self._started is None:
             self._started = asyncio.ensure_future(self._start())
         write = await asyncio.shield(self._started)
+        if self._stopped:
+            raise self._stopped_error()
         if any(active == request_id for _, active in self._waiting.values()):
             raise RpcError(INVALID_PARAMS, f"requestId {request_id!r} is already active")
         local = next(self._ids)
@@ -108,7 +121,7 @@ class _Served:
             try:
                 await write.send(SessionMessage(message))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                raise self._stopped() from None
+                raise self._stopped_error() from None
             outcome = await answer
         finally:
             self._waiting.pop(local, None)
@@ -120,16 +133,14 @@ class _Served:
             await write.send(SessionMessage(done))
         return {"result": outcome.result}
 
-    def _stopped(self) -> RpcError:
+    def _stopped_error(self) -> RpcError:
         return RpcError(BACKEND_FAILED, f"the MCP server {self.server_id!r} has stopped")
 
     async def _read(self, read: Any, write: Any) -> None:
         try:
             await self._serve(read, write)
         finally:  # the server is gone: nothing waiting gets an MCP outcome now
-            for answer, _ in self._waiting.values():
-                if not answer.done():
-                    answer.set_exception(self._stopped())
+            self._stop()
 
     async def _serve(self, read: Any, write: Any) -> None:
         async for item in read:
@@ -239,7 +250,8 @@ class McpOverAcp:
         message = JSONRPCNotification(
             jsonrpc="2.0", method=params["method"], params=params.get("params")
         )
-        await self._to_client.send(SessionMessage(message))
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._to_client.send(SessionMessage(message))  # (a session ending meanwhile)
 
     @contextlib.asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -295,7 +307,8 @@ class McpOverAcp:
                     inner = {"code": -32603, "message": "mcp/message answered neither way"}
                 reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=ErrorData(**inner))
         if self._to_client is not None:
-            await self._to_client.send(SessionMessage(reply))
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._to_client.send(SessionMessage(reply))
 
 
 _open: weakref.WeakKeyDictionary[Any, set[McpOverAcp]] = weakref.WeakKeyDictionary()
