@@ -74,6 +74,22 @@ export function within(ms, what, promise) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Send a v2 `initialize` (the SDK's protocol version, client `name` 1.0.0, no capabilities) on
+ * `agent` (a ClientConnection's agent side of the v2 API `acp`) and await its answer within `ms`.
+ */
+export function initializeV2(acp, agent, name, ms) {
+  return within(
+    ms,
+    "the initialize response",
+    agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      info: { name, version: "1.0.0" },
+      capabilities: {},
+    }),
+  );
+}
+
 /** The version of the installed SDK (read from its package.json, which "exports" does not expose). */
 export function sdkVersion() {
   let dir = dirname(fileURLToPath(import.meta.resolve("@agentclientprotocol/sdk/experimental/v2/unstable")));

@@ -11,7 +11,7 @@
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
-import { runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
+import { initializeV2, runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 25_000;
@@ -93,15 +93,7 @@ const agent = connection.agent;
 const server = provider.registerServer(agent, { name: "calc", handler: calc });
 
 async function scenario() {
-  record.initialize = await within(
-    STEP_MS,
-    "the initialize response",
-    agent.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      info: { name: "acp-codegen-interop-mcp-client", version: "1.0.0" },
-      capabilities: {},
-    }),
-  );
+  record.initialize = await initializeV2(acp, agent, "acp-codegen-interop-mcp-client", STEP_MS);
   const session = await within(
     STEP_MS,
     "the session/new response",

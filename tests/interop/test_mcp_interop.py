@@ -15,7 +15,6 @@ conductor's relay and its stdio bridge). Every part a process over real pipes.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -24,36 +23,26 @@ from typing import Any
 
 import pytest
 
+from tests.interop.chains import INTEROP, PROXIES, ours, scripts_env
+from tests.interop.chains import conductor as _chain
+
 pytest.importorskip("mcp")
 
-INTEROP = Path(__file__).resolve().parent
-ROOT = INTEROP.parents[1]
-PROXIES = ROOT / "tests" / "proxies"
-CONDUCTOR = str(Path(sys.executable).with_name("acp-conductor"))
 TIMEOUT = 60.0
 
 pytestmark = pytest.mark.timeout(90)
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(PROXIES)])}
-
-
-def _ours(name: str) -> str:
-    return shlex.join([sys.executable, str(PROXIES / name)])
-
-
-def _chain(agent: str, *proxies: str) -> list[str]:
-    command = [CONDUCTOR]
-    for proxy in proxies:
-        command += ["--proxy", proxy]
-    return [*command, "--agent", agent, "--grace", "2"]
-
-
 def _record(argv: list[str]) -> dict[str, Any]:
     """Run a driver script (its stdout is one JSON record) and check that it went well."""
     done = subprocess.run(
-        argv, cwd=INTEROP, env=_env(), capture_output=True, text=True, timeout=TIMEOUT, check=False
+        argv,
+        cwd=INTEROP,
+        env=scripts_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
     )
     try:
         record: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
@@ -67,7 +56,7 @@ def _record(argv: list[str]) -> dict[str, Any]:
 def test_the_sdk_agent_calls_a_tool_our_proxy_serves(node: str, tmp_path: Path) -> None:
     frames = tmp_path / "frames.jsonl"
     agent = shlex.join([node, str(INTEROP / "mcp_agent.mjs"), "--frames", str(frames)])
-    chain = _chain(agent, _ours("tools_proxy.py"))
+    chain = _chain(agent, ours("tools_proxy.py"))
     prompts = ["add 2 40", "mul 2 3", "count 3"]
     record = _record([sys.executable, str(PROXIES / "prompt_once.py"), *prompts, "--", *chain])
     # the SDK's caller found the server our proxy added to session/new, listed its tools
@@ -113,11 +102,11 @@ def test_a_tool_the_sdk_client_serves_reaches_the_agent_through_our_conductor(
     node: str, agent: str
 ) -> None:
     if agent.startswith("sdk"):
-        chain = _chain(shlex.join([node, "mcp_agent.mjs"]), _ours("passthrough_proxy.py"))
+        chain = _chain(shlex.join([node, "mcp_agent.mjs"]), ours("passthrough_proxy.py"))
         prompts = ["--prompt", "add 2 40", "--prompt", "mul 2 3"]
         expected = ["calc: 42", "calc: no tool mul"]
     else:
-        chain = _chain(_ours("stdio_mcp_agent.py"))
+        chain = _chain(ours("stdio_mcp_agent.py"))
         prompts, expected = [], ["calc: 42"]
     record = _record([node, "mcp_client.mjs", *prompts, *chain])
     assert record["said"] == expected

@@ -13,29 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-INTEROP = Path(__file__).resolve().parent
-ROOT = INTEROP.parents[1]
-PROXIES = ROOT / "tests" / "proxies"
-CONDUCTOR = str(Path(sys.executable).with_name("acp-conductor"))
+from tests.interop.chains import INTEROP, PROXIES, conductor, ours, scripts_env
+
 SCRIPT_TIMEOUT = 60.0
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def _run(node: str, scenario: str | None, version: int = 2) -> dict[str, Any]:
-    proxy = shlex.join([sys.executable, str(PROXIES / "passthrough_proxy.py")])
+    proxy = ours("passthrough_proxy.py")
     agent = shlex.join([node, str(INTEROP / f"v{version}_agent.mjs")])
-    chain = [CONDUCTOR, "--proxy", proxy, "--proxy", proxy, "--agent", agent, "--grace", "2"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(PROXIES)])}
+    chain = conductor(agent, proxy, proxy)
+    env = scripts_env()
     options = [] if scenario is None else ["--scenario", scenario]
     done = subprocess.run(
         [node, str(INTEROP / f"v{version}_client.mjs"), *options, *chain],

@@ -30,7 +30,7 @@
 
 import * as acp from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
-import { runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
+import { initializeV2, runScenario, sdkVersion, spawnAgent, within } from "./frames.mjs";
 
 const STEP_MS = 10_000;
 const TOTAL_MS = 25_000;
@@ -173,15 +173,7 @@ async function prompt(sessionId, text) {
 }
 
 async function scenario() {
-  const init = await within(
-    STEP_MS,
-    "the initialize response",
-    agent.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      info: { name: "acp-codegen-interop-client", version: "1.0.0" },
-      capabilities: {},
-    }),
-  );
+  const init = await initializeV2(acp, agent, "acp-codegen-interop-client", STEP_MS);
   record.initialize = init;
   const session = await within(
     STEP_MS,
