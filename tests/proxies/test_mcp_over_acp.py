@@ -161,3 +161,39 @@ async def test_a_server_that_fails_to_start_answers_every_request_with_an_outer_
             )
         assert failed.value.code == BACKEND_FAILED
     await provider.close()
+
+
+async def test_a_withdrawn_request_stops_the_tool() -> None:
+    # what the runtime does when the consumer sends $/cancel_request for an mcp/message: it
+    # cancels the handler's task; the provider then tells the MCP server (MCP cancellation), and
+    # the tool stops instead of running to its end
+    from acp_runtime.proxies.mcp_acp import McpProvider
+    from mcp.server.mcpserver import MCPServer
+
+    slow = MCPServer("slow")
+    running, stopped = asyncio.Event(), asyncio.Event()
+
+    @slow.tool()
+    async def wait() -> str:
+        """Wait for a long time."""
+        running.set()
+        try:
+            await asyncio.sleep(600)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        return "done"
+
+    provider = McpProvider()
+    server_id = provider.add("slow", slow)
+    mcp_meta = {"protocolVersion": "2026-07-28", "clientCapabilities": {}}
+    meta = {f"io.modelcontextprotocol/{k}": v for k, v in mcp_meta.items()}
+    params = {"name": "wait", "arguments": {}, "_meta": meta}
+    call = {"serverId": server_id, "requestId": "r1", "method": "tools/call", "params": params}
+    handling = asyncio.create_task(provider.handle(call))
+    await asyncio.wait_for(running.wait(), 10)
+    handling.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await handling
+    await asyncio.wait_for(stopped.wait(), 10)
+    await provider.close()

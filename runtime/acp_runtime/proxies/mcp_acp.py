@@ -13,10 +13,11 @@ them. Needs the `mcp` extra (`pip install 'acp-runtime[mcp]'`); nothing MCP is m
   response; `deliver_mcp(connection, params)` (in the agent's `mcp_message` handler) hands the
   provider's `mcp/message` notifications to the session whose request they are about.
 
-The binding's own failures are outer ACP errors: a server id nobody here provides -33001, a
-`requestId` already active for the server -32602, a server that stopped before answering -33002
-(the reference TypeScript SDK's codes); an MCP error of the server is an inner one, in a
-successful answer. MCP 2026-07-28 requests (no handshake; the revision, client capabilities and
+A request the consumer withdraws (`$/cancel_request`, which cancels its handler) is cancelled at the
+server too (MCP `notifications/cancelled`): the tool stops. The binding's own failures are outer
+ACP errors: a server id nobody here provides -33001, a `requestId` already active for the server
+-32602, a server that stopped before answering -33002 (the reference TypeScript SDK's codes); an
+MCP error of the server is an inner one, in a successful answer. MCP 2026-07-28 requests (no handshake; the revision, client capabilities and
 info in each request's `_meta`, as that SDK sends them) and the earlier handshake revisions both
 reach the server as sent.
 
@@ -122,7 +123,13 @@ class _Served:
                 await write.send(SessionMessage(message))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 raise self._stopped_error() from None
-            outcome = await answer
+            try:
+                outcome = await answer
+            except asyncio.CancelledError:
+                # The consumer withdrew it ($/cancel_request) or the connection is ending: the
+                # server stops the tool (MCP cancellation) instead of running it to its end.
+                self._cancel(write, local)
+                raise
         finally:
             self._waiting.pop(local, None)
         if isinstance(outcome, JSONRPCError):
@@ -132,6 +139,22 @@ class _Served:
             done = JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")
             await write.send(SessionMessage(done))
         return {"result": outcome.result}
+
+    def _cancel(self, write: Any, local: int) -> None:
+        if self._stopped:
+            return
+        cancel = JSONRPCNotification(
+            jsonrpc="2.0",
+            method="notifications/cancelled",
+            params={"requestId": local, "reason": "cancelled over ACP"},
+        )
+        # Sent from a task of its own: the cancelled request's task must not wait for room.
+        self._tasks.append(asyncio.create_task(self._send_quietly(write, cancel)))
+
+    @staticmethod
+    async def _send_quietly(write: Any, message: Any) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await write.send(SessionMessage(message))
 
     def _stopped_error(self) -> RpcError:
         return RpcError(BACKEND_FAILED, f"the MCP server {self.server_id!r} has stopped")
