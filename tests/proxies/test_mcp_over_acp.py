@@ -197,3 +197,26 @@ async def test_a_withdrawn_request_stops_the_tool() -> None:
         await handling
     await asyncio.wait_for(stopped.wait(), 10)
     await provider.close()
+
+
+async def test_the_bridge_serves_a_v1_agent_untagged_stdio_servers() -> None:
+    # protocol v1 behind the conductor: the chain's initialize answer says ACP MCP servers are
+    # welcome (agentCapabilities.mcpCapabilities.acp), and the v1 agent gets the bridge's shim as
+    # v1's stdio entry (untagged: name, command, args, env)
+    from acp_runtime.jsonrpc import spawn
+    from chain_support import RawClient
+
+    client = RawClient()
+    command = conductor(["tools_proxy.py"], agent="stdio_mcp_agent_v1.py")
+    connection, process = await spawn(command, client, {}, env=chain_env())
+    async with connection:
+        init = await connection.request("initialize", {"protocolVersion": 1}, None)
+        assert init["agentCapabilities"]["mcpCapabilities"]["acp"] is True
+        await connection.request("session/new", {"cwd": "/tmp", "mcpServers": []}, None)
+        answer = await connection.request(
+            "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "go"}]}, None
+        )
+        assert answer == {"stopReason": "end_turn"}
+    assert await asyncio.wait_for(process.wait(), 15) == 0
+    said = [p["update"]["content"]["text"] for m, p in client.notes if m == "session/update"]
+    assert said == ["calc: 42 (args,command,env,name)"]
