@@ -17,9 +17,9 @@ A request the consumer withdraws (`$/cancel_request`, which cancels its handler)
 server too (MCP `notifications/cancelled`): the tool stops. The binding's own failures are outer
 ACP errors: a server id nobody here provides -33001, a `requestId` already active for the server
 -32602, a server that stopped before answering -33002 (the reference TypeScript SDK's codes); an
-MCP error of the server is an inner one, in a successful answer. MCP 2026-07-28 requests (no handshake; the revision, client capabilities and
-info in each request's `_meta`, as that SDK sends them) and the earlier handshake revisions both
-reach the server as sent.
+MCP error of the server is an inner one, in a successful answer. MCP 2026-07-28 requests (no
+handshake; the revision, client capabilities and info in each request's `_meta`, as that SDK sends
+them) and the earlier handshake revisions both reach the server as sent.
 
 The pinned schema carries no MCP notification from the consumer to the provider: the provider
 completes the MCP handshake itself (it sends the server `notifications/initialized` once its
