@@ -7,8 +7,8 @@ which ends the process with its status). Only the imports happened before the ar
 That difference matters only for what is decided at interpreter start or at import, so runs whose
 environments differ in such a variable (`PYTHON*`, the locale, the terminal's: `STARTUP_KEYS`) get
 warm processes of their own; a run with an explicit `PYTHONHASHSEED` gets a fresh subprocess, as
-does every run when `ACP_TESTS_FRESH_CLI=1`. (The children of one warm process share its hash
-secret: a test that compares runs under different hash seeds sets them explicitly.)
+does every run when `ACP_TESTS_FRESH_CLI=1` or off Linux. (The children of one warm process share
+its hash secret: a test that compares runs under different hash seeds sets them explicitly.)
 The CLI's imports themselves (which commands import what, how fast it exits) are tested with
 fresh subprocesses (tests/test_fast_exit.py, tests/test_cli_help.py).
 
@@ -202,8 +202,9 @@ def run_acp_codegen(
 ) -> tuple[int, str, str]:
     """Run the CLI with `args` in `cwd` with exactly `env`: (exit status, stdout, stderr)."""
     fresh = env.get("ACP_TESTS_FRESH_CLI") == "1" or os.environ.get("ACP_TESTS_FRESH_CLI") == "1"
-    # An explicit hash seed is about interpreter start: always a fresh interpreter.
-    if not fresh and "PYTHONHASHSEED" not in env:
+    # An explicit hash seed is about interpreter start: always a fresh interpreter. The warm
+    # process needs Linux (SOCK_SEQPACKET Unix sockets, /proc/self/status): elsewhere, fresh.
+    if not fresh and "PYTHONHASHSEED" not in env and sys.platform == "linux":
         key = tuple(sorted(_startup(env).items()))
         with _lock:
             warm = _warm.get(key)
