@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_acp_codegen
 
 from acp_codegen.sources import project_root
 from tests.interop.peers.catalog import PEER_LIST, Peer, bin_dir_of, environment
@@ -53,29 +54,11 @@ def peer(name: str, role: str) -> Peer:
 def run_probe(entry: Peer, tmp_path: Path, *options: str) -> dict[str, Any]:
     """The peer under the probe of its role: the JSON report."""
     bin_dir = bin_dir_of(entry)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acp_codegen",
-            "probe",
-            entry.role,
-            "--format",
-            "json",
-            *FAST,
-            *options,
-            "--",
-            *entry.command(bin_dir, tmp_path),
-        ],
-        cwd=tmp_path,
-        env={**environment(entry, bin_dir), "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.stdout, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout)
+    argv = ["probe", entry.role, "--format", "json", *FAST, *options, "--"]
+    env = {**environment(entry, bin_dir), "PYTHONPATH": str(ROOT)}
+    _, out, err = run_acp_codegen([*argv, *entry.command(bin_dir, tmp_path)], tmp_path, env, 600)
+    assert out, err
+    report: dict[str, Any] = json.loads(out)
     return report
 
 

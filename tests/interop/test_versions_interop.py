@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_acp_codegen
 
 from acp_codegen.sources import project_root
 from tests.interop.processes import interrupt_after
@@ -32,16 +33,9 @@ PROMPT = "Hello! Ask my permission first."
 
 def scaffold(kind: str, directory: Path) -> None:
     """`acp-codegen scaffold KIND DIR` with the defaults (v1 and v2)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_codegen", "scaffold", kind, str(directory)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    status, out, err = run_acp_codegen(["scaffold", kind, str(directory)], ROOT, env, 600)
+    assert status == 0, out + err
 
 
 def agent_command(projects: dict[str, Path]) -> list[str]:
