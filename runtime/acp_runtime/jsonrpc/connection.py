@@ -91,8 +91,8 @@ class Connection:
         self._writer = writer
         log = self._log = PeerLog()
         self._ledger = Ledger(limits.ordering_timeout, log)
-        self._output = Output(writer, limits, self._output_lost)
         loop = LoopRef()
+        self._output = Output(writer, limits, self._output_lost, loop)
         self._table = RequestTable(self._ledger, log, loop)
         self._requests = InboundRequests(
             self._ledger, self._reply, self._output.drain, log, loop, self._output.must_drain

@@ -33,6 +33,7 @@ from .framing import WriterLike
 from .gone import PeerGoneError
 from .limits import Limits
 from .log import logger
+from .loop import LoopRef
 from .pipes import _drain_check
 
 CORK_BYTES: int = 16 * 1024
@@ -89,9 +90,14 @@ class Output:
     """The writing half of a connection."""
 
     def __init__(
-        self, writer: WriterLike, limits: Limits, on_lost: Callable[[str, bool], None]
+        self,
+        writer: WriterLike,
+        limits: Limits,
+        on_lost: Callable[[str, bool], None],
+        loop: LoopRef,
     ) -> None:
         self._writer = writer
+        self._loop = loop
         self._limits = limits
         self._on_lost = on_lost
         self._must_drain = _drain_check(writer)
@@ -179,20 +185,17 @@ class Output:
                 self.input_since_write = False
             else:
                 held = self._held = []
-                asyncio.get_running_loop().call_soon(self.flush)
-        if held is not None:
+                self._loop().call_soon(self.flush)
+        if held is None:
+            self._write(frame)
+        else:
             held.append(frame)
             self._held_bytes += len(frame)
-            if answer:
-                self._answers_end = self._written + self._held_bytes
-                self.answers_unread = True
-            if self._held_bytes >= CORK_BYTES:
-                self.flush()
-            return
-        self._write(frame)
-        if answer:
-            self._answers_end = self._written
+        if answer:  # (nothing is held when the frame was written: `_held_bytes` is 0)
+            self._answers_end = self._written + self._held_bytes
             self.answers_unread = True
+        if self._held_bytes >= CORK_BYTES:
+            self.flush()
 
     def flush(self) -> None:
         """Write the frames a burst holds, if any (a failure loses the output, as in ``send``,

@@ -149,23 +149,12 @@ class _Served:
             params={"requestId": local, "reason": "cancelled over ACP"},
         )
         # Sent from a task of its own: the cancelled request's task must not wait for room.
-        self._tasks.append(asyncio.create_task(self._send_quietly(write, cancel)))
-
-    @staticmethod
-    async def _send_quietly(write: Any, message: Any) -> None:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await write.send(SessionMessage(message))
+        self._tasks.append(asyncio.create_task(_send_quietly(write, cancel)))
 
     def _stopped_error(self) -> RpcError:
         return RpcError(BACKEND_FAILED, f"the MCP server {self.server_id!r} has stopped")
 
     async def _read(self, read: Any, write: Any) -> None:
-        try:
-            await self._serve(read, write)
-        finally:  # the server is gone: nothing waiting gets an MCP outcome now
-            self._stop()
-
-    async def _serve(self, read: Any, write: Any) -> None:
         async for item in read:
             if isinstance(item, Exception):
                 logger.warning("MCP server %s: %s", self.server_id, item)
@@ -268,13 +257,16 @@ class McpOverAcp:
 
     async def deliver(self, params: Any) -> None:
         """Hand over one `mcp/message` notification the provider sent for this session."""
-        if self._to_client is None or not self.takes(params):
+        if self.takes(params):
+            await self._hand_over(params)
+
+    async def _hand_over(self, params: Any) -> None:
+        if self._to_client is None:
             return
         message = JSONRPCNotification(
             jsonrpc="2.0", method=params["method"], params=params.get("params")
         )
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._to_client.send(SessionMessage(message))  # (a session ending meanwhile)
+        await _send_quietly(self._to_client, message)  # (a session ending meanwhile)
 
     @contextlib.asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -330,8 +322,13 @@ class McpOverAcp:
                     inner = {"code": -32603, "message": "mcp/message answered neither way"}
                 reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=ErrorData(**inner))
         if self._to_client is not None:
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await self._to_client.send(SessionMessage(reply))
+            await _send_quietly(self._to_client, reply)
+
+
+async def _send_quietly(stream: Any, message: Any) -> None:
+    """Send an MCP message on a memory stream, unless its other end has closed already."""
+    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await stream.send(SessionMessage(message))
 
 
 _open: weakref.WeakKeyDictionary[Any, set[McpOverAcp]] = weakref.WeakKeyDictionary()
@@ -346,7 +343,7 @@ async def deliver_mcp(connection: Any, params: Any) -> None:
     one about no open request is dropped, as the schema says."""
     for transport in list(_open.get(connection, ())):
         if transport.takes(params):
-            await transport.deliver(params)
+            await transport._hand_over(params)
             return
 
 
