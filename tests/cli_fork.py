@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import locale
 import os
 import selectors
 import signal
@@ -47,9 +48,7 @@ STARTUP_KEYS = (
 otherwise than the warm process gets a fresh subprocess."""
 
 _SERVER = r"""
-import json, os, socket, sys, traceback
-
-import importlib, pkgutil
+import importlib, json, os, pkgutil, socket, sys, traceback
 
 import acp_codegen
 import acp_codegen.cli  # what `python -m acp_codegen` imports before it reads its arguments
@@ -103,11 +102,10 @@ class _Warm:
 
     def __init__(self, env: Mapping[str, str], cwd: Path) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.env = dict(env)
         self.process = subprocess.Popen(
             [sys.executable, "-c", _SERVER, str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
-            env=self.env,
+            env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -178,8 +176,6 @@ def _read_both(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]
 
 def _text(data: bytes) -> str:
     # as `subprocess.run(text=True)` decodes: the locale's encoding, universal newlines
-    import locale
-
     text = data.decode(locale.getpreferredencoding(False))
     return text.replace("\r\n", "\n").replace("\r", "\n")
 

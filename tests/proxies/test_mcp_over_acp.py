@@ -92,6 +92,20 @@ async def test_a_bridge_removes_what_killed_conductors_left_and_nothing_live(
     assert not ours.exists() and live.exists()
 
 
+def _tools_call(server_id: str, tool: str, request_id: str = "r1") -> dict[str, Any]:
+    """The params of an `mcp/message` calling `tool` as the reference SDK sends it (MCP
+    2026-07-28: the revision and client capabilities in the request's `_meta`)."""
+    mcp_meta = {"protocolVersion": "2026-07-28", "clientCapabilities": {}}
+    meta = {f"io.modelcontextprotocol/{k}": v for k, v in mcp_meta.items()}
+    params = {"name": tool, "arguments": {}, "_meta": meta}
+    return {
+        "serverId": server_id,
+        "requestId": request_id,
+        "method": "tools/call",
+        "params": params,
+    }
+
+
 async def test_binding_failures_are_outer_errors_with_the_reference_sdks_codes() -> None:
     # an unknown server id, a requestId already active for the server, a server that stopped
     # while a request waited: outer ACP errors (the TypeScript SDK's -33001, -32602, -33002),
@@ -112,17 +126,10 @@ async def test_binding_failures_are_outer_errors_with_the_reference_sdks_codes()
 
     provider = McpProvider()
     server_id = provider.add("slow", slow)
-    mcp_meta = {"protocolVersion": "2026-07-28", "clientCapabilities": {}}
-    meta = {"_meta": {f"io.modelcontextprotocol/{k}": v for k, v in mcp_meta.items()}}
     with pytest.raises(RpcError) as unknown:
         await provider.handle({"serverId": "nobody", "requestId": "1", "method": "tools/list"})
     assert unknown.value.code == SERVER_UNAVAILABLE == -33001
-    call = {
-        "serverId": server_id,
-        "requestId": "r1",
-        "method": "tools/call",
-        "params": {"name": "wait", "arguments": {}, **meta},
-    }
+    call = _tools_call(server_id, "wait")
     first = asyncio.create_task(provider.handle(call))
     await asyncio.wait_for(running.wait(), 10)
     with pytest.raises(RpcError) as twice:
@@ -186,11 +193,7 @@ async def test_a_withdrawn_request_stops_the_tool() -> None:
 
     provider = McpProvider()
     server_id = provider.add("slow", slow)
-    mcp_meta = {"protocolVersion": "2026-07-28", "clientCapabilities": {}}
-    meta = {f"io.modelcontextprotocol/{k}": v for k, v in mcp_meta.items()}
-    params = {"name": "wait", "arguments": {}, "_meta": meta}
-    call = {"serverId": server_id, "requestId": "r1", "method": "tools/call", "params": params}
-    handling = asyncio.create_task(provider.handle(call))
+    handling = asyncio.create_task(provider.handle(_tools_call(server_id, "wait")))
     await asyncio.wait_for(running.wait(), 10)
     handling.cancel()
     with pytest.raises(asyncio.CancelledError):
